@@ -1,0 +1,39 @@
+//! Where scimcp keeps its files: the platform data directory from `directories`, or
+//! `SCIMCP_HOME` when set (tests, CI and portable installs point it anywhere).
+
+use std::path::PathBuf;
+
+/// The environment variable that overrides every scimcp directory.
+pub const HOME_ENV: &str = "SCIMCP_HOME";
+
+/// Error when no home directory can be determined for this user.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot determine a data directory for scimcp: no home directory is known for this user; \
+     set {HOME_ENV} to a writable directory"
+)]
+pub struct NoHome;
+
+/// The root of scimcp's managed files (`versions/`, `runtimes/`, `runs/`, `state.json`).
+///
+/// `SCIMCP_HOME` wins when set and non-empty; otherwise the platform data directory
+/// (`~/.local/share/scimcp` on Linux, `~/Library/Application Support/scimcp` on macOS,
+/// `%APPDATA%\scimcp\data` on Windows).
+pub fn data_root() -> Result<PathBuf, NoHome> {
+    if let Some(home) = std::env::var_os(HOME_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    directories::ProjectDirs::from("", "", "scimcp")
+        .map(|d| d.data_dir().to_path_buf())
+        .ok_or(NoHome)
+}
+
+/// Where the server keeps run directories: `<data root>/runs`.
+pub fn runs_dir() -> Result<PathBuf, NoHome> {
+    Ok(data_root()?.join("runs"))
+}
+
+/// Where the server materializes an adapter's built-in datasets: `<data root>/datasets`.
+pub fn datasets_dir() -> Result<PathBuf, NoHome> {
+    Ok(data_root()?.join("datasets"))
+}

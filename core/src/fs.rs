@@ -1,0 +1,193 @@
+//! Durable file writes: every file scimcp writes for a user goes through here.
+//!
+//! A write lands whole or not at all: the bytes go to a temporary file in the target's own
+//! directory (so the final rename never crosses a file system), the temporary file is
+//! flushed to disk, renamed over the target, and the directory entry itself is flushed. A
+//! crash at any point leaves either the old bytes or the new bytes, never a mix.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+/// Who may read a file scimcp writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privacy {
+    /// Keep the permissions of the file being replaced; new files get the platform default.
+    KeepExisting,
+    /// Owner only (0600 on Unix): run state, logs, backups.
+    Private,
+}
+
+/// An error from a durable write, naming the path that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} already exists and is never replaced")]
+    AlreadyExists { path: PathBuf },
+}
+
+impl WriteError {
+    fn io(path: &Path, source: std::io::Error) -> Self {
+        WriteError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn staged(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<NamedTempFile, WriteError> {
+    let dir = parent_of(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| WriteError::io(dir, e))?;
+    tmp.write_all(bytes).map_err(|e| WriteError::io(path, e))?;
+    apply_permissions(tmp.as_file(), path, privacy).map_err(|e| WriteError::io(path, e))?;
+    tmp.as_file().sync_all().map_err(|e| WriteError::io(path, e))?;
+    Ok(tmp)
+}
+
+#[cfg(unix)]
+fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match privacy {
+        Privacy::Private => 0o600,
+        Privacy::KeepExisting => match fs_err::metadata(target) {
+            Ok(meta) => meta.permissions().mode() & 0o7777,
+            // tempfile creates 0600; a brand-new user file should look like any other file.
+            Err(_) => 0o644,
+        },
+    };
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> std::io::Result<()> {
+    if privacy == Privacy::KeepExisting {
+        if let Ok(meta) = fs_err::metadata(target) {
+            file.set_permissions(meta.permissions())?;
+        }
+    }
+    Ok(())
+}
+
+/// Flush a directory entry to disk so a rename inside it survives a crash. A no-op where
+/// the platform cannot open directories (Windows), where rename is already durable enough.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        fs_err::File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+    }
+    Ok(())
+}
+
+/// Replace `path` with `bytes` atomically: temp file in the same directory, fsync, rename,
+/// fsync the directory.
+pub fn write_atomic(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<(), WriteError> {
+    let tmp = staged(path, bytes, privacy)?;
+    tmp.persist(path).map_err(|e| WriteError::io(path, e.error))?;
+    sync_dir(parent_of(path)).map_err(|e| WriteError::io(parent_of(path), e))
+}
+
+/// Write `value` as pretty JSON (with a trailing newline), atomically and privately.
+pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), WriteError> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("serializable to JSON");
+    bytes.push(b'\n');
+    write_atomic(path, &bytes, Privacy::Private)
+}
+
+/// Publish `bytes` at `path` exactly once: fails with [`WriteError::AlreadyExists`] when
+/// the file is already there, and never replaces it, even when two writers race.
+pub fn publish_once(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let tmp = staged(path, bytes, Privacy::Private)?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => {}
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(WriteError::AlreadyExists {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(WriteError::io(path, e.error)),
+    }
+    sync_dir(parent_of(path)).map_err(|e| WriteError::io(parent_of(path), e))
+}
+
+/// Create `dir` and its parents; on Unix the leaf is made owner-only (0700).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    fs_err::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_atomic_replaces_whole_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("Données été").join("state.json");
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        write_atomic(&path, b"old", Privacy::KeepExisting).unwrap();
+        write_atomic(&path, b"new contents", Privacy::KeepExisting).unwrap();
+        assert_eq!(fs_err::read(&path).unwrap(), b"new contents");
+        let names: Vec<_> = fs_err::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "only the target remains: {names:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn permissions_are_kept_or_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        fs_err::write(&path, b"{}").unwrap();
+        fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&path, b"{\"a\":1}", Privacy::KeepExisting).unwrap();
+        let mode = fs_err::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        let private = dir.path().join("run.json");
+        write_atomic(&private, b"{}", Privacy::Private).unwrap();
+        let mode = fs_err::metadata(&private).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn publish_once_never_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("result.json");
+        publish_once(&path, b"first").unwrap();
+        let err = publish_once(&path, b"second").unwrap_err();
+        assert!(matches!(err, WriteError::AlreadyExists { .. }), "{err}");
+        assert_eq!(fs_err::read(&path).unwrap(), b"first");
+    }
+}

@@ -1,0 +1,115 @@
+//! SHA-256 of bytes, files (streamed, never fully in memory) and canonical JSON.
+
+use std::io::Read;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Lower-case hex SHA-256 and byte length of everything `reader` yields.
+pub fn sha256_reader(mut reader: impl Read) -> std::io::Result<(String, u64)> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buf[..n]);
+        total += n as u64;
+    }
+    Ok((hex::encode(hasher.finalize()), total))
+}
+
+/// Lower-case hex SHA-256 and size of the file at `path`, streamed in 64 KiB blocks.
+pub fn sha256_file(path: &Path) -> std::io::Result<(String, u64)> {
+    sha256_reader(fs_err::File::open(path)?)
+}
+
+/// Canonical JSON text of `value`: object keys sorted at every depth, no insignificant
+/// whitespace. Two equal values always give the same text, whatever order their maps
+/// were built in.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key.as_str()], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// SHA-256 of the canonical JSON text of `value`.
+pub fn canonical_sha256(value: &serde_json::Value) -> String {
+    sha256_hex(canonical_json(value).as_bytes())
+}
+
+/// SHA-256 of the canonical JSON of any serializable value.
+pub fn canonical_sha256_of<T: serde::Serialize>(value: &T) -> String {
+    let value = serde_json::to_value(value).expect("serializable to JSON");
+    canonical_sha256(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let a = json!({"b": 1, "a": {"d": [3, {"z": 1, "y": 2}], "c": "x"}});
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn file_hash_matches_bytes_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.bin");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        fs_err::write(&path, &bytes).unwrap();
+        let (hash, size) = sha256_file(&path).unwrap();
+        assert_eq!(size, bytes.len() as u64);
+        assert_eq!(hash, sha256_hex(&bytes));
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

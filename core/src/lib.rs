@@ -1,0 +1,21 @@
+//! Contracts every scimcp part shares: the adapter manifest (parse, validate, canonical form
+//! and hash), atomic file writes, streaming SHA-256, platform directories and the suite's
+//! version identity.
+//!
+//! This crate must stay synchronous and free of MCP, networking and process spawning: the
+//! installer, doctor, release tooling and server all link it, and none of them should pay for
+//! what another one needs.
+
+pub mod dirs;
+pub mod fs;
+pub mod hash;
+pub mod limits;
+pub mod manifest;
+pub mod planned;
+pub mod version;
+
+pub use limits::Limits;
+pub use manifest::{
+    Adapter, AdapterOrigin, ArtifactSpec, InputFileSpec, Manifest, ManifestError, ManifestErrors,
+    OptionFormat, OptionSpec, Runtime, RuntimeKind, Template, TemplatePart, Workflow,
+};

@@ -1,0 +1,777 @@
+//! Loading and validating manifests: strict TOML, referenced schemas, cross-references.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::embedded::{EMBEDDED_ADAPTERS, EmbeddedAdapter, embedded_names};
+use super::error::{ManifestError, ManifestErrors, line_col};
+use super::template::{RUN_VALUES, Template, is_placeholder_name};
+use super::types::{Manifest, OptionFormat, RuntimeKind, Workflow};
+use super::{Adapter, AdapterOrigin};
+use crate::hash::{canonical_json, sha256_hex};
+use crate::limits::Limits;
+
+/// The only manifest schema version this suite reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Load `name_or_path`: an embedded adapter's name, or a path to a manifest file.
+pub fn resolve(name_or_path: &str) -> Result<Adapter, ManifestErrors> {
+    let looks_like_path = name_or_path.contains(['/', '\\']) || name_or_path.ends_with(".toml");
+    if !looks_like_path {
+        if let Some(result) = load_embedded(name_or_path) {
+            return result;
+        }
+        let path = Path::new(name_or_path);
+        if path.is_file() {
+            return load_file(path);
+        }
+        return Err(ManifestErrors(vec![ManifestError {
+            file: PathBuf::from(name_or_path),
+            line: None,
+            column: None,
+            field: String::new(),
+            message: format!("no adapter named '{name_or_path}'"),
+            hint: Some(format!(
+                "use one of the shipped adapters ({}) or give the path of a manifest file",
+                embedded_names().join(", ")
+            )),
+        }]));
+    }
+    load_file(Path::new(name_or_path))
+}
+
+/// Load the embedded adapter `name`, or `None` when no adapter has that name.
+pub fn load_embedded(name: &str) -> Option<Result<Adapter, ManifestErrors>> {
+    let embedded = EMBEDDED_ADAPTERS.iter().find(|a| a.name == name)?;
+    let files = Files::Embedded(embedded);
+    let text = files
+        .read(embedded.manifest_path)
+        .expect("embedded manifest is present");
+    Some(load_text(
+        &text,
+        &files,
+        embedded.manifest_path,
+        AdapterOrigin::Embedded {
+            name: name.to_string(),
+        },
+    ))
+}
+
+/// Load and validate the manifest file at `path` (schemas resolve against its directory).
+pub fn load_file(path: &Path) -> Result<Adapter, ManifestErrors> {
+    let text = fs_err::read_to_string(path).map_err(|e| {
+        ManifestErrors(vec![ManifestError {
+            file: path.to_path_buf(),
+            line: None,
+            column: None,
+            field: String::new(),
+            message: format!("cannot read the manifest: {}", io_reason(&e)),
+            hint: Some("check the path and that the file is readable UTF-8 TOML".into()),
+        }])
+    })?;
+    let base = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let origin = AdapterOrigin::File {
+        path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    };
+    load_text(&text, &Files::Disk(base), &name, origin)
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    // fs_err's message repeats the path we already print; keep only the cause.
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "file not found".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        std::io::ErrorKind::InvalidData => "not valid UTF-8".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Where a manifest's referenced files come from.
+enum Files<'a> {
+    Disk(PathBuf),
+    Embedded(&'a EmbeddedAdapter),
+}
+
+impl Files<'_> {
+    fn read(&self, rel: &str) -> Result<String, String> {
+        match self {
+            Files::Disk(base) => fs_err::read_to_string(base.join(rel)).map_err(|e| io_reason(&e)),
+            Files::Embedded(adapter) => adapter
+                .files
+                .iter()
+                .find(|(p, _)| *p == rel)
+                .map(|(_, text)| (*text).to_string())
+                .ok_or_else(|| "not among the embedded files".to_string()),
+        }
+    }
+
+    fn display(&self, rel: &str) -> PathBuf {
+        match self {
+            Files::Disk(base) => base.join(rel),
+            Files::Embedded(adapter) => PathBuf::from(format!("<embedded {}>/{rel}", adapter.name)),
+        }
+    }
+}
+
+/// A step in a field path.
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(&'static str),
+    Index(usize),
+}
+
+fn path_string(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
+        }
+    }
+    out
+}
+
+/// Collects errors against one manifest text, placing each by its field path.
+struct Checker<'t> {
+    file: PathBuf,
+    text: &'t str,
+    doc: Option<Spanned<DeTable<'t>>>,
+    errors: Vec<ManifestError>,
+}
+
+impl<'t> Checker<'t> {
+    fn new(file: PathBuf, text: &'t str) -> Self {
+        Checker {
+            file,
+            text,
+            doc: DeTable::parse(text).ok(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn span_of(&self, path: &[Seg]) -> Option<std::ops::Range<usize>> {
+        let doc = self.doc.as_ref()?;
+        let mut span = doc.span();
+        let mut table: Option<&DeTable<'_>> = Some(doc.get_ref());
+        let mut array: Option<&[Spanned<DeValue<'_>>]> = None;
+        for seg in path {
+            let next: Option<&Spanned<DeValue<'_>>> = match (seg, table, array) {
+                (Seg::Key(k), Some(t), _) => t
+                    .iter()
+                    .find(|(key, _)| key.get_ref().as_ref() == *k)
+                    .map(|(_, v)| v),
+                (Seg::Index(i), _, Some(a)) => a.get(*i),
+                _ => None,
+            };
+            let Some(value) = next else { break };
+            span = value.span();
+            table = None;
+            array = None;
+            match value.get_ref() {
+                DeValue::Table(t) => table = Some(t),
+                DeValue::Array(a) => array = Some(a),
+                _ => {}
+            }
+        }
+        Some(span)
+    }
+
+    fn error(&mut self, path: &[Seg], message: impl Into<String>, hint: Option<String>) {
+        let (line, column) = match self.span_of(path) {
+            Some(span) => {
+                let (l, c) = line_col(self.text, span.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        self.errors.push(ManifestError {
+            file: self.file.clone(),
+            line,
+            column,
+            field: path_string(path),
+            message: message.into(),
+            hint,
+        });
+    }
+}
+
+fn load_text(
+    text: &str,
+    files: &Files<'_>,
+    manifest_rel: &str,
+    origin: AdapterOrigin,
+) -> Result<Adapter, ManifestErrors> {
+    let file = files.display(manifest_rel);
+    let mut manifest = parse_strict(text, &file)?;
+    let mut checker = Checker::new(file, text);
+    check_manifest(&mut checker, &manifest);
+    load_schemas(&mut checker, &mut manifest, files);
+    if checker.errors.is_empty() {
+        for (i, wf) in manifest.workflows.iter().enumerate() {
+            check_workflow_refs(&mut checker, i, wf);
+        }
+    }
+    if !checker.errors.is_empty() {
+        return Err(ManifestErrors(checker.errors));
+    }
+    let value = serde_json::to_value(&manifest).expect("manifest serializes");
+    let canonical = canonical_json(&value);
+    let sha256 = sha256_hex(canonical.as_bytes());
+    Ok(Adapter {
+        manifest,
+        canonical_json: canonical,
+        sha256,
+        origin,
+    })
+}
+
+fn parse_strict(text: &str, file: &Path) -> Result<Manifest, ManifestErrors> {
+    let located = |span: Option<std::ops::Range<usize>>| match span {
+        Some(s) => {
+            let (l, c) = line_col(text, s.start);
+            (Some(l), Some(c))
+        }
+        None => (None, None),
+    };
+    let de = toml::Deserializer::parse(text).map_err(|e| {
+        let (line, column) = located(e.span());
+        ManifestErrors(vec![ManifestError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            field: String::new(),
+            message: format!("not valid TOML: {}", e.message().trim()),
+            hint: Some("fix the syntax at this position".into()),
+        }])
+    })?;
+    serde_path_to_error::deserialize::<_, Manifest>(de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        let (line, column) = located(inner.span());
+        ManifestErrors(vec![ManifestError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            field: if field == "." { String::new() } else { field },
+            message: inner.message().trim().to_string(),
+            hint: Some(
+                "see docs/adapter-manifest.md for every key, its type and whether it is required"
+                    .into(),
+            ),
+        }])
+    })
+}
+
+fn is_adapter_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
+        && s.len() <= 64
+}
+
+fn is_id(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+        && s.len() <= 64
+}
+
+/// A relative path that stays inside its base: no root, no `..`, no empty segments.
+fn is_safe_relative(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with(['/', '\\'])
+        && !p.contains(':')
+        && p.split(['/', '\\']).all(|seg| !seg.is_empty() && seg != "..")
+}
+
+/// `name==version` with a PEP 508-style name and no other operators.
+fn is_exact_pin(req: &str) -> bool {
+    let Some((name, version)) = req.split_once("==") else {
+        return false;
+    };
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let version_ok = !version.is_empty()
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '!'));
+    name_ok && version_ok
+}
+
+fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
+    if m.schema_version != SCHEMA_VERSION {
+        c.error(
+            &[Seg::Key("schema_version")],
+            format!(
+                "schema_version {} is not supported (this suite reads {SCHEMA_VERSION})",
+                m.schema_version
+            ),
+            Some("upgrade scimcp or write the manifest for schema_version = 1".into()),
+        );
+    }
+    if !is_adapter_name(&m.name) {
+        c.error(
+            &[Seg::Key("name")],
+            format!("'{}' is not a valid adapter name", m.name),
+            Some("use lower-case letters, digits and '-', starting with a letter".into()),
+        );
+    }
+    if semver::Version::parse(&m.version).is_err() {
+        c.error(
+            &[Seg::Key("version")],
+            format!("'{}' is not a semantic version", m.version),
+            Some("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\"".into()),
+        );
+    }
+    if m.summary.trim().is_empty() || m.summary.len() > 500 {
+        c.error(
+            &[Seg::Key("summary")],
+            "summary must be 1 to 500 characters",
+            None,
+        );
+    }
+    check_runtime(c, m);
+    check_limits(c, m);
+    if let Some(ds) = &m.datasets {
+        if ds.export.is_empty() {
+            c.error(
+                &[Seg::Key("datasets"), Seg::Key("export")],
+                "export must name the CLI arguments that write the built-in datasets",
+                Some("e.g. export = [\"datasets\", \"export\", \"{output_dir}\"]".into()),
+            );
+        }
+        for (i, arg) in ds.export.iter().enumerate() {
+            let path = [Seg::Key("datasets"), Seg::Key("export"), Seg::Index(i)];
+            match Template::parse(arg) {
+                Err(e) => c.error(&path, e.to_string(), None),
+                Ok(t) => {
+                    for p in t.placeholders() {
+                        if p != "output_dir" {
+                            c.error(
+                                &path,
+                                format!("placeholder {{{p}}} is not available here"),
+                                Some("the dataset export command may use only {output_dir}".into()),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if m.workflows.is_empty() {
+        c.error(
+            &[Seg::Key("workflow")],
+            "the manifest declares no workflow",
+            Some("add at least one [[workflow]] table".into()),
+        );
+    }
+    let mut seen = BTreeSet::new();
+    for (i, wf) in m.workflows.iter().enumerate() {
+        let at = |k| [Seg::Key("workflow"), Seg::Index(i), Seg::Key(k)];
+        if !is_id(&wf.id) {
+            c.error(
+                &at("id"),
+                format!("'{}' is not a valid workflow id", wf.id),
+                Some("use lower-case letters, digits and '_', starting with a letter".into()),
+            );
+        } else if !seen.insert(wf.id.clone()) {
+            c.error(&at("id"), format!("workflow id '{}' is declared twice", wf.id), None);
+        }
+        if wf.summary.trim().is_empty() || wf.summary.len() > 500 {
+            c.error(&at("summary"), "summary must be 1 to 500 characters", None);
+        }
+        if !is_safe_relative(&wf.parameters) {
+            c.error(
+                &at("parameters"),
+                format!("'{}' must be a relative path inside the manifest's directory", wf.parameters),
+                None,
+            );
+        }
+        if wf.argv.is_empty() && m.runtime.launch.is_empty() {
+            c.error(&at("argv"), "argv is empty and the runtime has no launch arguments", None);
+        }
+        check_artifacts(c, i, wf, m.effective_limits());
+        let mut paths = BTreeSet::new();
+        for (j, f) in wf.input_files.iter().enumerate() {
+            let path = [Seg::Key("workflow"), Seg::Index(i), Seg::Key("input_file"), Seg::Index(j), Seg::Key("path")];
+            if !is_safe_relative(&f.path) {
+                c.error(&path, format!("'{}' must be a relative path inside the run directory", f.path), None);
+            } else if !paths.insert(f.path.clone()) {
+                c.error(&path, format!("input file '{}' is declared twice", f.path), None);
+            }
+            if f.format == super::types::InputFileFormat::Text && !f.template.is_string() {
+                let path = [Seg::Key("workflow"), Seg::Index(i), Seg::Key("input_file"), Seg::Index(j), Seg::Key("template")];
+                c.error(&path, "a text input file's template must be a string", None);
+            }
+        }
+    }
+}
+
+fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
+    let rt = &m.runtime;
+    let at = |k| [Seg::Key("runtime"), Seg::Key(k)];
+    match rt.kind {
+        RuntimeKind::Python => {
+            match &rt.python {
+                None => c.error(
+                    &at("kind"),
+                    "a python runtime needs a `python` interpreter requirement",
+                    Some("add e.g. python = \">=3.10, <3.14\"".into()),
+                ),
+                Some(req) => {
+                    if semver::VersionReq::parse(req).is_err() {
+                        c.error(
+                            &at("python"),
+                            format!("'{req}' is not a version requirement"),
+                            Some("write comparators separated by commas, e.g. \">=3.10, <3.14\"".into()),
+                        );
+                    }
+                }
+            }
+            if rt.package.is_none() {
+                c.error(
+                    &at("kind"),
+                    "a python runtime needs `package`, the distribution that forms the runtime identity",
+                    None,
+                );
+            }
+            if rt.launch.is_empty() {
+                c.error(
+                    &at("launch"),
+                    "a python runtime needs launch arguments, e.g. [\"-m\", \"tool\"]",
+                    None,
+                );
+            }
+            if rt.executable.is_some() {
+                c.error(&at("executable"), "`executable` applies only to kind = \"executable\"", None);
+            }
+        }
+        RuntimeKind::Executable => {
+            if rt.executable.as_deref().is_none_or(str::is_empty) {
+                c.error(
+                    &at("kind"),
+                    "an executable runtime needs `executable`, the program to run",
+                    None,
+                );
+            }
+        }
+    }
+    let mut names = BTreeSet::new();
+    for (i, req) in rt.requirements.iter().enumerate() {
+        let path = [Seg::Key("runtime"), Seg::Key("requirements"), Seg::Index(i)];
+        if !is_exact_pin(req) {
+            c.error(
+                &path,
+                format!("'{req}' is not an exact pin"),
+                Some("pin every requirement exactly, e.g. \"scikit-learn==1.5.2\"".into()),
+            );
+        } else {
+            let name = req.split("==").next().unwrap_or_default().to_ascii_lowercase().replace(['_', '.'], "-");
+            if !names.insert(name.clone()) {
+                c.error(&path, format!("'{name}' is pinned twice"), None);
+            }
+        }
+    }
+    for (i, module) in rt.import_check.iter().enumerate() {
+        let ok = !module.is_empty()
+            && module.split('.').all(|part| {
+                let mut ch = part.chars();
+                matches!(ch.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+                    && ch.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+        if !ok {
+            c.error(
+                &[Seg::Key("runtime"), Seg::Key("import_check"), Seg::Index(i)],
+                format!("'{module}' is not a Python module name"),
+                None,
+            );
+        }
+    }
+    for (i, native) in rt.native.iter().enumerate() {
+        for p in &native.platforms {
+            if !matches!(p.as_str(), "linux" | "macos" | "windows") {
+                c.error(
+                    &[Seg::Key("runtime"), Seg::Key("native"), Seg::Index(i), Seg::Key("platforms")],
+                    format!("unknown platform '{p}'"),
+                    Some("use linux, macos or windows".into()),
+                );
+            }
+        }
+    }
+}
+
+fn check_limits(c: &mut Checker<'_>, m: &Manifest) {
+    let effective = m.effective_limits();
+    let ceilings = Limits::DEFAULT.entries();
+    for ((name, value), (_, ceiling)) in effective.entries().into_iter().zip(ceilings) {
+        let key: &'static str = name;
+        if value == 0 {
+            c.error(&[Seg::Key("limits"), Seg::Key(key)], format!("{name} must be at least 1"), None);
+        } else if value > ceiling {
+            c.error(
+                &[Seg::Key("limits"), Seg::Key(key)],
+                format!("{name} = {value} exceeds the suite ceiling {ceiling}"),
+                Some("a manifest may tighten a limit, never loosen it".into()),
+            );
+        }
+    }
+    if effective.max_concurrent_runs > effective.max_pending_runs {
+        c.error(
+            &[Seg::Key("limits"), Seg::Key("max_concurrent_runs")],
+            "max_concurrent_runs cannot exceed max_pending_runs",
+            None,
+        );
+    }
+}
+
+fn check_artifacts(c: &mut Checker<'_>, i: usize, wf: &Workflow, limits: Limits) {
+    let mut ids = BTreeSet::new();
+    if wf.artifacts.len() > limits.max_artifacts as usize {
+        c.error(
+            &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("artifact")],
+            format!("{} artifacts declared, more than max_artifacts = {}", wf.artifacts.len(), limits.max_artifacts),
+            None,
+        );
+    }
+    for (j, a) in wf.artifacts.iter().enumerate() {
+        let at = |k| [Seg::Key("workflow"), Seg::Index(i), Seg::Key("artifact"), Seg::Index(j), Seg::Key(k)];
+        if !is_id(&a.id) {
+            c.error(&at("id"), format!("'{}' is not a valid artifact id", a.id), Some("use lower-case letters, digits and '_'".into()));
+        } else if !ids.insert(a.id.clone()) {
+            c.error(&at("id"), format!("artifact id '{}' is declared twice", a.id), None);
+        }
+        if !is_safe_relative(&a.path) {
+            c.error(&at("path"), format!("'{}' must be a relative path inside the output directory", a.path), None);
+        } else if a.is_glob() {
+            if let Err(e) = globset::GlobBuilder::new(&a.path).literal_separator(true).build() {
+                c.error(&at("path"), format!("invalid glob: {e}"), None);
+            }
+        } else if a.min_count.is_some() || a.max_count.is_some() {
+            c.error(&at("min_count"), "min_count and max_count apply only to glob paths", None);
+        }
+        if let (Some(min), Some(max)) = (a.min_count, a.max_count)
+            && min > max
+        {
+            c.error(&at("max_count"), format!("max_count {max} is below min_count {min}"), None);
+        }
+        if !a.media_type.contains('/') {
+            c.error(&at("media_type"), format!("'{}' is not a media type", a.media_type), Some("e.g. \"application/json\" or \"text/csv\"".into()));
+        }
+        if !a.json_keys.is_empty() && !a.media_type.contains("json") {
+            c.error(&at("json_keys"), "json_keys apply only to JSON artifacts", None);
+        }
+    }
+}
+
+fn load_schemas(c: &mut Checker<'_>, m: &mut Manifest, files: &Files<'_>) {
+    for (i, wf) in m.workflows.iter_mut().enumerate() {
+        if !is_safe_relative(&wf.parameters) {
+            continue;
+        }
+        let path = [Seg::Key("workflow"), Seg::Index(i), Seg::Key("parameters")];
+        let schema_file = files.display(&wf.parameters);
+        let text = match files.read(&wf.parameters) {
+            Ok(t) => t,
+            Err(reason) => {
+                c.error(
+                    &path,
+                    format!("cannot read the parameter schema {}: {reason}", schema_file.display()),
+                    Some("the path is relative to the manifest's directory".into()),
+                );
+                continue;
+            }
+        };
+        let schema: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                c.errors.push(ManifestError {
+                    file: schema_file,
+                    line: Some(e.line()),
+                    column: Some(e.column()),
+                    field: String::new(),
+                    message: format!("not valid JSON: {e}"),
+                    hint: None,
+                });
+                continue;
+            }
+        };
+        for problem in schema_problems(&schema) {
+            c.errors.push(ManifestError {
+                file: schema_file.clone(),
+                line: None,
+                column: None,
+                field: problem.0,
+                message: problem.1,
+                hint: problem.2,
+            });
+        }
+        wf.parameters_schema = schema;
+    }
+}
+
+type Problem = (String, String, Option<String>);
+
+/// What makes a parameter schema unusable: it must be a strict object schema that compiles.
+fn schema_problems(schema: &serde_json::Value) -> Vec<Problem> {
+    let mut out: Vec<Problem> = Vec::new();
+    let Some(obj) = schema.as_object() else {
+        out.push((String::new(), "the schema must be a JSON object".into(), None));
+        return out;
+    };
+    if obj.get("type").and_then(|t| t.as_str()) != Some("object") {
+        out.push(("/type".into(), "the schema must have \"type\": \"object\"".into(), None));
+    }
+    if obj.get("additionalProperties") != Some(&serde_json::Value::Bool(false)) {
+        out.push((
+            "/additionalProperties".into(),
+            "the schema must be strict: \"additionalProperties\": false".into(),
+            Some("strict schemas make unknown parameters fail before any process starts".into()),
+        ));
+    }
+    let props = obj.get("properties").and_then(|p| p.as_object());
+    if let Some(props) = props {
+        for name in props.keys() {
+            if !is_placeholder_name(name) {
+                out.push((
+                    format!("/properties/{name}"),
+                    format!("parameter name '{name}' must be lower-case letters, digits and '_'"),
+                    None,
+                ));
+            }
+            if RUN_VALUES.contains(&name.as_str()) {
+                out.push((
+                    format!("/properties/{name}"),
+                    format!("'{name}' is a run value the server fills in; it cannot be a parameter"),
+                    None,
+                ));
+            }
+        }
+    }
+    if let Some(required) = obj.get("required").and_then(|r| r.as_array()) {
+        for r in required {
+            let name = r.as_str().unwrap_or_default();
+            if props.is_none_or(|p| !p.contains_key(name)) {
+                out.push((
+                    "/required".into(),
+                    format!("required parameter '{name}' is not among the properties"),
+                    None,
+                ));
+            }
+        }
+    }
+    if let Err(e) = jsonschema::validator_for(schema) {
+        out.push((
+            e.instance_path().to_string(),
+            format!("the schema does not compile: {e}"),
+            None,
+        ));
+    }
+    out
+}
+
+/// Properties of a workflow's schema and the ones it requires.
+pub(crate) fn schema_params(schema: &serde_json::Value) -> (BTreeSet<String>, BTreeSet<String>) {
+    let props = schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    let required = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    (props, required)
+}
+
+fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
+    let (props, required) = schema_params(&wf.parameters_schema);
+    let check_template = |c: &mut Checker<'_>, path: &[Seg], text: &str| match Template::parse(text) {
+        Err(e) => c.error(path, e.to_string(), None),
+        Ok(t) => {
+            for p in t.placeholders() {
+                if RUN_VALUES.contains(&p) || required.contains(p) {
+                    continue;
+                }
+                let hint = if props.contains(p) {
+                    format!("'{p}' is optional in the schema: pass it through `options`, or make it required")
+                } else {
+                    format!(
+                        "use a required parameter of the schema ({}) or a run value ({})",
+                        required.iter().cloned().collect::<Vec<_>>().join(", "),
+                        RUN_VALUES.join(", ")
+                    )
+                };
+                c.error(path, format!("placeholder {{{p}}} names no required parameter"), Some(hint));
+            }
+        }
+    };
+    for (j, arg) in wf.argv.iter().enumerate() {
+        check_template(c, &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("argv"), Seg::Index(j)], arg);
+    }
+    for (j, line) in wf.stdin.iter().enumerate() {
+        check_template(c, &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("stdin"), Seg::Index(j)], line);
+    }
+    for (j, f) in wf.input_files.iter().enumerate() {
+        let path = [Seg::Key("workflow"), Seg::Index(i), Seg::Key("input_file"), Seg::Index(j), Seg::Key("template")];
+        let mut strings = Vec::new();
+        collect_strings(&f.template, &mut strings);
+        for s in strings {
+            check_template(c, &path, &s);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (j, opt) in wf.options.iter().enumerate() {
+        let at = |k| [Seg::Key("workflow"), Seg::Index(i), Seg::Key("options"), Seg::Index(j), Seg::Key(k)];
+        if !props.contains(&opt.param) {
+            c.error(
+                &at("param"),
+                format!("option parameter '{}' is not a property of {}", opt.param, wf.parameters),
+                Some(format!("declare it in the schema or use one of: {}", props.iter().cloned().collect::<Vec<_>>().join(", "))),
+            );
+        } else if !seen.insert(opt.param.clone()) {
+            c.error(&at("param"), format!("parameter '{}' has two options", opt.param), None);
+        }
+        if !opt.flag.starts_with('-') || opt.flag.len() < 2 || opt.flag.contains(char::is_whitespace) {
+            c.error(&at("flag"), format!("'{}' is not a command-line flag", opt.flag), Some("flags start with '-' and contain no spaces".into()));
+        }
+        if opt.format == OptionFormat::Switch {
+            let ty = wf.parameters_schema.pointer(&format!("/properties/{}/type", opt.param));
+            if ty != Some(&serde_json::Value::String("boolean".into())) {
+                c.error(&at("format"), format!("a switch needs a boolean parameter; '{}' is not declared \"type\": \"boolean\"", opt.param), None);
+            }
+        }
+    }
+}
+
+fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,61 @@
+//! The adapter manifest: one TOML file that describes one scientific CLI, the single source
+//! of truth for what the server offers and what the installer and doctor must provide.
+//!
+//! Loading parses the TOML strictly (unknown keys are errors), reads each workflow's JSON
+//! Schema, checks every cross-reference (placeholders, options, artifacts, limits) and
+//! reports every problem at once with its file, line and field. A loaded [`Adapter`] has a
+//! canonical JSON form and a SHA-256 over it that every dependent response carries.
+
+mod embedded;
+mod error;
+mod load;
+mod template;
+mod types;
+
+pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
+pub use error::{ManifestError, ManifestErrors};
+pub use load::{load_embedded, load_file, resolve};
+pub use template::{RUN_VALUES, Template, TemplatePart};
+pub use types::{
+    ArtifactSpec, DatasetsSpec, InputFileFormat, InputFileSpec, Manifest, NativeRequirement,
+    OptionFormat, OptionSpec, Runtime, RuntimeKind, Workflow,
+};
+
+use std::path::PathBuf;
+
+/// Where a loaded manifest came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AdapterOrigin {
+    /// Compiled into the binaries (the adapters that ship with the suite).
+    Embedded { name: String },
+    /// Read from a manifest file on disk.
+    File { path: PathBuf },
+}
+
+/// A manifest that passed validation, with its canonical form and hash.
+#[derive(Debug, Clone)]
+pub struct Adapter {
+    pub manifest: Manifest,
+    /// Canonical JSON of the manifest, schemas included.
+    pub canonical_json: String,
+    /// SHA-256 of [`Adapter::canonical_json`].
+    pub sha256: String,
+    pub origin: AdapterOrigin,
+}
+
+impl Adapter {
+    /// The workflow with this id, if the adapter declares it.
+    pub fn workflow(&self, id: &str) -> Option<&Workflow> {
+        self.manifest.workflows.iter().find(|w| w.id == id)
+    }
+
+    /// Every workflow id, in manifest order.
+    pub fn workflow_ids(&self) -> Vec<&str> {
+        self.manifest
+            .workflows
+            .iter()
+            .map(|w| w.id.as_str())
+            .collect()
+    }
+}

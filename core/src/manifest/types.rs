@@ -1,0 +1,221 @@
+//! The manifest's data model. The same types deserialize the TOML (strictly) and serialize
+//! the canonical JSON form.
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::Limits;
+
+/// A whole adapter manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub schema_version: u32,
+    /// `[a-z][a-z0-9-]*`: the adapter's name, used in `--adapter NAME` and client entries.
+    pub name: String,
+    /// Semver of the adapter (not of the scientific CLI).
+    pub version: String,
+    pub summary: String,
+    pub runtime: Runtime,
+    /// Bounds for this adapter's runs; omitted bounds take the suite defaults.
+    #[serde(default)]
+    pub limits: PartialLimits,
+    /// How to materialize the CLI's built-in datasets, if it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datasets: Option<DatasetsSpec>,
+    #[serde(rename = "workflow", default)]
+    pub workflows: Vec<Workflow>,
+}
+
+impl Manifest {
+    /// The bounds in force: the manifest's own where given, the suite defaults elsewhere.
+    pub fn effective_limits(&self) -> Limits {
+        let d = Limits::DEFAULT;
+        let l = &self.limits;
+        Limits {
+            run_timeout_s: l.run_timeout_s.unwrap_or(d.run_timeout_s),
+            max_pending_runs: l.max_pending_runs.unwrap_or(d.max_pending_runs),
+            max_concurrent_runs: l.max_concurrent_runs.unwrap_or(d.max_concurrent_runs),
+            max_dataset_bytes: l.max_dataset_bytes.unwrap_or(d.max_dataset_bytes),
+            max_artifacts: l.max_artifacts.unwrap_or(d.max_artifacts),
+            max_artifact_bytes: l.max_artifact_bytes.unwrap_or(d.max_artifact_bytes),
+            max_log_bytes: l.max_log_bytes.unwrap_or(d.max_log_bytes),
+        }
+    }
+}
+
+/// Bounds as written in a manifest: each optional, each at most the suite default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartialLimits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_timeout_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pending_runs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrent_runs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_dataset_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_artifacts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_artifact_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_log_bytes: Option<u64>,
+}
+
+/// How the scientific runtime is launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeKind {
+    /// A Python interpreter with pinned requirements; argv = interpreter + `launch` + workflow argv.
+    Python,
+    /// A standalone program; argv = `executable` + `launch` + workflow argv.
+    Executable,
+}
+
+/// The scientific runtime, kept separate from the MCP runtime.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Runtime {
+    pub kind: RuntimeKind,
+    /// Interpreter requirement for `kind = "python"`, e.g. `">=3.10, <3.14"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// Program name or path for `kind = "executable"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    /// Exact pins (`name==version`) to provision.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// The distribution whose installed files form the runtime identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Arguments after the interpreter or executable, before the workflow's argv.
+    #[serde(default)]
+    pub launch: Vec<String>,
+    /// Modules that must import for the runtime to be usable (the complete import path).
+    #[serde(default)]
+    pub import_check: Vec<String>,
+    /// Native prerequisites, per platform.
+    #[serde(default)]
+    pub native: Vec<NativeRequirement>,
+}
+
+/// A native library or program the runtime needs on some platforms (e.g. libomp on macOS).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NativeRequirement {
+    pub name: String,
+    /// `linux`, `macos`, `windows`; empty means every platform.
+    #[serde(default)]
+    pub platforms: Vec<String>,
+}
+
+/// The command that writes the CLI's built-in datasets into `{output_dir}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetsSpec {
+    pub export: Vec<String>,
+}
+
+/// One analysis the CLI can run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workflow {
+    /// `[a-z][a-z0-9_]*`
+    pub id: String,
+    pub summary: String,
+    /// Path of the strict JSON Schema of the parameters, relative to the manifest.
+    pub parameters: String,
+    /// The schema itself, read at load time (part of the canonical form and hash).
+    #[serde(default, skip_deserializing)]
+    pub parameters_schema: serde_json::Value,
+    /// Arguments after the launch prefix; `{placeholders}` take validated values.
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub options: Vec<OptionSpec>,
+    /// Ordered answers to the CLI's interactive prompts.
+    #[serde(default)]
+    pub stdin: Vec<String>,
+    #[serde(rename = "input_file", default)]
+    pub input_files: Vec<InputFileSpec>,
+    #[serde(rename = "artifact", default)]
+    pub artifacts: Vec<ArtifactSpec>,
+}
+
+/// An optional parameter passed as a flag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptionSpec {
+    pub param: String,
+    pub flag: String,
+    #[serde(default)]
+    pub format: OptionFormat,
+}
+
+/// How an option's value is written on the command line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OptionFormat {
+    /// `--flag VALUE` with the value as text (strings as-is, numbers in JSON form).
+    #[default]
+    Value,
+    /// `--flag JSON` with the value as canonical compact JSON.
+    Json,
+    /// `--flag` alone, when the boolean value is true.
+    Switch,
+}
+
+/// A file the CLI reads, rendered into the run directory before the process starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputFileSpec {
+    /// Relative to the run's working directory.
+    pub path: String,
+    pub format: InputFileFormat,
+    /// Structure rendered with placeholders substituted (a string for `text`).
+    pub template: serde_json::Value,
+}
+
+/// The file format of an [`InputFileSpec`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputFileFormat {
+    Json,
+    Toml,
+    /// Written as JSON, which every YAML 1.2 parser reads.
+    Yaml,
+    Text,
+}
+
+/// An output the run is expected to produce.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactSpec {
+    pub id: String,
+    /// Relative to the run's output directory; may be a glob.
+    pub path: String,
+    pub media_type: String,
+    #[serde(default = "default_true")]
+    pub required: bool,
+    /// Keys that must be present in a JSON artifact.
+    #[serde(default)]
+    pub json_keys: Vec<String>,
+    /// For globs: fewest matches accepted (default 1 when required, else 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_count: Option<u32>,
+    /// For globs: most matches accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_count: Option<u32>,
+}
+
+impl ArtifactSpec {
+    /// True when `path` contains glob syntax.
+    pub fn is_glob(&self) -> bool {
+        self.path.contains(['*', '?', '[', '{'])
+    }
+}
+
+fn default_true() -> bool {
+    true
+}

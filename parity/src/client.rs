@@ -1,0 +1,133 @@
+//! An MCP client session with a `scimcp serve` child process over stdio: the same path
+//! Claude Desktop, Cursor or any other client takes.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context as _, bail};
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+/// What a tool call answered.
+#[derive(Debug, Clone)]
+pub struct ToolOutcome {
+    /// `isError` of the result.
+    pub is_error: bool,
+    /// The structured content (`null` when there was none).
+    pub structured: Value,
+    /// All text content blocks joined by newlines.
+    pub text: String,
+}
+
+impl ToolOutcome {
+    /// The structured content of a successful call, or an error that shows the envelope.
+    pub fn ok(self) -> anyhow::Result<Value> {
+        if self.is_error {
+            bail!("tool returned an error: {}", self.text);
+        }
+        Ok(self.structured)
+    }
+
+    /// The error envelope of a failed call, or an error when the call succeeded.
+    pub fn err(self) -> anyhow::Result<Value> {
+        if !self.is_error {
+            bail!("tool succeeded where an error was expected: {}", self.text);
+        }
+        Ok(self.structured["error"].clone())
+    }
+}
+
+/// A live MCP session with a server child process.
+pub struct McpSession {
+    service: RunningService<RoleClient, ()>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    pid: Option<u32>,
+}
+
+impl std::fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSession").field("pid", &self.pid).finish()
+    }
+}
+
+impl McpSession {
+    /// Start `program args…` in `cwd` with extra environment `envs`, and complete the MCP
+    /// initialize handshake. The server's stderr is collected for [`McpSession::stderr`].
+    pub async fn spawn(program: &Path, args: &[String], envs: &[(String, String)], cwd: &Path) -> anyhow::Result<McpSession> {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args).current_dir(cwd);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let (transport, stderr) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start {}", program.display()))?;
+        let pid = transport.id();
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        if let Some(mut stderr) = stderr {
+            let sink = Arc::clone(&buffer);
+            tokio::spawn(async move {
+                let mut chunk = vec![0u8; 8192];
+                while let Ok(n) = stderr.read(&mut chunk).await {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock().expect("stderr lock").extend_from_slice(&chunk[..n]);
+                }
+            });
+        }
+        let service = ().serve(transport).await.context("MCP initialize failed")?;
+        Ok(McpSession { service, stderr: buffer, pid })
+    }
+
+    /// The server process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Everything the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().expect("stderr lock")).into_owned()
+    }
+
+    /// The server's name and version from the handshake.
+    pub fn server_info(&self) -> Option<(String, String)> {
+        let info = self.service.peer_info()?;
+        let server = info.server_info.as_ref()?;
+        Some((server.name.clone(), server.version.clone()))
+    }
+
+    /// `tools/list`, every page.
+    pub async fn list_tools(&self) -> anyhow::Result<Vec<Tool>> {
+        Ok(self.service.list_all_tools().await?)
+    }
+
+    /// `tools/call` with a JSON object of arguments.
+    pub async fn call(&self, tool: &str, arguments: Value) -> anyhow::Result<ToolOutcome> {
+        let Value::Object(args) = arguments else { bail!("tool arguments must be a JSON object") };
+        let result = self
+            .service
+            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+            .await
+            .with_context(|| format!("calling {tool} failed at the protocol level"))?;
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(ToolOutcome { is_error: result.is_error.unwrap_or(false), structured: result.structured_content.unwrap_or(Value::Null), text })
+    }
+
+    /// Close the session (the server exits on end of input).
+    pub async fn close(self) -> anyhow::Result<()> {
+        self.service.cancel().await.context("closing the MCP session")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,5 @@
+import sys
+
+from refsci.cli import main
+
+sys.exit(main())

@@ -1,0 +1,61 @@
+//! `scimcp serve`: resolve settings, then serve MCP over stdio until the client hangs up.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use rmcp::ServiceExt;
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{ServeArgs, Transport};
+use crate::server::{ScimcpServer, ServerContext, ServerSettings};
+
+pub(crate) fn run(args: ServeArgs) -> ExitCode {
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Logs go to stderr only: stdout carries MCP frames.
+fn init_logging() {
+    let filter = EnvFilter::try_from_env("SCIMCP_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .try_init();
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    if args.transport == Transport::Http {
+        anyhow::bail!(
+            "--transport http (on {}) is not implemented yet; use the default stdio transport",
+            args.listen
+        );
+    }
+    let settings = ServerSettings::resolve(&args.adapter, args.python, args.data_dirs)
+        .context("cannot start the scimcp server")?;
+    let context = ServerContext::open(settings).await?;
+    let server = ScimcpServer::new(context);
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("MCP initialization over stdio failed")?;
+    running.waiting().await.context("MCP session ended with an error")?;
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! The scimcp MCP runtime: serves one adapter's workflows to MCP clients over stdio.
+//!
+//! A request is validated strictly against the adapter manifest before any process exists,
+//! compiled into a deterministic plan with a hash, and run as an isolated child process (own
+//! process group, cleared environment plus an allowlist, its own working directory, bounded
+//! logs). Each run has a durable directory under the data root; its result is published once.
+//!
+//! This crate must never write anything but MCP frames to stdout, never import or link the
+//! science (the scientific CLI always runs in a child process), and never start a shell.
+
+mod cli;
+mod commands;
+pub mod datasets;
+pub mod envelope;
+pub mod plan;
+pub mod request;
+pub mod runs;
+pub mod runtime;
+mod server;
+pub mod tools;
+mod validate;
+
+use std::process::ExitCode;
+
+pub use server::{ServerContext, ServerSettings, ScimcpServer};
+
+/// Entry point of the `scimcp` binary.
+pub fn main() -> ExitCode {
+    cli::run()
+}

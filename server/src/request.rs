@@ -1,0 +1,156 @@
+//! Tool argument types. Every one is strict: unknown fields are refused with the field named.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// An analysis: a workflow, a dataset and the workflow's parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnalysisRequest {
+    /// Workflow id, as listed by get_capabilities.
+    pub workflow: String,
+    /// `builtin:<id>` for a built-in dataset, or the path of a CSV file (absolute, or
+    /// relative to the server's start directory) inside an allowed directory.
+    pub dataset: String,
+    /// The workflow's parameters; get_capabilities(workflow=…) gives their exact schema.
+    #[serde(default)]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// Refuse the request unless the dataset's SHA-256 equals this (hex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_dataset_sha256: Option<String>,
+}
+
+/// `start_analysis` arguments: the analysis, optionally bound to an earlier validation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    /// Workflow id, as listed by get_capabilities.
+    pub workflow: String,
+    /// Dataset reference, as for validate_analysis.
+    pub dataset: String,
+    /// The workflow's parameters.
+    #[serde(default)]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// Refuse unless the dataset's SHA-256 equals this (hex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_dataset_sha256: Option<String>,
+    /// The id validate_analysis returned; the start is refused if the request, the dataset
+    /// bytes or the plan changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation_id: Option<String>,
+}
+
+impl StartRequest {
+    /// The analysis part of the request.
+    pub fn analysis(&self) -> AnalysisRequest {
+        AnalysisRequest {
+            workflow: self.workflow.clone(),
+            dataset: self.dataset.clone(),
+            parameters: self.parameters.clone(),
+            expected_dataset_sha256: self.expected_dataset_sha256.clone(),
+        }
+    }
+}
+
+/// `get_capabilities` arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilitiesRequest {
+    /// Only this workflow, with its exact parameter schema and the schema's hash.
+    #[serde(default)]
+    pub workflow: Option<String>,
+}
+
+/// Arguments of tools that take nothing.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArguments {}
+
+/// `inspect_dataset` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InspectRequest {
+    /// Dataset reference (`builtin:<id>` or a CSV path).
+    pub dataset: String,
+    /// How many leading rows to include (0-10, default 3).
+    #[serde(default = "default_sample_rows")]
+    #[schemars(range(min = 0, max = 10))]
+    pub sample_rows: u8,
+}
+
+fn default_sample_rows() -> u8 {
+    3
+}
+
+/// Arguments naming one run.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunRef {
+    /// The run id start_analysis returned (`run-` and 16 hex digits).
+    pub run_id: String,
+}
+
+/// `get_run_result` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResultRequest {
+    /// The run id start_analysis returned.
+    pub run_id: String,
+    /// Seconds to wait for a terminal state before answering with a pending receipt
+    /// (0-300, default 300).
+    #[serde(default = "default_wait_s")]
+    #[schemars(range(min = 0, max = 300))]
+    pub wait_s: u32,
+}
+
+fn default_wait_s() -> u32 {
+    300
+}
+
+/// `list_runs` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListRunsRequest {
+    /// Skip this many runs (newest first).
+    #[serde(default)]
+    pub offset: u32,
+    /// At most this many runs (1-100, default 20).
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: u32,
+}
+
+fn default_limit() -> u32 {
+    20
+}
+
+/// Which captured stream to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LogStream {
+    Stdout,
+    Stderr,
+}
+
+/// `get_run_log` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogRequest {
+    /// The run id start_analysis returned.
+    pub run_id: String,
+    /// `stdout` or `stderr` (default stderr).
+    #[serde(default = "default_stream")]
+    pub stream: LogStream,
+    /// Bytes of the tail to return (1-65536, default 8192).
+    #[serde(default = "default_max_bytes")]
+    #[schemars(range(min = 1, max = 65536))]
+    pub max_bytes: u32,
+}
+
+fn default_stream() -> LogStream {
+    LogStream::Stderr
+}
+
+fn default_max_bytes() -> u32 {
+    8192
+}

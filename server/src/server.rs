@@ -1,0 +1,140 @@
+//! The MCP server: settings resolved at start-up, the shared context every tool uses, and
+//! the rmcp handler that routes `tools/list` and `tools/call`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use scimcp_core::Adapter;
+
+use crate::datasets::DatasetCatalog;
+use crate::runs::RunManager;
+use crate::runtime::ScientificRuntime;
+use crate::validate::Validators;
+
+/// What `scimcp serve` was asked to serve, resolved and checked.
+#[derive(Debug)]
+pub struct ServerSettings {
+    pub adapter: Adapter,
+    pub python: Option<PathBuf>,
+    /// Canonical start directory (relative dataset paths resolve against it).
+    pub start_dir: PathBuf,
+    /// Canonical extra dataset directories.
+    pub data_dirs: Vec<PathBuf>,
+    /// scimcp's data root (runs, materialized datasets).
+    pub data_root: PathBuf,
+}
+
+impl ServerSettings {
+    /// Resolve the adapter, the start directory, the data directories and the data root.
+    pub fn resolve(adapter: &str, python: Option<PathBuf>, data_dirs: Vec<PathBuf>) -> anyhow::Result<ServerSettings> {
+        let adapter = scimcp_core::manifest::resolve(adapter).map_err(|e| anyhow::anyhow!("invalid adapter:\n{e}"))?;
+        let start_dir = std::env::current_dir()
+            .and_then(fs_err::canonicalize)
+            .context("cannot resolve the server's start directory")?;
+        let data_dirs = data_dirs
+            .into_iter()
+            .map(|d| fs_err::canonicalize(&d).with_context(|| format!("--data-dir {} is not an existing directory", d.display())))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let data_root = scimcp_core::dirs::data_root()?;
+        Ok(ServerSettings { adapter, python, start_dir, data_dirs, data_root })
+    }
+}
+
+/// Everything the tools share.
+#[derive(Debug)]
+pub struct ServerContext {
+    pub adapter: Arc<Adapter>,
+    pub runtime: ScientificRuntime,
+    pub datasets: DatasetCatalog,
+    pub runs: Arc<RunManager>,
+    pub(crate) validators: Validators,
+    pub data_root: PathBuf,
+}
+
+impl ServerContext {
+    /// Open the state directories, recover interrupted runs and prepare validators.
+    pub async fn open(settings: ServerSettings) -> anyhow::Result<Arc<ServerContext>> {
+        let adapter = settings.adapter;
+        let runtime = ScientificRuntime::resolve(&adapter, settings.python);
+        if let Some(problem) = runtime.problem() {
+            tracing::warn!("{problem}");
+        }
+        scimcp_core::fs::create_private_dir(&settings.data_root)
+            .with_context(|| format!("cannot create the data directory {}", settings.data_root.display()))?;
+        let datasets_root = settings.data_root.join("datasets");
+        let datasets = DatasetCatalog::new(&adapter, settings.start_dir, settings.data_dirs, &datasets_root);
+        let runs_dir = settings.data_root.join("runs");
+        let runs = RunManager::open(runs_dir.clone(), &adapter)
+            .with_context(|| format!("cannot open the runs directory {}", runs_dir.display()))?;
+        let validators = Validators::compile(&adapter)?;
+        tracing::info!(adapter = adapter.manifest.name, sha256 = adapter.sha256, runs = %runs_dir.display(), "scimcp server ready");
+        Ok(Arc::new(ServerContext {
+            adapter: Arc::new(adapter),
+            runtime,
+            datasets,
+            runs: Arc::new(runs),
+            validators,
+            data_root: settings.data_root,
+        }))
+    }
+}
+
+/// The rmcp handler.
+#[derive(Debug, Clone)]
+pub struct ScimcpServer {
+    ctx: Arc<ServerContext>,
+}
+
+impl ScimcpServer {
+    pub fn new(ctx: Arc<ServerContext>) -> Self {
+        ScimcpServer { ctx }
+    }
+}
+
+const INSTRUCTIONS: &str = "This server runs a scientific command-line program for you. \
+Keep the scientist's explicit choices (model, parameters, seed) exactly as given. \
+Flow: get_capabilities → list_datasets / inspect_dataset → validate_analysis (show the plan, \
+confirm) → start_analysis → get_run_result (it waits) → summarize the metrics and artifacts. \
+Every error names the field and the next action.";
+
+impl ServerHandler for ScimcpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(scimcp_core::version::SUITE_NAME, scimcp_core::version::SUITE_VERSION))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(crate::tools::catalog()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let result = tokio::select! {
+            r = crate::tools::dispatch(&self.ctx, &name, request.arguments) => r,
+            _ = context.ct.cancelled() => return Err(McpError::internal_error("request cancelled by the client", None)),
+        };
+        match result {
+            Some(r) => Ok(r.into()),
+            None => Err(McpError::invalid_params(
+                format!("tool not found: {name}"),
+                Some(serde_json::json!({"known_tools": crate::tools::TOOL_NAMES})),
+            )),
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! `get_capabilities`.
+
+use schemars::JsonSchema;
+use scimcp_core::hash::canonical_sha256;
+use serde::Serialize;
+
+use crate::envelope::{ErrorCode, ToolError};
+use crate::request::CapabilitiesRequest;
+use crate::server::ServerContext;
+
+/// The server's identity.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ServerIdentity {
+    pub name: String,
+    pub version: String,
+}
+
+/// The adapter being served.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AdapterInfo {
+    pub name: String,
+    pub version: String,
+    pub summary: String,
+    /// SHA-256 of the manifest's canonical form (schemas included).
+    pub sha256: String,
+}
+
+/// Whether runs can start.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Readiness {
+    pub ready: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// A declared output.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ArtifactInfo {
+    pub id: String,
+    pub path: String,
+    pub media_type: String,
+    pub required: bool,
+}
+
+/// One workflow.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WorkflowInfo {
+    pub id: String,
+    pub summary: String,
+    /// The strict JSON Schema of `parameters`.
+    pub parameters_schema: serde_json::Value,
+    pub parameters_schema_sha256: String,
+    pub artifacts: Vec<ArtifactInfo>,
+}
+
+/// `get_capabilities` output.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CapabilitiesOutput {
+    pub server: ServerIdentity,
+    pub adapter: AdapterInfo,
+    pub runtime: Readiness,
+    /// Resource bounds in force for runs.
+    pub limits: serde_json::Value,
+    pub workflows: Vec<WorkflowInfo>,
+    /// Prefix of built-in dataset references.
+    pub builtin_dataset_prefix: String,
+}
+
+pub(super) async fn get(ctx: &ServerContext, req: CapabilitiesRequest) -> Result<CapabilitiesOutput, ToolError> {
+    let m = &ctx.adapter.manifest;
+    let selected: Vec<_> = match &req.workflow {
+        None => m.workflows.iter().collect(),
+        Some(id) => vec![ctx.adapter.workflow(id).ok_or_else(|| {
+            ToolError::new(ErrorCode::UnknownWorkflow, format!("adapter '{}' has no workflow '{id}'", m.name), "pick one of the allowed workflows")
+                .field("workflow")
+                .allowed(ctx.adapter.workflow_ids())
+        })?],
+    };
+    Ok(CapabilitiesOutput {
+        server: ServerIdentity { name: scimcp_core::version::SUITE_NAME.into(), version: scimcp_core::version::SUITE_VERSION.into() },
+        adapter: AdapterInfo { name: m.name.clone(), version: m.version.clone(), summary: m.summary.clone(), sha256: ctx.adapter.sha256.clone() },
+        runtime: Readiness { ready: ctx.runtime.problem().is_none(), problem: ctx.runtime.problem().map(String::from) },
+        limits: serde_json::to_value(m.effective_limits()).expect("limits serialize"),
+        workflows: selected
+            .into_iter()
+            .map(|w| WorkflowInfo {
+                id: w.id.clone(),
+                summary: w.summary.clone(),
+                parameters_schema_sha256: canonical_sha256(&w.parameters_schema),
+                parameters_schema: w.parameters_schema.clone(),
+                artifacts: w.artifacts.iter().map(|a| ArtifactInfo { id: a.id.clone(), path: a.path.clone(), media_type: a.media_type.clone(), required: a.required }).collect(),
+            })
+            .collect(),
+        builtin_dataset_prefix: crate::datasets::BUILTIN_PREFIX.into(),
+    })
+}

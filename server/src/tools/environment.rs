@@ -1,0 +1,64 @@
+//! `get_environment`.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::envelope::ToolError;
+use crate::runtime::RuntimeProbe;
+use crate::server::ServerContext;
+
+/// A pinned requirement whose installed version differs.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Mismatch {
+    pub name: String,
+    pub pinned: String,
+    /// `null` when not installed.
+    pub installed: Option<String>,
+}
+
+/// `get_environment` output.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EnvironmentOutput {
+    pub server_version: String,
+    pub adapter: String,
+    pub adapter_sha256: String,
+    pub runtime_kind: String,
+    /// Interpreter requirement from the manifest.
+    pub python_requirement: Option<String>,
+    /// True when the interpreter satisfies the requirement and every pin matches.
+    pub requirements_satisfied: bool,
+    pub mismatches: Vec<Mismatch>,
+    pub probe: RuntimeProbe,
+    /// scimcp's data directory (runs live in `runs/`).
+    pub data_root: String,
+}
+
+pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolError> {
+    let probe = ctx.runtime.probe().await?;
+    let rt = &ctx.adapter.manifest.runtime;
+    let mismatches: Vec<Mismatch> = rt
+        .requirements
+        .iter()
+        .filter_map(|pin| {
+            let (name, version) = pin.split_once("==")?;
+            let installed = probe.versions.get(name).cloned().flatten();
+            (installed.as_deref() != Some(version)).then(|| Mismatch { name: name.into(), pinned: version.into(), installed })
+        })
+        .collect();
+    let interpreter_ok = match (&rt.python, semver::Version::parse(&probe.python)) {
+        (Some(req), Ok(v)) => semver::VersionReq::parse(req).map(|r| r.matches(&v)).unwrap_or(false),
+        (None, _) => true,
+        _ => false,
+    };
+    Ok(EnvironmentOutput {
+        server_version: scimcp_core::version::SUITE_VERSION.into(),
+        adapter: ctx.adapter.manifest.name.clone(),
+        adapter_sha256: ctx.adapter.sha256.clone(),
+        runtime_kind: format!("{:?}", rt.kind).to_lowercase(),
+        python_requirement: rt.python.clone(),
+        requirements_satisfied: interpreter_ok && mismatches.is_empty(),
+        mismatches,
+        probe,
+        data_root: ctx.data_root.display().to_string(),
+    })
+}

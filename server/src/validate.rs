@@ -1,0 +1,189 @@
+//! Strict validation of an analysis request: workflow, parameters against the workflow's
+//! schema (every problem reported with its field), defaults, dataset checks, readiness, and
+//! the compiled plan with its hashes. Nothing here starts the scientific CLI.
+
+use std::collections::HashMap;
+
+use jsonschema::error::ValidationErrorKind;
+use schemars::JsonSchema;
+use scimcp_core::hash::{canonical_sha256, sha256_hex};
+use scimcp_core::Adapter;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::datasets::{DatasetCatalog, ResolvedDataset};
+use crate::envelope::{ErrorCode, Issue, ToolError};
+use crate::plan::{self, Plan};
+use crate::request::AnalysisRequest;
+use crate::runtime::ScientificRuntime;
+
+/// Compiled parameter validators, one per workflow.
+pub struct Validators(HashMap<String, jsonschema::Validator>);
+
+impl std::fmt::Debug for Validators {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+impl Validators {
+    /// Compile every workflow's schema (they compiled when the manifest loaded).
+    pub fn compile(adapter: &Adapter) -> anyhow::Result<Validators> {
+        let mut map = HashMap::new();
+        for wf in &adapter.manifest.workflows {
+            let v = jsonschema::validator_for(&wf.parameters_schema)
+                .map_err(|e| anyhow::anyhow!("workflow {}: schema does not compile: {e}", wf.id))?;
+            map.insert(wf.id.clone(), v);
+        }
+        Ok(Validators(map))
+    }
+}
+
+/// A request that passed validation.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Validation {
+    /// Identifies this exact request, dataset bytes and plan; pass it to start_analysis.
+    pub validation_id: String,
+    /// True when the server can start this analysis now.
+    pub ready: bool,
+    /// Why the analysis cannot start yet (empty when ready).
+    pub blockers: Vec<Issue>,
+    pub workflow: String,
+    /// The parameters after schema defaults were applied.
+    pub resolved_parameters: Map<String, Value>,
+    pub dataset: ResolvedDataset,
+    pub request_sha256: String,
+    pub plan_sha256: String,
+    pub adapter_sha256: String,
+    pub plan: Plan,
+}
+
+/// Validate `req` completely. Errors are request problems; environment problems are
+/// blockers on an otherwise valid result.
+pub async fn validate(
+    adapter: &Adapter,
+    validators: &Validators,
+    datasets: &DatasetCatalog,
+    runtime: &ScientificRuntime,
+    req: &AnalysisRequest,
+) -> Result<Validation, ToolError> {
+    let Some(workflow) = adapter.workflow(&req.workflow) else {
+        return Err(ToolError::new(
+            ErrorCode::UnknownWorkflow,
+            format!("adapter '{}' has no workflow '{}'", adapter.manifest.name, req.workflow),
+            "pick one of the allowed workflows (get_capabilities describes each)",
+        )
+        .field("workflow")
+        .allowed(adapter.workflow_ids()));
+    };
+    let validator = &validators.0[&workflow.id];
+    let instance = Value::Object(req.parameters.clone());
+    let issues: Vec<Issue> = validator.iter_errors(&instance).map(|e| issue_of(&e, &workflow.parameters_schema)).collect();
+    if !issues.is_empty() {
+        let first = issues[0].clone();
+        return Err(ToolError::new(
+            ErrorCode::InvalidParameters,
+            format!("{} parameter problem(s) for workflow '{}': {}", issues.len(), workflow.id, first.message),
+            format!("fix the listed fields; get_capabilities(workflow=\"{}\") gives the exact schema", workflow.id),
+        )
+        .field(first.field.clone())
+        .allowed(first.allowed.clone())
+        .issues(issues));
+    }
+    let resolved = with_defaults(&req.parameters, &workflow.parameters_schema);
+    let dataset = datasets.resolve(&req.dataset, runtime).await?;
+    if let Some(expected) = &req.expected_dataset_sha256
+        && !expected.eq_ignore_ascii_case(&dataset.sha256)
+    {
+        return Err(ToolError::new(
+            ErrorCode::DatasetChanged,
+            format!("dataset '{}' has sha256 {}, not the expected {expected}", req.dataset, dataset.sha256),
+            "check that this is the intended file, or drop expected_dataset_sha256",
+        )
+        .field("expected_dataset_sha256"));
+    }
+    let mut blockers = Vec::new();
+    let (program, launch) = match runtime.command_prefix() {
+        Ok((p, l)) => (p.to_string_lossy().into_owned(), l.to_vec()),
+        Err(e) => {
+            blockers.push(Issue { field: "runtime".into(), message: e.message, allowed: Vec::new() });
+            (String::new(), adapter.manifest.runtime.launch.clone())
+        }
+    };
+    let plan = plan::compile(adapter, workflow, &resolved, &dataset, &program, &launch)
+        .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
+    let plan_sha256 = plan.sha256();
+    let request_sha256 = canonical_sha256(&serde_json::json!({
+        "workflow": workflow.id,
+        "dataset": req.dataset,
+        "parameters": Value::Object(resolved.clone()),
+    }));
+    let validation_id = format!(
+        "val-{}",
+        &sha256_hex(format!("{}\n{request_sha256}\n{}\n{plan_sha256}", adapter.sha256, dataset.sha256).as_bytes())[..16]
+    );
+    Ok(Validation {
+        validation_id,
+        ready: blockers.is_empty(),
+        blockers,
+        workflow: workflow.id.clone(),
+        resolved_parameters: resolved,
+        dataset,
+        request_sha256,
+        plan_sha256,
+        adapter_sha256: adapter.sha256.clone(),
+        plan,
+    })
+}
+
+/// Top-level schema defaults filled in for absent parameters.
+fn with_defaults(params: &Map<String, Value>, schema: &Value) -> Map<String, Value> {
+    let mut out = params.clone();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            if !out.contains_key(name)
+                && let Some(default) = prop.get("default")
+            {
+                out.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    out
+}
+
+fn issue_of(e: &jsonschema::ValidationError<'_>, schema: &Value) -> Issue {
+    let pointer = e.instance_path().to_string();
+    let base: String = pointer.trim_start_matches('/').split('/').filter(|s| !s.is_empty()).fold(String::from("parameters"), |acc, seg| format!("{acc}.{seg}"));
+    let enum_of = |field: &str| -> Vec<String> {
+        schema
+            .pointer(&format!("/properties/{field}/enum"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect())
+            .unwrap_or_default()
+    };
+    match e.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let name = unexpected.first().cloned().unwrap_or_default();
+            let allowed = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            Issue {
+                field: format!("{base}.{name}"),
+                message: format!("unknown parameter '{}' (the schema is strict)", unexpected.join("', '")),
+                allowed,
+            }
+        }
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            Issue { field: format!("{base}.{name}"), message: format!("missing required parameter '{name}'"), allowed: enum_of(name) }
+        }
+        ValidationErrorKind::Enum { options } => Issue {
+            field: base,
+            message: format!("{} is not one of the allowed values", e.instance()),
+            allowed: options.as_array().map(|a| a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect()).unwrap_or_default(),
+        },
+        _ => Issue { field: base, message: e.to_string(), allowed: Vec::new() },
+    }
+}

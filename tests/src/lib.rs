@@ -1,0 +1,50 @@
+//! Shared helpers for the end-to-end tests and the quickstart demo: locating the built
+//! binaries and the development Python runtime, and exporting the built-in datasets.
+//!
+//! Nothing here is shipped; it must not grow logic the binaries themselves need.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root (this crate lives in `tests/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// The Python interpreter of the development runtime: `SCIMCP_TEST_PYTHON`, else
+/// `.venv/bin/python` (or `.venv\Scripts\python.exe`) at the workspace root.
+pub fn dev_python() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("SCIMCP_TEST_PYTHON") {
+        return Ok(PathBuf::from(p));
+    }
+    let root = workspace_root();
+    let candidates = [root.join(".venv/bin/python"), root.join(".venv/Scripts/python.exe")];
+    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no development Python runtime: run `scripts/dev-env.sh` (it creates .venv with refsci and its pinned requirements) or set SCIMCP_TEST_PYTHON"
+        )
+    })
+}
+
+/// A binary built next to the running executable (`target/<profile>/<name>`).
+pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    // Test executables live in target/<profile>/deps.
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    anyhow::ensure!(path.is_file(), "{} is not built: run `cargo build --workspace` first", path.display());
+    Ok(path)
+}
+
+/// Export refsci's built-in datasets into `dir` with the development runtime.
+pub fn export_datasets(python: &Path, dir: &Path) -> anyhow::Result<()> {
+    let status = std::process::Command::new(python)
+        .args(["-m", "refsci", "datasets", "export"])
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    anyhow::ensure!(status.success(), "`python -m refsci datasets export` failed: {status}");
+    Ok(())
+}
