@@ -61,10 +61,14 @@ fn staged(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<NamedTempFile, 
         .map_err(|e| WriteError::io(dir, e))?;
     tmp.write_all(bytes).map_err(|e| WriteError::io(path, e))?;
     apply_permissions(tmp.as_file(), path, privacy).map_err(|e| WriteError::io(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| WriteError::io(path, e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| WriteError::io(path, e))?;
     Ok(tmp)
 }
 
+// tempfile hands out a plain std file; errors are mapped to the target's path by the caller.
+#[allow(clippy::disallowed_types)]
 #[cfg(unix)]
 fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -79,6 +83,7 @@ fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> s
     file.set_permissions(std::fs::Permissions::from_mode(mode))
 }
 
+#[allow(clippy::disallowed_types)]
 #[cfg(not(unix))]
 fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> std::io::Result<()> {
     if privacy == Privacy::KeepExisting {
@@ -107,7 +112,8 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<(), WriteError> {
     let tmp = staged(path, bytes, privacy)?;
-    tmp.persist(path).map_err(|e| WriteError::io(path, e.error))?;
+    tmp.persist(path)
+        .map_err(|e| WriteError::io(path, e.error))?;
     sync_dir(parent_of(path)).map_err(|e| WriteError::io(parent_of(path), e))
 }
 

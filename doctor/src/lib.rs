@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
-#[command(name = "scimcp-doctor", version, about = "Check that scimcp can run an analysis, and say how to fix what cannot")]
+#[command(
+    name = "scimcp-doctor",
+    version,
+    about = "Check that scimcp can run an analysis, and say how to fix what cannot"
+)]
 struct Cli {
     /// Machine-readable report.
     #[arg(long)]

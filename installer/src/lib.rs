@@ -10,7 +10,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "scimcp-setup", version, about = "Install scimcp and register it with your AI clients")]
+#[command(
+    name = "scimcp-setup",
+    version,
+    about = "Install scimcp and register it with your AI clients"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -51,14 +51,21 @@ pub struct McpSession {
 
 impl std::fmt::Debug for McpSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpSession").field("pid", &self.pid).finish()
+        f.debug_struct("McpSession")
+            .field("pid", &self.pid)
+            .finish()
     }
 }
 
 impl McpSession {
     /// Start `program args…` in `cwd` with extra environment `envs`, and complete the MCP
     /// initialize handshake. The server's stderr is collected for [`McpSession::stderr`].
-    pub async fn spawn(program: &Path, args: &[String], envs: &[(String, String)], cwd: &Path) -> anyhow::Result<McpSession> {
+    pub async fn spawn(
+        program: &Path,
+        args: &[String],
+        envs: &[(String, String)],
+        cwd: &Path,
+    ) -> anyhow::Result<McpSession> {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args).current_dir(cwd);
         for (k, v) in envs {
@@ -78,12 +85,18 @@ impl McpSession {
                     if n == 0 {
                         break;
                     }
-                    sink.lock().expect("stderr lock").extend_from_slice(&chunk[..n]);
+                    sink.lock()
+                        .expect("stderr lock")
+                        .extend_from_slice(&chunk[..n]);
                 }
             });
         }
         let service = ().serve(transport).await.context("MCP initialize failed")?;
-        Ok(McpSession { service, stderr: buffer, pid })
+        Ok(McpSession {
+            service,
+            stderr: buffer,
+            pid,
+        })
     }
 
     /// The server process id.
@@ -110,7 +123,9 @@ impl McpSession {
 
     /// `tools/call` with a JSON object of arguments.
     pub async fn call(&self, tool: &str, arguments: Value) -> anyhow::Result<ToolOutcome> {
-        let Value::Object(args) = arguments else { bail!("tool arguments must be a JSON object") };
+        let Value::Object(args) = arguments else {
+            bail!("tool arguments must be a JSON object")
+        };
         let result = self
             .service
             .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
@@ -122,12 +137,19 @@ impl McpSession {
             .filter_map(|c| c.as_text().map(|t| t.text.clone()))
             .collect::<Vec<_>>()
             .join("\n");
-        Ok(ToolOutcome { is_error: result.is_error.unwrap_or(false), structured: result.structured_content.unwrap_or(Value::Null), text })
+        Ok(ToolOutcome {
+            is_error: result.is_error.unwrap_or(false),
+            structured: result.structured_content.unwrap_or(Value::Null),
+            text,
+        })
     }
 
     /// Close the session (the server exits on end of input).
     pub async fn close(self) -> anyhow::Result<()> {
-        self.service.cancel().await.context("closing the MCP session")?;
+        self.service
+            .cancel()
+            .await
+            .context("closing the MCP session")?;
         Ok(())
     }
 }

@@ -16,7 +16,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "scimcp-parity", version, about = "Compare direct-CLI runs with runs through the scimcp MCP server")]
+#[command(
+    name = "scimcp-parity",
+    version,
+    about = "Compare direct-CLI runs with runs through the scimcp MCP server"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

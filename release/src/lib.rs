@@ -9,7 +9,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "scimcp-release", version, about = "Bundle, sign, verify and preflight scimcp releases")]
+#[command(
+    name = "scimcp-release",
+    version,
+    about = "Bundle, sign, verify and preflight scimcp releases"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

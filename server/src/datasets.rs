@@ -71,13 +71,22 @@ pub struct DatasetCatalog {
 impl DatasetCatalog {
     /// `start_dir` and `data_dirs` must be canonical; built-ins materialize under
     /// `datasets_root/<adapter>-<hash prefix>`.
-    pub fn new(adapter: &Adapter, start_dir: PathBuf, data_dirs: Vec<PathBuf>, datasets_root: &Path) -> Self {
+    pub fn new(
+        adapter: &Adapter,
+        start_dir: PathBuf,
+        data_dirs: Vec<PathBuf>,
+        datasets_root: &Path,
+    ) -> Self {
         DatasetCatalog {
             start_dir,
             data_dirs,
             max_bytes: adapter.manifest.effective_limits().max_dataset_bytes,
             builtin_spec: adapter.manifest.datasets.clone(),
-            builtin_dir: datasets_root.join(format!("{}-{}", adapter.manifest.name, &adapter.sha256[..12])),
+            builtin_dir: datasets_root.join(format!(
+                "{}-{}",
+                adapter.manifest.name,
+                &adapter.sha256[..12]
+            )),
             builtin: OnceCell::new(),
         }
     }
@@ -93,9 +102,16 @@ impl DatasetCatalog {
     }
 
     /// Resolve a reference (`builtin:<id>` or a path) to a checked, hashed file.
-    pub async fn resolve(&self, reference: &str, runtime: &ScientificRuntime) -> Result<ResolvedDataset, ToolError> {
+    pub async fn resolve(
+        &self,
+        reference: &str,
+        runtime: &ScientificRuntime,
+    ) -> Result<ResolvedDataset, ToolError> {
         let (path, source) = if let Some(id) = reference.strip_prefix(BUILTIN_PREFIX) {
-            (self.builtin_path(id, runtime).await?, DatasetSource::Builtin)
+            (
+                self.builtin_path(id, runtime).await?,
+                DatasetSource::Builtin,
+            )
         } else {
             (self.confined_path(reference)?, DatasetSource::File)
         };
@@ -110,11 +126,16 @@ impl DatasetCatalog {
     pub async fn recheck(&self, dataset: &ResolvedDataset) -> Result<(), ToolError> {
         let d = dataset.clone();
         let max = self.max_bytes;
-        let now = tokio::task::spawn_blocking(move || check_and_hash(d.reference, d.source, d.path, max))
-            .await
-            .map_err(|e| ToolError::internal(format!("dataset check panicked: {e}")))??;
+        let now =
+            tokio::task::spawn_blocking(move || check_and_hash(d.reference, d.source, d.path, max))
+                .await
+                .map_err(|e| ToolError::internal(format!("dataset check panicked: {e}")))??;
         if now.sha256 != dataset.sha256 {
-            return Err(changed_error(&dataset.reference, &dataset.sha256, &now.sha256));
+            return Err(changed_error(
+                &dataset.reference,
+                &dataset.sha256,
+                &now.sha256,
+            ));
         }
         Ok(())
     }
@@ -132,11 +153,17 @@ impl DatasetCatalog {
         if given.components().any(|c| c == Component::ParentDir) {
             return Err(dataset_field(ToolError::new(
                 ErrorCode::DatasetOutsideRoots,
-                format!("dataset path '{reference}' contains '..'; paths may not climb out of a directory"),
+                format!(
+                    "dataset path '{reference}' contains '..'; paths may not climb out of a directory"
+                ),
                 "give the path without '..', relative to the server's start directory or absolute inside an allowed root",
             )));
         }
-        let joined = if given.is_absolute() { given.to_path_buf() } else { self.start_dir.join(given) };
+        let joined = if given.is_absolute() {
+            given.to_path_buf()
+        } else {
+            self.start_dir.join(given)
+        };
         let canonical = fs_err::canonicalize(&joined).map_err(|_| {
             dataset_field(ToolError::new(
                 ErrorCode::DatasetNotFound,
@@ -158,14 +185,23 @@ impl DatasetCatalog {
         Ok(canonical)
     }
 
-    async fn builtin_path(&self, id: &str, runtime: &ScientificRuntime) -> Result<PathBuf, ToolError> {
-        let valid_id = !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    async fn builtin_path(
+        &self,
+        id: &str,
+        runtime: &ScientificRuntime,
+    ) -> Result<PathBuf, ToolError> {
+        let valid_id = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         let dir = self.builtin_dir(runtime).await?;
         let path = dir.join(format!("{id}.csv"));
         if valid_id && path.is_file() {
             return Ok(path);
         }
-        let known = list_csv(&dir).into_iter().map(|(name, _)| format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")));
+        let known = list_csv(&dir)
+            .into_iter()
+            .map(|(name, _)| format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")));
         Err(ToolError::new(
             ErrorCode::DatasetNotFound,
             format!("the adapter has no built-in dataset '{id}'"),
@@ -205,12 +241,14 @@ impl DatasetCatalog {
         let mut notes = Vec::new();
         if self.builtin_spec.is_some() {
             match self.builtin_dir(runtime).await {
-                Ok(dir) => entries.extend(list_csv(&dir).into_iter().map(|(name, size)| DatasetEntry {
-                    reference: format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")),
-                    source: DatasetSource::Builtin,
-                    file_name: name,
-                    size_bytes: size,
-                })),
+                Ok(dir) => {
+                    entries.extend(list_csv(&dir).into_iter().map(|(name, size)| DatasetEntry {
+                        reference: format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")),
+                        source: DatasetSource::Builtin,
+                        file_name: name,
+                        size_bytes: size,
+                    }))
+                }
                 Err(e) => notes.push(e.message),
             }
         }
@@ -223,7 +261,12 @@ impl DatasetCatalog {
                     Ok(rel) => rel.to_string_lossy().into_owned(),
                     Err(_) => path.to_string_lossy().into_owned(),
                 };
-                entries.push(DatasetEntry { reference, source: DatasetSource::File, file_name: name, size_bytes: size });
+                entries.push(DatasetEntry {
+                    reference,
+                    source: DatasetSource::File,
+                    file_name: name,
+                    size_bytes: size,
+                });
             }
         }
         entries.sort_by(|a, b| a.reference.cmp(&b.reference));
@@ -243,13 +286,16 @@ fn changed_error(reference: &str, expected: &str, now: &str) -> ToolError {
 
 /// Regular `*.csv` files directly in `dir` (no symlinks), with sizes, sorted by name.
 fn list_csv(dir: &Path) -> Vec<(String, u64)> {
-    let Ok(read) = fs_err::read_dir(dir) else { return Vec::new() };
+    let Ok(read) = fs_err::read_dir(dir) else {
+        return Vec::new();
+    };
     let mut out: Vec<(String, u64)> = read
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let meta = e.metadata().ok()?;
-            (meta.is_file() && name.to_ascii_lowercase().ends_with(".csv")).then_some((name, meta.len()))
+            (meta.is_file() && name.to_ascii_lowercase().ends_with(".csv"))
+                .then_some((name, meta.len()))
         })
         .collect();
     out.sort();
@@ -257,9 +303,19 @@ fn list_csv(dir: &Path) -> Vec<(String, u64)> {
     out
 }
 
-fn check_and_hash(reference: String, source: DatasetSource, path: PathBuf, max_bytes: u64) -> Result<ResolvedDataset, ToolError> {
+fn check_and_hash(
+    reference: String,
+    source: DatasetSource,
+    path: PathBuf,
+    max_bytes: u64,
+) -> Result<ResolvedDataset, ToolError> {
     let meta = fs_err::metadata(&path).map_err(|_| {
-        ToolError::new(ErrorCode::DatasetNotFound, format!("no dataset at '{reference}'"), "call list_datasets").field("dataset")
+        ToolError::new(
+            ErrorCode::DatasetNotFound,
+            format!("no dataset at '{reference}'"),
+            "call list_datasets",
+        )
+        .field("dataset")
     })?;
     if !meta.is_file() {
         return Err(ToolError::new(
@@ -289,15 +345,35 @@ fn check_and_hash(reference: String, source: DatasetSource, path: PathBuf, max_b
         )
         .field("dataset"));
     }
-    let (sha256, size_bytes) = scimcp_core::hash::sha256_file(&path)
-        .map_err(|e| ToolError::new(ErrorCode::DatasetNotFound, format!("cannot read dataset '{reference}': {e}"), "check the file's permissions").field("dataset"))?;
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset.csv".into());
-    Ok(ResolvedDataset { reference, source, path, file_name, size_bytes, sha256 })
+    let (sha256, size_bytes) = scimcp_core::hash::sha256_file(&path).map_err(|e| {
+        ToolError::new(
+            ErrorCode::DatasetNotFound,
+            format!("cannot read dataset '{reference}': {e}"),
+            "check the file's permissions",
+        )
+        .field("dataset")
+    })?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset.csv".into());
+    Ok(ResolvedDataset {
+        reference,
+        source,
+        path,
+        file_name,
+        size_bytes,
+        sha256,
+    })
 }
 
 /// Run the adapter's export command into a scratch directory, then rename it into place,
 /// so a half-written export is never used and two servers racing both end up consistent.
-async fn materialize(spec: &DatasetsSpec, dir: &Path, runtime: &ScientificRuntime) -> Result<PathBuf, String> {
+async fn materialize(
+    spec: &DatasetsSpec,
+    dir: &Path,
+    runtime: &ScientificRuntime,
+) -> Result<PathBuf, String> {
     if dir.is_dir() {
         return Ok(dir.to_path_buf());
     }
@@ -324,7 +400,9 @@ async fn materialize(spec: &DatasetsSpec, dir: &Path, runtime: &ScientificRuntim
     let output = match outcome {
         Err(_) => {
             cleanup(&scratch);
-            return Err(format!("exporting built-in datasets took longer than {EXPORT_TIMEOUT:?}"));
+            return Err(format!(
+                "exporting built-in datasets took longer than {EXPORT_TIMEOUT:?}"
+            ));
         }
         Ok(Err(e)) => {
             cleanup(&scratch);
@@ -335,7 +413,11 @@ async fn materialize(spec: &DatasetsSpec, dir: &Path, runtime: &ScientificRuntim
     if !output.status.success() {
         cleanup(&scratch);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!("the export command failed ({}): {}", output.status, stderr.trim()));
+        return Err(format!(
+            "the export command failed ({}): {}",
+            output.status,
+            stderr.trim()
+        ));
     }
     match fs_err::rename(&scratch, dir) {
         Ok(()) => Ok(dir.to_path_buf()),
@@ -385,16 +467,32 @@ pub struct Inspection {
 /// Read the whole CSV once: header, per-column types and missing counts, rows, samples.
 pub fn inspect_csv(dataset: ResolvedDataset, sample_rows: usize) -> Result<Inspection, ToolError> {
     let unreadable = |msg: String| {
-        ToolError::new(ErrorCode::DatasetUnreadable, msg, "pass a comma-separated UTF-8 file with a header row").field("dataset")
+        ToolError::new(
+            ErrorCode::DatasetUnreadable,
+            msg,
+            "pass a comma-separated UTF-8 file with a header row",
+        )
+        .field("dataset")
     };
-    let file = fs_err::File::open(&dataset.path).map_err(|e| unreadable(format!("cannot open dataset: {e}")))?;
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(file);
+    let file = fs_err::File::open(&dataset.path)
+        .map_err(|e| unreadable(format!("cannot open dataset: {e}")))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(file);
     let headers = reader
         .headers()
-        .map_err(|e| unreadable(format!("dataset '{}' has no readable header row: {e}", dataset.reference)))?
+        .map_err(|e| {
+            unreadable(format!(
+                "dataset '{}' has no readable header row: {e}",
+                dataset.reference
+            ))
+        })?
         .clone();
     if headers.is_empty() {
-        return Err(unreadable(format!("dataset '{}' is empty", dataset.reference)));
+        return Err(unreadable(format!(
+            "dataset '{}' is empty",
+            dataset.reference
+        )));
     }
     let mut kinds: Vec<Option<ColumnType>> = vec![None; headers.len()];
     let mut missing = vec![0u64; headers.len()];
@@ -407,7 +505,10 @@ pub fn inspect_csv(dataset: ResolvedDataset, sample_rows: usize) -> Result<Inspe
             Ok(true) => {}
             Err(e) => {
                 let line = e.position().map(|p| p.line()).unwrap_or(rows + 2);
-                return Err(unreadable(format!("dataset '{}' is not valid CSV at line {line}: {e}", dataset.reference)));
+                return Err(unreadable(format!(
+                    "dataset '{}' is not valid CSV at line {line}: {e}",
+                    dataset.reference
+                )));
             }
         }
         rows += 1;
@@ -420,16 +521,31 @@ pub fn inspect_csv(dataset: ResolvedDataset, sample_rows: usize) -> Result<Inspe
             kinds[i] = Some(widen(kinds[i], classify(cell)));
         }
         if samples.len() < sample_rows {
-            samples.push(record.iter().map(|c| c.chars().take(MAX_CELL_CHARS).collect()).collect());
+            samples.push(
+                record
+                    .iter()
+                    .map(|c| c.chars().take(MAX_CELL_CHARS).collect())
+                    .collect(),
+            );
         }
     }
     let columns = headers
         .iter()
         .zip(kinds)
         .zip(missing)
-        .map(|((name, kind), missing)| ColumnInfo { name: name.to_string(), inferred_type: kind.unwrap_or(ColumnType::Empty), missing })
+        .map(|((name, kind), missing)| ColumnInfo {
+            name: name.to_string(),
+            inferred_type: kind.unwrap_or(ColumnType::Empty),
+            missing,
+        })
         .collect();
-    Ok(Inspection { row_count: rows, column_count: headers.len(), columns, sample_rows: samples, dataset })
+    Ok(Inspection {
+        row_count: rows,
+        column_count: headers.len(),
+        columns,
+        sample_rows: samples,
+        dataset,
+    })
 }
 
 fn classify(cell: &str) -> ColumnType {
@@ -459,7 +575,14 @@ mod tests {
     use super::*;
 
     fn resolved(path: PathBuf) -> ResolvedDataset {
-        ResolvedDataset { reference: "t.csv".into(), source: DatasetSource::File, path, file_name: "t.csv".into(), size_bytes: 0, sha256: String::new() }
+        ResolvedDataset {
+            reference: "t.csv".into(),
+            source: DatasetSource::File,
+            path,
+            file_name: "t.csv".into(),
+            size_bytes: 0,
+            sha256: String::new(),
+        }
     }
 
     #[test]
@@ -470,7 +593,15 @@ mod tests {
         let i = inspect_csv(resolved(path), 2).unwrap();
         assert_eq!(i.row_count, 3);
         let types: Vec<_> = i.columns.iter().map(|c| c.inferred_type).collect();
-        assert_eq!(types, vec![ColumnType::Integer, ColumnType::Number, ColumnType::String, ColumnType::Boolean]);
+        assert_eq!(
+            types,
+            vec![
+                ColumnType::Integer,
+                ColumnType::Number,
+                ColumnType::String,
+                ColumnType::Boolean
+            ]
+        );
         assert_eq!(i.columns[1].missing, 1);
         assert_eq!(i.sample_rows.len(), 2);
     }

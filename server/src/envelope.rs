@@ -94,7 +94,11 @@ fn bounded(text: String) -> String {
 }
 
 impl ToolError {
-    pub fn new(code: ErrorCode, message: impl Into<String>, next_action: impl Into<String>) -> Self {
+    pub fn new(
+        code: ErrorCode,
+        message: impl Into<String>,
+        next_action: impl Into<String>,
+    ) -> Self {
         ToolError {
             code,
             message: bounded(message.into()),
@@ -116,7 +120,11 @@ impl ToolError {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowed = values.into_iter().take(MAX_ALLOWED).map(Into::into).collect();
+        self.allowed = values
+            .into_iter()
+            .take(MAX_ALLOWED)
+            .map(Into::into)
+            .collect();
         self
     }
 
@@ -179,7 +187,9 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(
         ToolError::new(
             ErrorCode::InvalidRequest,
             format!("invalid arguments for {tool}: {message}"),
-            format!("fix `{field}` and call {tool} again; the tool's input schema lists every field"),
+            format!(
+                "fix `{field}` and call {tool} again; the tool's input schema lists every field"
+            ),
         )
         .field(field)
         .allowed(allowed)
@@ -191,7 +201,10 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(
 fn field_from_serde(path: &str, message: &str) -> (String, Vec<String>) {
     let base = if path == "." { "" } else { path };
     let join = |name: &str| {
-        if base.is_empty() {
+        // serde_path_to_error already ends the path with an unknown field's name.
+        if base == name || base.ends_with(&format!(".{name}")) {
+            base.to_string()
+        } else if base.is_empty() {
             name.to_string()
         } else {
             format!("{base}.{name}")
@@ -210,18 +223,32 @@ fn field_from_serde(path: &str, message: &str) -> (String, Vec<String>) {
             return (join(name), allowed.to_vec());
         }
     }
-    if let Some(rest) = message.strip_prefix("missing field ") {
-        if let Some(name) = quoted(rest).first() {
-            return (join(name), Vec::new());
-        }
+    if let Some(rest) = message.strip_prefix("missing field ")
+        && let Some(name) = quoted(rest).first()
+    {
+        return (join(name), Vec::new());
     }
     if let Some(rest) = message.strip_prefix("unknown variant ") {
         let names = quoted(rest);
         if let Some((_, allowed)) = names.split_first() {
-            return (if base.is_empty() { "(root)".into() } else { base.into() }, allowed.to_vec());
+            return (
+                if base.is_empty() {
+                    "(root)".into()
+                } else {
+                    base.into()
+                },
+                allowed.to_vec(),
+            );
         }
     }
-    (if base.is_empty() { "(root)".into() } else { base.into() }, Vec::new())
+    (
+        if base.is_empty() {
+            "(root)".into()
+        } else {
+            base.into()
+        },
+        Vec::new(),
+    )
 }
 
 #[cfg(test)]
@@ -244,7 +271,8 @@ mod tests {
 
     #[test]
     fn unknown_field_is_named_with_allowed() {
-        let e = parse_args::<Args>("t", args(serde_json::json!({"run_id": "r", "colour": 1}))).unwrap_err();
+        let e = parse_args::<Args>("t", args(serde_json::json!({"run_id": "r", "colour": 1})))
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidRequest);
         assert_eq!(e.field.as_deref(), Some("colour"));
         assert_eq!(e.allowed, vec!["run_id", "wait_s"]);
@@ -252,7 +280,8 @@ mod tests {
 
     #[test]
     fn wrong_type_and_missing_are_named() {
-        let e = parse_args::<Args>("t", args(serde_json::json!({"run_id": "r", "wait_s": "x"}))).unwrap_err();
+        let e = parse_args::<Args>("t", args(serde_json::json!({"run_id": "r", "wait_s": "x"})))
+            .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("wait_s"));
         let e = parse_args::<Args>("t", args(serde_json::json!({}))).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("run_id"));

@@ -8,6 +8,10 @@
 //! This crate must never write anything but MCP frames to stdout, never import or link the
 //! science (the scientific CLI always runs in a child process), and never start a shell.
 
+// A ToolError is the payload of a failed tool call, built at most once per call; boxing it
+// would only add an allocation to every error path.
+#![allow(clippy::result_large_err)]
+
 mod cli;
 mod commands;
 pub mod datasets;
@@ -22,7 +26,7 @@ mod validate;
 
 use std::process::ExitCode;
 
-pub use server::{ServerContext, ServerSettings, ScimcpServer};
+pub use server::{ScimcpServer, ServerContext, ServerSettings};
 
 /// Entry point of the `scimcp` binary.
 pub fn main() -> ExitCode {

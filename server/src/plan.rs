@@ -7,9 +7,11 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use scimcp_core::hash::{canonical_json, canonical_sha256_of};
-use scimcp_core::manifest::{ArtifactSpec, InputFileFormat, OptionFormat, Template, TemplatePart, Workflow};
 use scimcp_core::Adapter;
+use scimcp_core::hash::{canonical_json, canonical_sha256_of};
+use scimcp_core::manifest::{
+    ArtifactSpec, InputFileFormat, OptionFormat, Template, TemplatePart, Workflow,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -22,9 +24,28 @@ pub const INPUTS_DIR: &str = "inputs";
 
 /// Environment variables passed through from the server's environment when set.
 pub const ENV_PASSTHROUGH: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP",
-    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "USERPROFILE", "APPDATA",
-    "LOCALAPPDATA", "PROGRAMDATA", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+    "NUMBER_OF_PROCESSORS",
+    "PROCESSOR_ARCHITECTURE",
 ];
 
 /// Variables every run gets, whatever the server's environment says: reproducible hashing,
@@ -127,14 +148,18 @@ pub fn compile(
         }
     };
     let render = |text: &str| -> Result<String, String> {
-        Template::parse(text).map_err(|e| e.to_string())?.render(lookup)
+        Template::parse(text)
+            .map_err(|e| e.to_string())?
+            .render(lookup)
     };
     let mut args: Vec<String> = launch.to_vec();
     for arg in &workflow.argv {
         args.push(render(arg)?);
     }
     for opt in &workflow.options {
-        let Some(value) = params.get(&opt.param).filter(|v| !v.is_null()) else { continue };
+        let Some(value) = params.get(&opt.param).filter(|v| !v.is_null()) else {
+            continue;
+        };
         match opt.format {
             OptionFormat::Switch => {
                 if value.as_bool() == Some(true) {
@@ -151,7 +176,11 @@ pub fn compile(
             }
         }
     }
-    let stdin = workflow.stdin.iter().map(|l| render(l)).collect::<Result<Vec<_>, _>>()?;
+    let stdin = workflow
+        .stdin
+        .iter()
+        .map(|l| render(l))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut input_files = Vec::new();
     for spec in &workflow.input_files {
         let rendered = render_value(&spec.template, &lookup, params)?;
@@ -161,10 +190,14 @@ pub fn compile(
                 s.push('\n');
                 s
             }
-            InputFileFormat::Toml => toml::to_string(&rendered).map_err(|e| format!("input file {} cannot be TOML: {e}", spec.path))?,
+            InputFileFormat::Toml => toml::to_string(&rendered)
+                .map_err(|e| format!("input file {} cannot be TOML: {e}", spec.path))?,
             InputFileFormat::Text => rendered.as_str().unwrap_or_default().to_string(),
         };
-        input_files.push(PlannedFile { path: spec.path.clone(), content });
+        input_files.push(PlannedFile {
+            path: spec.path.clone(),
+            content,
+        });
     }
     Ok(Plan {
         adapter: adapter.manifest.name.clone(),
@@ -208,7 +241,12 @@ fn render_value(
                 Value::String(t.render(lookup)?)
             }
         }
-        Value::Array(items) => Value::Array(items.iter().map(|v| render_value(v, lookup, params)).collect::<Result<_, _>>()?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| render_value(v, lookup, params))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| Ok((k.clone(), render_value(v, lookup, params)?)))

@@ -175,12 +175,29 @@ impl ScientificRuntime {
             .kill_on_drop(true);
         let output = tokio::time::timeout(PROBE_TIMEOUT, cmd.output())
             .await
-            .map_err(|_| format!("probing {} took longer than {PROBE_TIMEOUT:?}", program.display()))?
+            .map_err(|_| {
+                format!(
+                    "probing {} took longer than {PROBE_TIMEOUT:?}",
+                    program.display()
+                )
+            })?
             .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-            return Err(format!("probing {} failed ({}): {tail}", program.display(), output.status));
+            let tail: String = stderr
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Err(format!(
+                "probing {} failed ({}): {tail}",
+                program.display(),
+                output.status
+            ));
         }
         serde_json::from_slice(&output.stdout)
             .map_err(|e| format!("the runtime probe printed something unexpected: {e}"))

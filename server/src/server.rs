@@ -33,17 +33,32 @@ pub struct ServerSettings {
 
 impl ServerSettings {
     /// Resolve the adapter, the start directory, the data directories and the data root.
-    pub fn resolve(adapter: &str, python: Option<PathBuf>, data_dirs: Vec<PathBuf>) -> anyhow::Result<ServerSettings> {
-        let adapter = scimcp_core::manifest::resolve(adapter).map_err(|e| anyhow::anyhow!("invalid adapter:\n{e}"))?;
+    pub fn resolve(
+        adapter: &str,
+        python: Option<PathBuf>,
+        data_dirs: Vec<PathBuf>,
+    ) -> anyhow::Result<ServerSettings> {
+        let adapter = scimcp_core::manifest::resolve(adapter)
+            .map_err(|e| anyhow::anyhow!("invalid adapter:\n{e}"))?;
         let start_dir = std::env::current_dir()
             .and_then(fs_err::canonicalize)
             .context("cannot resolve the server's start directory")?;
         let data_dirs = data_dirs
             .into_iter()
-            .map(|d| fs_err::canonicalize(&d).with_context(|| format!("--data-dir {} is not an existing directory", d.display())))
+            .map(|d| {
+                fs_err::canonicalize(&d).with_context(|| {
+                    format!("--data-dir {} is not an existing directory", d.display())
+                })
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let data_root = scimcp_core::dirs::data_root()?;
-        Ok(ServerSettings { adapter, python, start_dir, data_dirs, data_root })
+        Ok(ServerSettings {
+            adapter,
+            python,
+            start_dir,
+            data_dirs,
+            data_root,
+        })
     }
 }
 
@@ -66,10 +81,19 @@ impl ServerContext {
         if let Some(problem) = runtime.problem() {
             tracing::warn!("{problem}");
         }
-        scimcp_core::fs::create_private_dir(&settings.data_root)
-            .with_context(|| format!("cannot create the data directory {}", settings.data_root.display()))?;
+        scimcp_core::fs::create_private_dir(&settings.data_root).with_context(|| {
+            format!(
+                "cannot create the data directory {}",
+                settings.data_root.display()
+            )
+        })?;
         let datasets_root = settings.data_root.join("datasets");
-        let datasets = DatasetCatalog::new(&adapter, settings.start_dir, settings.data_dirs, &datasets_root);
+        let datasets = DatasetCatalog::new(
+            &adapter,
+            settings.start_dir,
+            settings.data_dirs,
+            &datasets_root,
+        );
         let runs_dir = settings.data_root.join("runs");
         let runs = RunManager::open(runs_dir.clone(), &adapter)
             .with_context(|| format!("cannot open the runs directory {}", runs_dir.display()))?;
@@ -107,7 +131,10 @@ Every error names the field and the next action.";
 impl ServerHandler for ScimcpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(scimcp_core::version::SUITE_NAME, scimcp_core::version::SUITE_VERSION))
+            .with_server_info(Implementation::new(
+                scimcp_core::version::SUITE_NAME,
+                scimcp_core::version::SUITE_VERSION,
+            ))
             .with_instructions(INSTRUCTIONS)
     }
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use jsonschema::error::ValidationErrorKind;
 use schemars::JsonSchema;
-use scimcp_core::hash::{canonical_sha256, sha256_hex};
 use scimcp_core::Adapter;
+use scimcp_core::hash::{canonical_sha256, sha256_hex};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -70,7 +70,10 @@ pub async fn validate(
     let Some(workflow) = adapter.workflow(&req.workflow) else {
         return Err(ToolError::new(
             ErrorCode::UnknownWorkflow,
-            format!("adapter '{}' has no workflow '{}'", adapter.manifest.name, req.workflow),
+            format!(
+                "adapter '{}' has no workflow '{}'",
+                adapter.manifest.name, req.workflow
+            ),
             "pick one of the allowed workflows (get_capabilities describes each)",
         )
         .field("workflow")
@@ -78,13 +81,24 @@ pub async fn validate(
     };
     let validator = &validators.0[&workflow.id];
     let instance = Value::Object(req.parameters.clone());
-    let issues: Vec<Issue> = validator.iter_errors(&instance).map(|e| issue_of(&e, &workflow.parameters_schema)).collect();
+    let issues: Vec<Issue> = validator
+        .iter_errors(&instance)
+        .map(|e| issue_of(&e, &workflow.parameters_schema))
+        .collect();
     if !issues.is_empty() {
         let first = issues[0].clone();
         return Err(ToolError::new(
             ErrorCode::InvalidParameters,
-            format!("{} parameter problem(s) for workflow '{}': {}", issues.len(), workflow.id, first.message),
-            format!("fix the listed fields; get_capabilities(workflow=\"{}\") gives the exact schema", workflow.id),
+            format!(
+                "{} parameter problem(s) for workflow '{}': {}",
+                issues.len(),
+                workflow.id,
+                first.message
+            ),
+            format!(
+                "fix the listed fields; get_capabilities(workflow=\"{}\") gives the exact schema",
+                workflow.id
+            ),
         )
         .field(first.field.clone())
         .allowed(first.allowed.clone())
@@ -97,7 +111,10 @@ pub async fn validate(
     {
         return Err(ToolError::new(
             ErrorCode::DatasetChanged,
-            format!("dataset '{}' has sha256 {}, not the expected {expected}", req.dataset, dataset.sha256),
+            format!(
+                "dataset '{}' has sha256 {}, not the expected {expected}",
+                req.dataset, dataset.sha256
+            ),
             "check that this is the intended file, or drop expected_dataset_sha256",
         )
         .field("expected_dataset_sha256"));
@@ -106,7 +123,11 @@ pub async fn validate(
     let (program, launch) = match runtime.command_prefix() {
         Ok((p, l)) => (p.to_string_lossy().into_owned(), l.to_vec()),
         Err(e) => {
-            blockers.push(Issue { field: "runtime".into(), message: e.message, allowed: Vec::new() });
+            blockers.push(Issue {
+                field: "runtime".into(),
+                message: e.message,
+                allowed: Vec::new(),
+            });
             (String::new(), adapter.manifest.runtime.launch.clone())
         }
     };
@@ -120,7 +141,13 @@ pub async fn validate(
     }));
     let validation_id = format!(
         "val-{}",
-        &sha256_hex(format!("{}\n{request_sha256}\n{}\n{plan_sha256}", adapter.sha256, dataset.sha256).as_bytes())[..16]
+        &sha256_hex(
+            format!(
+                "{}\n{request_sha256}\n{}\n{plan_sha256}",
+                adapter.sha256, dataset.sha256
+            )
+            .as_bytes()
+        )[..16]
     );
     Ok(Validation {
         validation_id,
@@ -153,12 +180,22 @@ fn with_defaults(params: &Map<String, Value>, schema: &Value) -> Map<String, Val
 
 fn issue_of(e: &jsonschema::ValidationError<'_>, schema: &Value) -> Issue {
     let pointer = e.instance_path().to_string();
-    let base: String = pointer.trim_start_matches('/').split('/').filter(|s| !s.is_empty()).fold(String::from("parameters"), |acc, seg| format!("{acc}.{seg}"));
+    let base: String = pointer
+        .trim_start_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .fold(String::from("parameters"), |acc, seg| {
+            format!("{acc}.{seg}")
+        });
     let enum_of = |field: &str| -> Vec<String> {
         schema
             .pointer(&format!("/properties/{field}/enum"))
             .and_then(Value::as_array)
-            .map(|a| a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     match e.kind() {
@@ -171,19 +208,37 @@ fn issue_of(e: &jsonschema::ValidationError<'_>, schema: &Value) -> Issue {
                 .unwrap_or_default();
             Issue {
                 field: format!("{base}.{name}"),
-                message: format!("unknown parameter '{}' (the schema is strict)", unexpected.join("', '")),
+                message: format!(
+                    "unknown parameter '{}' (the schema is strict)",
+                    unexpected.join("', '")
+                ),
                 allowed,
             }
         }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
-            Issue { field: format!("{base}.{name}"), message: format!("missing required parameter '{name}'"), allowed: enum_of(name) }
+            Issue {
+                field: format!("{base}.{name}"),
+                message: format!("missing required parameter '{name}'"),
+                allowed: enum_of(name),
+            }
         }
         ValidationErrorKind::Enum { options } => Issue {
             field: base,
             message: format!("{} is not one of the allowed values", e.instance()),
-            allowed: options.as_array().map(|a| a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect()).unwrap_or_default(),
+            allowed: options
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
         },
-        _ => Issue { field: base, message: e.to_string(), allowed: Vec::new() },
+        _ => Issue {
+            field: base,
+            message: e.to_string(),
+            allowed: Vec::new(),
+        },
     }
 }

@@ -3,11 +3,16 @@
 //!
 //! Nothing here is shipped; it must not grow logic the binaries themselves need.
 
+pub mod harness;
+
 use std::path::{Path, PathBuf};
 
 /// The workspace root (this crate lives in `tests/`).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// The Python interpreter of the development runtime: `SCIMCP_TEST_PYTHON`, else
@@ -17,7 +22,10 @@ pub fn dev_python() -> anyhow::Result<PathBuf> {
         return Ok(PathBuf::from(p));
     }
     let root = workspace_root();
-    let candidates = [root.join(".venv/bin/python"), root.join(".venv/Scripts/python.exe")];
+    let candidates = [
+        root.join(".venv/bin/python"),
+        root.join(".venv/Scripts/python.exe"),
+    ];
     candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
         anyhow::anyhow!(
             "no development Python runtime: run `scripts/dev-env.sh` (it creates .venv with refsci and its pinned requirements) or set SCIMCP_TEST_PYTHON"
@@ -34,8 +42,51 @@ pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
         dir.pop();
     }
     let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    anyhow::ensure!(path.is_file(), "{} is not built: run `cargo build --workspace` first", path.display());
+    anyhow::ensure!(
+        path.is_file(),
+        "{} is not built: run `cargo build --workspace --bins` first",
+        path.display()
+    );
+    // `cargo test` does not rebuild another package's binaries, so a stale one would be
+    // tested silently: refuse a binary older than any source it is built from.
+    let built = fs_err::metadata(&path)?.modified()?;
+    let root = workspace_root();
+    for dir in [
+        "core/src",
+        "server/src",
+        "installer/src",
+        "doctor/src",
+        "release/src",
+        "parity/src",
+        "adapters",
+    ] {
+        if let Some(newer) = newest_file(&root.join(dir)).filter(|(t, _)| *t > built) {
+            anyhow::bail!(
+                "{} is older than {}: run `cargo build --workspace --bins` (scripts/test.sh does) before the tests",
+                path.display(),
+                newer.1.display()
+            );
+        }
+    }
     Ok(path)
+}
+
+fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in fs_err::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let candidate = if path.is_dir() {
+            newest_file(&path)
+        } else {
+            entry.metadata().ok()?.modified().ok().map(|t| (t, path))
+        };
+        if let Some(c) = candidate
+            && newest.as_ref().is_none_or(|n| c.0 > n.0)
+        {
+            newest = Some(c);
+        }
+    }
+    newest
 }
 
 /// Export refsci's built-in datasets into `dir` with the development runtime.
@@ -45,6 +96,9 @@ pub fn export_datasets(python: &Path, dir: &Path) -> anyhow::Result<()> {
         .arg(dir)
         .stdout(std::process::Stdio::null())
         .status()?;
-    anyhow::ensure!(status.success(), "`python -m refsci datasets export` failed: {status}");
+    anyhow::ensure!(
+        status.success(),
+        "`python -m refsci datasets export` failed: {status}"
+    );
     Ok(())
 }

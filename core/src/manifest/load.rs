@@ -224,8 +224,10 @@ fn load_text(
     let mut checker = Checker::new(file, text);
     check_manifest(&mut checker, &manifest);
     load_schemas(&mut checker, &mut manifest, files);
-    if checker.errors.is_empty() {
-        for (i, wf) in manifest.workflows.iter().enumerate() {
+    for (i, wf) in manifest.workflows.iter().enumerate() {
+        // Cross-references need the schema; a workflow whose schema failed to load was
+        // already reported.
+        if wf.parameters_schema.is_object() {
             check_workflow_refs(&mut checker, i, wf);
         }
     }
@@ -299,7 +301,8 @@ fn is_safe_relative(p: &str) -> bool {
     !p.is_empty()
         && !p.starts_with(['/', '\\'])
         && !p.contains(':')
-        && p.split(['/', '\\']).all(|seg| !seg.is_empty() && seg != "..")
+        && p.split(['/', '\\'])
+            .all(|seg| !seg.is_empty() && seg != "..")
 }
 
 /// `name==version` with a PEP 508-style name and no other operators.
@@ -395,7 +398,11 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
                 Some("use lower-case letters, digits and '_', starting with a letter".into()),
             );
         } else if !seen.insert(wf.id.clone()) {
-            c.error(&at("id"), format!("workflow id '{}' is declared twice", wf.id), None);
+            c.error(
+                &at("id"),
+                format!("workflow id '{}' is declared twice", wf.id),
+                None,
+            );
         }
         if wf.summary.trim().is_empty() || wf.summary.len() > 500 {
             c.error(&at("summary"), "summary must be 1 to 500 characters", None);
@@ -403,24 +410,54 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
         if !is_safe_relative(&wf.parameters) {
             c.error(
                 &at("parameters"),
-                format!("'{}' must be a relative path inside the manifest's directory", wf.parameters),
+                format!(
+                    "'{}' must be a relative path inside the manifest's directory",
+                    wf.parameters
+                ),
                 None,
             );
         }
         if wf.argv.is_empty() && m.runtime.launch.is_empty() {
-            c.error(&at("argv"), "argv is empty and the runtime has no launch arguments", None);
+            c.error(
+                &at("argv"),
+                "argv is empty and the runtime has no launch arguments",
+                None,
+            );
         }
         check_artifacts(c, i, wf, m.effective_limits());
         let mut paths = BTreeSet::new();
         for (j, f) in wf.input_files.iter().enumerate() {
-            let path = [Seg::Key("workflow"), Seg::Index(i), Seg::Key("input_file"), Seg::Index(j), Seg::Key("path")];
+            let path = [
+                Seg::Key("workflow"),
+                Seg::Index(i),
+                Seg::Key("input_file"),
+                Seg::Index(j),
+                Seg::Key("path"),
+            ];
             if !is_safe_relative(&f.path) {
-                c.error(&path, format!("'{}' must be a relative path inside the run directory", f.path), None);
+                c.error(
+                    &path,
+                    format!(
+                        "'{}' must be a relative path inside the run directory",
+                        f.path
+                    ),
+                    None,
+                );
             } else if !paths.insert(f.path.clone()) {
-                c.error(&path, format!("input file '{}' is declared twice", f.path), None);
+                c.error(
+                    &path,
+                    format!("input file '{}' is declared twice", f.path),
+                    None,
+                );
             }
             if f.format == super::types::InputFileFormat::Text && !f.template.is_string() {
-                let path = [Seg::Key("workflow"), Seg::Index(i), Seg::Key("input_file"), Seg::Index(j), Seg::Key("template")];
+                let path = [
+                    Seg::Key("workflow"),
+                    Seg::Index(i),
+                    Seg::Key("input_file"),
+                    Seg::Index(j),
+                    Seg::Key("template"),
+                ];
                 c.error(&path, "a text input file's template must be a string", None);
             }
         }
@@ -443,7 +480,10 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
                         c.error(
                             &at("python"),
                             format!("'{req}' is not a version requirement"),
-                            Some("write comparators separated by commas, e.g. \">=3.10, <3.14\"".into()),
+                            Some(
+                                "write comparators separated by commas, e.g. \">=3.10, <3.14\""
+                                    .into(),
+                            ),
                         );
                     }
                 }
@@ -463,7 +503,11 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
                 );
             }
             if rt.executable.is_some() {
-                c.error(&at("executable"), "`executable` applies only to kind = \"executable\"", None);
+                c.error(
+                    &at("executable"),
+                    "`executable` applies only to kind = \"executable\"",
+                    None,
+                );
             }
         }
         RuntimeKind::Executable => {
@@ -486,7 +530,12 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
                 Some("pin every requirement exactly, e.g. \"scikit-learn==1.5.2\"".into()),
             );
         } else {
-            let name = req.split("==").next().unwrap_or_default().to_ascii_lowercase().replace(['_', '.'], "-");
+            let name = req
+                .split("==")
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+                .replace(['_', '.'], "-");
             if !names.insert(name.clone()) {
                 c.error(&path, format!("'{name}' is pinned twice"), None);
             }
@@ -511,7 +560,12 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
         for p in &native.platforms {
             if !matches!(p.as_str(), "linux" | "macos" | "windows") {
                 c.error(
-                    &[Seg::Key("runtime"), Seg::Key("native"), Seg::Index(i), Seg::Key("platforms")],
+                    &[
+                        Seg::Key("runtime"),
+                        Seg::Key("native"),
+                        Seg::Index(i),
+                        Seg::Key("platforms"),
+                    ],
                     format!("unknown platform '{p}'"),
                     Some("use linux, macos or windows".into()),
                 );
@@ -526,7 +580,11 @@ fn check_limits(c: &mut Checker<'_>, m: &Manifest) {
     for ((name, value), (_, ceiling)) in effective.entries().into_iter().zip(ceilings) {
         let key: &'static str = name;
         if value == 0 {
-            c.error(&[Seg::Key("limits"), Seg::Key(key)], format!("{name} must be at least 1"), None);
+            c.error(
+                &[Seg::Key("limits"), Seg::Key(key)],
+                format!("{name} must be at least 1"),
+                None,
+            );
         } else if value > ceiling {
             c.error(
                 &[Seg::Key("limits"), Seg::Key(key)],
@@ -549,36 +607,82 @@ fn check_artifacts(c: &mut Checker<'_>, i: usize, wf: &Workflow, limits: Limits)
     if wf.artifacts.len() > limits.max_artifacts as usize {
         c.error(
             &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("artifact")],
-            format!("{} artifacts declared, more than max_artifacts = {}", wf.artifacts.len(), limits.max_artifacts),
+            format!(
+                "{} artifacts declared, more than max_artifacts = {}",
+                wf.artifacts.len(),
+                limits.max_artifacts
+            ),
             None,
         );
     }
     for (j, a) in wf.artifacts.iter().enumerate() {
-        let at = |k| [Seg::Key("workflow"), Seg::Index(i), Seg::Key("artifact"), Seg::Index(j), Seg::Key(k)];
+        let at = |k| {
+            [
+                Seg::Key("workflow"),
+                Seg::Index(i),
+                Seg::Key("artifact"),
+                Seg::Index(j),
+                Seg::Key(k),
+            ]
+        };
         if !is_id(&a.id) {
-            c.error(&at("id"), format!("'{}' is not a valid artifact id", a.id), Some("use lower-case letters, digits and '_'".into()));
+            c.error(
+                &at("id"),
+                format!("'{}' is not a valid artifact id", a.id),
+                Some("use lower-case letters, digits and '_'".into()),
+            );
         } else if !ids.insert(a.id.clone()) {
-            c.error(&at("id"), format!("artifact id '{}' is declared twice", a.id), None);
+            c.error(
+                &at("id"),
+                format!("artifact id '{}' is declared twice", a.id),
+                None,
+            );
         }
         if !is_safe_relative(&a.path) {
-            c.error(&at("path"), format!("'{}' must be a relative path inside the output directory", a.path), None);
+            c.error(
+                &at("path"),
+                format!(
+                    "'{}' must be a relative path inside the output directory",
+                    a.path
+                ),
+                None,
+            );
         } else if a.is_glob() {
-            if let Err(e) = globset::GlobBuilder::new(&a.path).literal_separator(true).build() {
+            if let Err(e) = globset::GlobBuilder::new(&a.path)
+                .literal_separator(true)
+                .build()
+            {
                 c.error(&at("path"), format!("invalid glob: {e}"), None);
             }
         } else if a.min_count.is_some() || a.max_count.is_some() {
-            c.error(&at("min_count"), "min_count and max_count apply only to glob paths", None);
+            c.error(
+                &at("min_count"),
+                "min_count and max_count apply only to glob paths",
+                None,
+            );
         }
         if let (Some(min), Some(max)) = (a.min_count, a.max_count)
             && min > max
         {
-            c.error(&at("max_count"), format!("max_count {max} is below min_count {min}"), None);
+            c.error(
+                &at("max_count"),
+                format!("max_count {max} is below min_count {min}"),
+                None,
+            );
         }
         if !a.media_type.contains('/') {
-            c.error(&at("media_type"), format!("'{}' is not a media type", a.media_type), Some("e.g. \"application/json\" or \"text/csv\"".into()));
+            c.error(
+                &at("media_type"),
+                format!("'{}' is not a media type", a.media_type),
+                Some("e.g. \"application/json\" or \"text/csv\"".into()),
+            );
         }
         if !a.json_keys.is_empty() && !a.media_type.contains("json") {
-            c.error(&at("json_keys"), "json_keys apply only to JSON artifacts", None);
+            c.error(
+                &at("json_keys"),
+                "json_keys apply only to JSON artifacts",
+                None,
+            );
         }
     }
 }
@@ -595,7 +699,10 @@ fn load_schemas(c: &mut Checker<'_>, m: &mut Manifest, files: &Files<'_>) {
             Err(reason) => {
                 c.error(
                     &path,
-                    format!("cannot read the parameter schema {}: {reason}", schema_file.display()),
+                    format!(
+                        "cannot read the parameter schema {}: {reason}",
+                        schema_file.display()
+                    ),
                     Some("the path is relative to the manifest's directory".into()),
                 );
                 continue;
@@ -635,11 +742,19 @@ type Problem = (String, String, Option<String>);
 fn schema_problems(schema: &serde_json::Value) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
     let Some(obj) = schema.as_object() else {
-        out.push((String::new(), "the schema must be a JSON object".into(), None));
+        out.push((
+            String::new(),
+            "the schema must be a JSON object".into(),
+            None,
+        ));
         return out;
     };
     if obj.get("type").and_then(|t| t.as_str()) != Some("object") {
-        out.push(("/type".into(), "the schema must have \"type\": \"object\"".into(), None));
+        out.push((
+            "/type".into(),
+            "the schema must have \"type\": \"object\"".into(),
+            None,
+        ));
     }
     if obj.get("additionalProperties") != Some(&serde_json::Value::Bool(false)) {
         out.push((
@@ -661,7 +776,9 @@ fn schema_problems(schema: &serde_json::Value) -> Vec<Problem> {
             if RUN_VALUES.contains(&name.as_str()) {
                 out.push((
                     format!("/properties/{name}"),
-                    format!("'{name}' is a run value the server fills in; it cannot be a parameter"),
+                    format!(
+                        "'{name}' is a run value the server fills in; it cannot be a parameter"
+                    ),
                     None,
                 ));
             }
@@ -699,14 +816,19 @@ pub(crate) fn schema_params(schema: &serde_json::Value) -> (BTreeSet<String>, BT
     let required = schema
         .get("required")
         .and_then(|r| r.as_array())
-        .map(|r| r.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     (props, required)
 }
 
 fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
     let (props, required) = schema_params(&wf.parameters_schema);
-    let check_template = |c: &mut Checker<'_>, path: &[Seg], text: &str| match Template::parse(text) {
+    let check_template = |c: &mut Checker<'_>, path: &[Seg], text: &str| match Template::parse(text)
+    {
         Err(e) => c.error(path, e.to_string(), None),
         Ok(t) => {
             for p in t.placeholders() {
@@ -714,7 +836,9 @@ fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
                     continue;
                 }
                 let hint = if props.contains(p) {
-                    format!("'{p}' is optional in the schema: pass it through `options`, or make it required")
+                    format!(
+                        "'{p}' is optional in the schema: pass it through `options`, or make it required"
+                    )
                 } else {
                     format!(
                         "use a required parameter of the schema ({}) or a run value ({})",
@@ -722,18 +846,46 @@ fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
                         RUN_VALUES.join(", ")
                     )
                 };
-                c.error(path, format!("placeholder {{{p}}} names no required parameter"), Some(hint));
+                c.error(
+                    path,
+                    format!("placeholder {{{p}}} names no required parameter"),
+                    Some(hint),
+                );
             }
         }
     };
     for (j, arg) in wf.argv.iter().enumerate() {
-        check_template(c, &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("argv"), Seg::Index(j)], arg);
+        check_template(
+            c,
+            &[
+                Seg::Key("workflow"),
+                Seg::Index(i),
+                Seg::Key("argv"),
+                Seg::Index(j),
+            ],
+            arg,
+        );
     }
     for (j, line) in wf.stdin.iter().enumerate() {
-        check_template(c, &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("stdin"), Seg::Index(j)], line);
+        check_template(
+            c,
+            &[
+                Seg::Key("workflow"),
+                Seg::Index(i),
+                Seg::Key("stdin"),
+                Seg::Index(j),
+            ],
+            line,
+        );
     }
     for (j, f) in wf.input_files.iter().enumerate() {
-        let path = [Seg::Key("workflow"), Seg::Index(i), Seg::Key("input_file"), Seg::Index(j), Seg::Key("template")];
+        let path = [
+            Seg::Key("workflow"),
+            Seg::Index(i),
+            Seg::Key("input_file"),
+            Seg::Index(j),
+            Seg::Key("template"),
+        ];
         let mut strings = Vec::new();
         collect_strings(&f.template, &mut strings);
         for s in strings {
@@ -742,21 +894,48 @@ fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
     }
     let mut seen = BTreeSet::new();
     for (j, opt) in wf.options.iter().enumerate() {
-        let at = |k| [Seg::Key("workflow"), Seg::Index(i), Seg::Key("options"), Seg::Index(j), Seg::Key(k)];
+        let at = |k| {
+            [
+                Seg::Key("workflow"),
+                Seg::Index(i),
+                Seg::Key("options"),
+                Seg::Index(j),
+                Seg::Key(k),
+            ]
+        };
         if !props.contains(&opt.param) {
             c.error(
                 &at("param"),
-                format!("option parameter '{}' is not a property of {}", opt.param, wf.parameters),
-                Some(format!("declare it in the schema or use one of: {}", props.iter().cloned().collect::<Vec<_>>().join(", "))),
+                format!(
+                    "option parameter '{}' is not a property of {}",
+                    opt.param, wf.parameters
+                ),
+                Some(format!(
+                    "declare it in the schema or use one of: {}",
+                    props.iter().cloned().collect::<Vec<_>>().join(", ")
+                )),
             );
         } else if !seen.insert(opt.param.clone()) {
-            c.error(&at("param"), format!("parameter '{}' has two options", opt.param), None);
+            c.error(
+                &at("param"),
+                format!("parameter '{}' has two options", opt.param),
+                None,
+            );
         }
-        if !opt.flag.starts_with('-') || opt.flag.len() < 2 || opt.flag.contains(char::is_whitespace) {
-            c.error(&at("flag"), format!("'{}' is not a command-line flag", opt.flag), Some("flags start with '-' and contain no spaces".into()));
+        if !opt.flag.starts_with('-')
+            || opt.flag.len() < 2
+            || opt.flag.contains(char::is_whitespace)
+        {
+            c.error(
+                &at("flag"),
+                format!("'{}' is not a command-line flag", opt.flag),
+                Some("flags start with '-' and contain no spaces".into()),
+            );
         }
         if opt.format == OptionFormat::Switch {
-            let ty = wf.parameters_schema.pointer(&format!("/properties/{}/type", opt.param));
+            let ty = wf
+                .parameters_schema
+                .pointer(&format!("/properties/{}/type", opt.param));
             if ty != Some(&serde_json::Value::String("boolean".into())) {
                 c.error(&at("format"), format!("a switch needs a boolean parameter; '{}' is not declared \"type\": \"boolean\"", opt.param), None);
             }

@@ -93,7 +93,10 @@ impl Template {
     }
 
     /// Render with `lookup` giving each placeholder's text.
-    pub fn render<E>(&self, mut lookup: impl FnMut(&str) -> Result<String, E>) -> Result<String, E> {
+    pub fn render<E>(
+        &self,
+        mut lookup: impl FnMut(&str) -> Result<String, E>,
+    ) -> Result<String, E> {
         let mut out = String::new();
         for part in &self.parts {
             match part {

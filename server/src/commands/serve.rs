@@ -56,6 +56,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .serve(rmcp::transport::stdio())
         .await
         .context("MCP initialization over stdio failed")?;
-    running.waiting().await.context("MCP session ended with an error")?;
+    running
+        .waiting()
+        .await
+        .context("MCP session ended with an error")?;
     Ok(())
 }

@@ -59,17 +59,28 @@ pub fn collect(output_dir: &Path, specs: &[ArtifactSpec], limits: &Limits) -> Co
             }),
         })
         .collect();
-    let mut out = Collected { skipped, ..Collected::default() };
+    let mut out = Collected {
+        skipped,
+        ..Collected::default()
+    };
     let mut counts = vec![0u32; specs.len()];
     for rel in files {
         let path = output_dir.join(&rel);
-        let Ok(meta) = fs_err::symlink_metadata(&path) else { continue };
+        let Ok(meta) = fs_err::symlink_metadata(&path) else {
+            continue;
+        };
         if out.artifacts.len() >= limits.max_artifacts as usize {
-            out.skipped.push(format!("{rel} (over max_artifacts = {})", limits.max_artifacts));
+            out.skipped.push(format!(
+                "{rel} (over max_artifacts = {})",
+                limits.max_artifacts
+            ));
             continue;
         }
         if meta.len() > limits.max_artifact_bytes {
-            out.skipped.push(format!("{rel} ({} bytes, over max_artifact_bytes)", meta.len()));
+            out.skipped.push(format!(
+                "{rel} ({} bytes, over max_artifact_bytes)",
+                meta.len()
+            ));
             continue;
         }
         let Ok((sha256, size_bytes)) = scimcp_core::hash::sha256_file(&path) else {
@@ -88,41 +99,77 @@ pub fn collect(output_dir: &Path, specs: &[ArtifactSpec], limits: &Limits) -> Co
             }
             None => (None, guess_media_type(&rel).to_string()),
         };
-        out.artifacts.push(ArtifactRecord { id, path: rel, media_type, size_bytes, sha256 });
+        out.artifacts.push(ArtifactRecord {
+            id,
+            path: rel,
+            media_type,
+            size_bytes,
+            sha256,
+        });
     }
     for (spec, count) in specs.iter().zip(counts) {
         let min = spec.min_count.unwrap_or(u32::from(spec.required));
-        if spec.required || spec.min_count.is_some() {
-            if count < min {
-                let problem = if count == 0 { "missing".to_string() } else { format!("{count} file(s) match, at least {min} required") };
-                out.problems.push(ArtifactProblem { id: spec.id.clone(), path: spec.path.clone(), problem });
-            }
+        if (spec.required || spec.min_count.is_some()) && count < min {
+            let problem = if count == 0 {
+                "missing".to_string()
+            } else {
+                format!("{count} file(s) match, at least {min} required")
+            };
+            out.problems.push(ArtifactProblem {
+                id: spec.id.clone(),
+                path: spec.path.clone(),
+                problem,
+            });
         }
         if let Some(max) = spec.max_count
             && count > max
         {
-            out.problems.push(ArtifactProblem { id: spec.id.clone(), path: spec.path.clone(), problem: format!("{count} files match, at most {max} allowed") });
+            out.problems.push(ArtifactProblem {
+                id: spec.id.clone(),
+                path: spec.path.clone(),
+                problem: format!("{count} files match, at most {max} allowed"),
+            });
         }
     }
     out
 }
 
 fn check_json(path: &Path, rel: &str, spec: &ArtifactSpec, out: &mut Collected) {
-    let problem = |p: String| ArtifactProblem { id: spec.id.clone(), path: rel.to_string(), problem: p };
-    let too_big = fs_err::metadata(path).map(|m| m.len() > MAX_JSON_BYTES).unwrap_or(true);
+    let problem = |p: String| ArtifactProblem {
+        id: spec.id.clone(),
+        path: rel.to_string(),
+        problem: p,
+    };
+    let too_big = fs_err::metadata(path)
+        .map(|m| m.len() > MAX_JSON_BYTES)
+        .unwrap_or(true);
     if too_big {
-        out.problems.push(problem(format!("larger than {MAX_JSON_BYTES} bytes; json_keys not checked")));
+        out.problems.push(problem(format!(
+            "larger than {MAX_JSON_BYTES} bytes; json_keys not checked"
+        )));
         return;
     }
-    let parsed: Result<Value, String> = fs_err::read(path).map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()));
+    let parsed: Result<Value, String> = fs_err::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()));
     match parsed {
         Err(e) => out.problems.push(problem(format!("not valid JSON: {e}"))),
         Ok(Value::Object(map)) => {
-            let missing: Vec<&str> = spec.json_keys.iter().filter(|k| !map.contains_key(*k)).map(String::as_str).collect();
+            let missing: Vec<&str> = spec
+                .json_keys
+                .iter()
+                .filter(|k| !map.contains_key(*k))
+                .map(String::as_str)
+                .collect();
             if !missing.is_empty() {
-                out.problems.push(problem(format!("missing keys: {}", missing.join(", "))));
+                out.problems
+                    .push(problem(format!("missing keys: {}", missing.join(", "))));
             }
-            let values = spec.json_keys.iter().filter_map(|k| map.get(k).map(|v| (k.clone(), v.clone()))).collect();
+            let values = spec
+                .json_keys
+                .iter()
+                .filter_map(|k| map.get(k).map(|v| (k.clone(), v.clone())))
+                .collect();
             out.reported.insert(spec.id.clone(), values);
         }
         Ok(_) => out.problems.push(problem("not a JSON object".into())),
@@ -133,13 +180,22 @@ fn walk(root: &Path, dir: &Path, depth: usize, files: &mut Vec<String>, skipped:
     if depth > MAX_DEPTH {
         return;
     }
-    let Ok(entries) = fs_err::read_dir(dir) else { return };
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         let rel = path
             .strip_prefix(root)
-            .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+            .map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
             .unwrap_or_default();
         if kind.is_symlink() {
             skipped.push(format!("{rel} (symbolic link, not followed)"));
@@ -154,7 +210,11 @@ fn walk(root: &Path, dir: &Path, depth: usize, files: &mut Vec<String>, skipped:
 }
 
 fn guess_media_type(rel: &str) -> &'static str {
-    let ext = rel.rsplit('.').next().unwrap_or_default().to_ascii_lowercase();
+    let ext = rel
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     match ext.as_str() {
         "json" => "application/json",
         "csv" => "text/csv",
@@ -175,7 +235,11 @@ mod tests {
         ArtifactSpec {
             id: id.into(),
             path: path.into(),
-            media_type: if path.ends_with(".json") { "application/json".into() } else { "text/csv".into() },
+            media_type: if path.ends_with(".json") {
+                "application/json".into()
+            } else {
+                "text/csv".into()
+            },
             required,
             json_keys: keys.iter().map(|s| s.to_string()).collect(),
             min_count: None,
@@ -197,10 +261,31 @@ mod tests {
             spec("predictions", "predictions.csv", true, &[]),
         ];
         let c = collect(out, &specs, &Limits::DEFAULT);
-        let paths: Vec<_> = c.artifacts.iter().map(|a| (a.path.as_str(), a.id.as_deref())).collect();
-        assert_eq!(paths, vec![("extra.txt", None), ("metrics.json", Some("metrics")), ("plots/a.csv", Some("plots"))]);
-        let problems: Vec<_> = c.problems.iter().map(|p| (p.id.as_str(), p.problem.as_str())).collect();
-        assert_eq!(problems, vec![("metrics", "missing keys: rmse"), ("predictions", "missing")]);
+        let paths: Vec<_> = c
+            .artifacts
+            .iter()
+            .map(|a| (a.path.as_str(), a.id.as_deref()))
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                ("extra.txt", None),
+                ("metrics.json", Some("metrics")),
+                ("plots/a.csv", Some("plots"))
+            ]
+        );
+        let problems: Vec<_> = c
+            .problems
+            .iter()
+            .map(|p| (p.id.as_str(), p.problem.as_str()))
+            .collect();
+        assert_eq!(
+            problems,
+            vec![
+                ("metrics", "missing keys: rmse"),
+                ("predictions", "missing")
+            ]
+        );
         assert_eq!(c.reported["metrics"]["r2"], serde_json::json!(0.5));
     }
 
@@ -210,7 +295,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         fs_err::write(outside.path().join("secret.txt"), "s").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.path().join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            dir.path().join("link.txt"),
+        )
+        .unwrap();
         let c = collect(dir.path(), &[], &Limits::DEFAULT);
         assert!(c.artifacts.is_empty());
         assert_eq!(c.skipped.len(), 1);

@@ -68,7 +68,9 @@ pub fn signal_tree(pid: u32, _signal: Signal) {
 pub fn process_alive(pid: u32) -> bool {
     use nix::sys::signal::kill;
     use nix::unistd::Pid;
-    let Ok(raw) = i32::try_from(pid) else { return false };
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
     match kill(Pid::from_raw(raw), None) {
         Ok(()) => true,
         Err(nix::errno::Errno::EPERM) => true,

@@ -42,7 +42,11 @@ impl LogCapture {
     /// Capture into `path`, keeping at most `max_bytes` in all (three quarters head, one
     /// quarter tail).
     pub fn create(path: &Path, max_bytes: u64) -> std::io::Result<LogCapture> {
-        let file = fs_err::OpenOptions::new().create(true).write(true).truncate(true).open(path)?;
+        let file = fs_err::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)?;
         let tail_cap = usize::try_from((max_bytes / 4).max(1)).unwrap_or(usize::MAX);
         Ok(LogCapture(Arc::new(Mutex::new(LogState {
             path: path.to_path_buf(),
@@ -94,10 +98,23 @@ impl LogCapture {
         s.finished = true;
         let unwritten = s.total - s.head_written;
         if unwritten > 0 {
-            let tail: Vec<u8> = s.ring.iter().copied().skip(s.ring.len().saturating_sub(usize::try_from(unwritten).unwrap_or(usize::MAX))).collect();
+            let tail: Vec<u8> = s
+                .ring
+                .iter()
+                .copied()
+                .skip(
+                    s.ring
+                        .len()
+                        .saturating_sub(usize::try_from(unwritten).unwrap_or(usize::MAX)),
+                )
+                .collect();
             let omitted = unwritten - tail.len() as u64;
             if let Some(f) = s.file.as_mut() {
-                let _ = write!(f, "\n[scimcp: {omitted} bytes omitted; the last {} bytes follow]\n", tail.len());
+                let _ = write!(
+                    f,
+                    "\n[scimcp: {omitted} bytes omitted; the last {} bytes follow]\n",
+                    tail.len()
+                );
                 let _ = f.write_all(&tail);
             }
         }
@@ -112,7 +129,11 @@ impl LogCapture {
         let s = self.0.lock().expect("log lock");
         let n = s.ring.len().min(max);
         let bytes: Vec<u8> = s.ring.iter().copied().skip(s.ring.len() - n).collect();
-        LogTail { text: String::from_utf8_lossy(&bytes).into_owned(), total_bytes: s.total, truncated: (n as u64) < s.total }
+        LogTail {
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            total_bytes: s.total,
+            truncated: (n as u64) < s.total,
+        }
     }
 }
 
@@ -125,7 +146,11 @@ pub fn file_tail(path: &Path, max: usize) -> std::io::Result<LogTail> {
     f.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes)?;
-    Ok(LogTail { text: String::from_utf8_lossy(&bytes).into_owned(), total_bytes: len, truncated: start > 0 })
+    Ok(LogTail {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        total_bytes: len,
+        truncated: start > 0,
+    })
 }
 
 #[cfg(test)]

@@ -79,11 +79,18 @@ pub struct RunSummary {
 
 /// `run-` and 16 lower-case hex digits; anything else never touches the file system.
 pub fn is_run_id(id: &str) -> bool {
-    id.strip_prefix("run-").is_some_and(|hex| hex.len() == 16 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')))
+    id.strip_prefix("run-").is_some_and(|hex| {
+        hex.len() == 16 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+    })
 }
 
 fn unknown_run(run_id: &str) -> ToolError {
-    ToolError::new(ErrorCode::UnknownRun, format!("no run '{run_id}'"), "call list_runs to see the known runs").field("run_id")
+    ToolError::new(
+        ErrorCode::UnknownRun,
+        format!("no run '{run_id}'"),
+        "call list_runs to see the known runs",
+    )
+    .field("run_id")
 }
 
 impl RunManager {
@@ -118,15 +125,21 @@ impl RunManager {
     /// Mark runs left `queued`/`running` by a server that is gone as `failed`
     /// (`interrupted`). A run whose result was already published takes that state.
     fn recover(&self) {
-        let Ok(entries) = fs_err::read_dir(&self.root) else { return };
+        let Ok(entries) = fs_err::read_dir(&self.root) else {
+            return;
+        };
         for entry in entries.flatten() {
             let run_id = entry.file_name().to_string_lossy().into_owned();
             if !is_run_id(&run_id) {
                 continue;
             }
             let dir = entry.path();
-            let Ok(mut status) = read_json::<RunStatus>(&dir.join("status.json")) else { continue };
-            if status.state.is_terminal() || (status.server_pid != self.server_pid && process_alive(status.server_pid)) {
+            let Ok(mut status) = read_json::<RunStatus>(&dir.join("status.json")) else {
+                continue;
+            };
+            if status.state.is_terminal()
+                || (status.server_pid != self.server_pid && process_alive(status.server_pid))
+            {
                 continue;
             }
             if let Ok(result) = read_json::<RunResult>(&dir.join("result.json")) {
@@ -149,25 +162,52 @@ impl RunManager {
 
     /// Live runs that are not terminal yet.
     fn pending(&self) -> usize {
-        self.live.lock().expect("runs lock").values().filter(|r| !r.status.borrow().state.is_terminal()).count()
+        self.live
+            .lock()
+            .expect("runs lock")
+            .values()
+            .filter(|r| !r.status.borrow().state.is_terminal())
+            .count()
     }
 
     /// Create the run directory, record the request, and start executing in the background.
-    pub fn start(self: &Arc<Self>, validation: &Validation, request: &serde_json::Value) -> Result<RunStatus, ToolError> {
+    pub fn start(
+        self: &Arc<Self>,
+        validation: &Validation,
+        request: &serde_json::Value,
+    ) -> Result<RunStatus, ToolError> {
         if !validation.ready {
-            let why = validation.blockers.iter().map(|b| b.message.as_str()).collect::<Vec<_>>().join("; ");
-            return Err(ToolError::new(ErrorCode::NotReady, format!("the analysis cannot start: {why}"), "resolve the blockers (get_environment shows the runtime), then start again"));
+            let why = validation
+                .blockers
+                .iter()
+                .map(|b| b.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(ToolError::new(
+                ErrorCode::NotReady,
+                format!("the analysis cannot start: {why}"),
+                "resolve the blockers (get_environment shows the runtime), then start again",
+            ));
         }
         if self.pending() >= self.limits.max_pending_runs as usize {
             return Err(ToolError::new(
                 ErrorCode::TooManyRuns,
-                format!("{} runs are already queued or running (max_pending_runs = {})", self.pending(), self.limits.max_pending_runs),
+                format!(
+                    "{} runs are already queued or running (max_pending_runs = {})",
+                    self.pending(),
+                    self.limits.max_pending_runs
+                ),
                 "wait for a run to finish (get_run_result) or cancel one (cancel_run), then start again",
             ));
         }
         let run_id = format!("run-{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
         let dir = self.dir(&run_id);
-        let internal = |e: &dyn std::fmt::Display| ToolError::internal(format!("cannot create the run directory {}: {e}", dir.display()));
+        let internal = |e: &dyn std::fmt::Display| {
+            ToolError::internal(format!(
+                "cannot create the run directory {}: {e}",
+                dir.display()
+            ))
+        };
         create_private_dir(&dir).map_err(|e| internal(&e))?;
         write_json_atomic(&dir.join("request.json"), request).map_err(|e| internal(&e))?;
         write_json_atomic(&dir.join("plan.json"), &validation.plan).map_err(|e| internal(&e))?;
@@ -197,8 +237,15 @@ impl RunManager {
         write_json_atomic(&dir.join("status.json"), &status).map_err(|e| internal(&e))?;
         let (status_tx, _) = watch::channel(status.clone());
         let (cancel_tx, _) = watch::channel(false);
-        let live = Arc::new(LiveRun { status: status_tx, cancel: cancel_tx, logs: Mutex::new(None) });
-        self.live.lock().expect("runs lock").insert(run_id.clone(), live.clone());
+        let live = Arc::new(LiveRun {
+            status: status_tx,
+            cancel: cancel_tx,
+            logs: Mutex::new(None),
+        });
+        self.live
+            .lock()
+            .expect("runs lock")
+            .insert(run_id.clone(), live.clone());
         let manager = Arc::clone(self);
         let validation = validation.clone();
         tokio::spawn(async move {
@@ -207,7 +254,12 @@ impl RunManager {
         Ok(status)
     }
 
-    fn transition(&self, dir: &Path, live: &LiveRun, update: impl FnOnce(&mut RunStatus)) -> RunStatus {
+    fn transition(
+        &self,
+        dir: &Path,
+        live: &LiveRun,
+        update: impl FnOnce(&mut RunStatus),
+    ) -> RunStatus {
         let mut status = live.status.borrow().clone();
         update(&mut status);
         if let Err(e) = write_json_atomic(&dir.join("status.json"), &status) {
@@ -225,13 +277,33 @@ impl RunManager {
         };
         let started = Instant::now();
         let Some(_permit) = permit else {
-            self.finish(&dir, &live, &v, Finish::early(RunState::Cancelled, "cancelled", "cancelled before it started"), started);
+            self.finish(
+                &dir,
+                &live,
+                &v,
+                Finish::early(
+                    RunState::Cancelled,
+                    "cancelled",
+                    "cancelled before it started",
+                ),
+                started,
+            );
             return;
         };
         let work = dir.join(&v.plan.working_dir);
         if let Err(e) = self.prepare(&work, &v) {
-            let reason = if e.code == ErrorCode::DatasetChanged { "dataset_changed" } else { "internal" };
-            self.finish(&dir, &live, &v, Finish::early(RunState::Failed, reason, &e.message), started);
+            let reason = if e.code == ErrorCode::DatasetChanged {
+                "dataset_changed"
+            } else {
+                "internal"
+            };
+            self.finish(
+                &dir,
+                &live,
+                &v,
+                Finish::early(RunState::Failed, reason, &e.message),
+                started,
+            );
             return;
         }
         let (stdout_log, stderr_log) = match (
@@ -240,18 +312,37 @@ impl RunManager {
         ) {
             (Ok(o), Ok(e)) => (o, e),
             (Err(e), _) | (_, Err(e)) => {
-                self.finish(&dir, &live, &v, Finish::early(RunState::Failed, "internal", &format!("cannot create the logs: {e}")), started);
+                self.finish(
+                    &dir,
+                    &live,
+                    &v,
+                    Finish::early(
+                        RunState::Failed,
+                        "internal",
+                        &format!("cannot create the logs: {e}"),
+                    ),
+                    started,
+                );
                 return;
             }
         };
         *live.logs.lock().expect("logs lock") = Some((stdout_log.clone(), stderr_log.clone()));
         let mut cmd = isolated_command(Path::new(&v.plan.program), &v.plan.args, &work);
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
                 let msg = format!("cannot start {}: {e}", v.plan.program);
-                self.finish(&dir, &live, &v, Finish::early(RunState::Failed, "spawn_failed", &msg), started);
+                self.finish(
+                    &dir,
+                    &live,
+                    &v,
+                    Finish::early(RunState::Failed, "spawn_failed", &msg),
+                    started,
+                );
                 return;
             }
         };
@@ -262,11 +353,24 @@ impl RunManager {
             s.pid = pid;
         });
         let pumps = [
-            tokio::spawn(stdout_log.clone().pump(child.stdout.take().expect("piped stdout"))),
-            tokio::spawn(stderr_log.clone().pump(child.stderr.take().expect("piped stderr"))),
+            tokio::spawn(
+                stdout_log
+                    .clone()
+                    .pump(child.stdout.take().expect("piped stdout")),
+            ),
+            tokio::spawn(
+                stderr_log
+                    .clone()
+                    .pump(child.stderr.take().expect("piped stderr")),
+            ),
         ];
         if let Some(mut stdin) = child.stdin.take() {
-            let answers: Vec<u8> = v.plan.stdin.iter().flat_map(|l| format!("{l}\n").into_bytes()).collect();
+            let answers: Vec<u8> = v
+                .plan
+                .stdin
+                .iter()
+                .flat_map(|l| format!("{l}\n").into_bytes())
+                .collect();
             tokio::spawn(async move {
                 // A CLI that exits without reading its answers closes the pipe: that is its business.
                 let _ = stdin.write_all(&answers).await;
@@ -288,7 +392,10 @@ impl RunManager {
         if let Some(pid) = pid {
             if !matches!(ending, Ending::Exited(_)) {
                 signal_tree(pid, Signal::Terminate);
-                if tokio::time::timeout(TERMINATE_GRACE, child.wait()).await.is_err() {
+                if tokio::time::timeout(TERMINATE_GRACE, child.wait())
+                    .await
+                    .is_err()
+                {
                     signal_tree(pid, Signal::Kill);
                 }
             }
@@ -302,11 +409,26 @@ impl RunManager {
         stdout_log.finish();
         stderr_log.finish();
         let mut finish = match ending {
-            Ending::TimedOut => Finish::early(RunState::Failed, "timeout", &format!("the run exceeded its {}s timeout and was killed", v.plan.timeout_s)),
-            Ending::Cancelled => Finish::early(RunState::Cancelled, "cancelled", "cancelled at the client's request; the process tree was ended"),
-            Ending::Exited(status) if status.success() => Finish::early(RunState::Succeeded, "", ""),
+            Ending::TimedOut => Finish::early(
+                RunState::Failed,
+                "timeout",
+                &format!(
+                    "the run exceeded its {}s timeout and was killed",
+                    v.plan.timeout_s
+                ),
+            ),
+            Ending::Cancelled => Finish::early(
+                RunState::Cancelled,
+                "cancelled",
+                "cancelled at the client's request; the process tree was ended",
+            ),
+            Ending::Exited(status) if status.success() => {
+                Finish::early(RunState::Succeeded, "", "")
+            }
             Ending::Exited(status) => {
-                let msg = format!("the scientific CLI exited with {status}; see stderr_tail or get_run_log");
+                let msg = format!(
+                    "the scientific CLI exited with {status}; see stderr_tail or get_run_log"
+                );
                 Finish::early(RunState::Failed, "exit_code", &msg)
             }
         };
@@ -324,7 +446,9 @@ impl RunManager {
     /// Copy the dataset into `work/inputs/` (checking its hash on the way) and write the
     /// plan's input files.
     fn prepare(&self, work: &Path, v: &Validation) -> Result<(), ToolError> {
-        let internal = |e: &dyn std::fmt::Display| ToolError::internal(format!("cannot prepare the run's working directory: {e}"));
+        let internal = |e: &dyn std::fmt::Display| {
+            ToolError::internal(format!("cannot prepare the run's working directory: {e}"))
+        };
         let output = work.join(&v.plan.output_dir);
         create_private_dir(&output).map_err(|e| internal(&e))?;
         let target = work.join(&v.plan.dataset.run_path);
@@ -335,7 +459,10 @@ impl RunManager {
         if copied != v.dataset.sha256 {
             return Err(ToolError::new(
                 ErrorCode::DatasetChanged,
-                format!("dataset '{}' changed after validation: sha256 was {}, now {copied}", v.dataset.reference, v.dataset.sha256),
+                format!(
+                    "dataset '{}' changed after validation: sha256 was {}, now {copied}",
+                    v.dataset.reference, v.dataset.sha256
+                ),
                 "validate the analysis again",
             ));
         }
@@ -344,19 +471,31 @@ impl RunManager {
             if let Some(parent) = path.parent() {
                 fs_err::create_dir_all(parent).map_err(|e| internal(&e))?;
             }
-            write_atomic(&path, file.content.as_bytes(), Privacy::Private).map_err(|e| internal(&e))?;
+            write_atomic(&path, file.content.as_bytes(), Privacy::Private)
+                .map_err(|e| internal(&e))?;
         }
         Ok(())
     }
 
     fn finish(&self, dir: &Path, live: &LiveRun, v: &Validation, mut f: Finish, started: Instant) {
         let output = dir.join(&v.plan.working_dir).join(&v.plan.output_dir);
-        let collected = if output.is_dir() { artifacts::collect(&output, &v.plan.artifacts, &self.limits) } else { artifacts::Collected::default() };
+        let collected = if output.is_dir() {
+            artifacts::collect(&output, &v.plan.artifacts, &self.limits)
+        } else {
+            artifacts::Collected::default()
+        };
         if f.state == RunState::Succeeded && !collected.problems.is_empty() {
-            let list: Vec<String> = collected.problems.iter().map(|p| format!("{} ({}): {}", p.id, p.path, p.problem)).collect();
+            let list: Vec<String> = collected
+                .problems
+                .iter()
+                .map(|p| format!("{} ({}): {}", p.id, p.path, p.problem))
+                .collect();
             f.state = RunState::PartialFailure;
             f.reason = "missing_artifacts".into();
-            f.message = format!("the CLI succeeded but declared artifacts are missing or invalid: {}", list.join("; "));
+            f.message = format!(
+                "the CLI succeeded but declared artifacts are missing or invalid: {}",
+                list.join("; ")
+            );
         }
         if f.state == RunState::Succeeded {
             // The copy the CLI read must still be the validated bytes when we publish.
@@ -370,7 +509,11 @@ impl RunManager {
                 }
             }
         }
-        let stderr_tail = (f.state != RunState::Succeeded).then(|| file_tail(&dir.join("stderr.log"), RESULT_STDERR_TAIL).map(|t| t.text).unwrap_or_default());
+        let stderr_tail = (f.state != RunState::Succeeded).then(|| {
+            file_tail(&dir.join("stderr.log"), RESULT_STDERR_TAIL)
+                .map(|t| t.text)
+                .unwrap_or_default()
+        });
         let status_now = live.status.borrow().clone();
         let ended_at = now();
         let reason = (!f.reason.is_empty()).then(|| f.reason.clone());
@@ -403,7 +546,10 @@ impl RunManager {
         let mut bytes = serde_json::to_vec_pretty(&result).expect("result serializes");
         bytes.push(b'\n');
         if let Err(e) = publish_once(&dir.join("result.json"), &bytes) {
-            tracing::error!(run_id = result.run_id, "cannot publish the run's result: {e}");
+            tracing::error!(
+                run_id = result.run_id,
+                "cannot publish the run's result: {e}"
+            );
         }
         self.transition(dir, live, |s| {
             s.state = f.state;
@@ -427,16 +573,23 @@ impl RunManager {
         if let Some(live) = self.live_run(run_id) {
             return Ok(live.status.borrow().clone());
         }
-        read_json::<RunStatus>(&self.dir(run_id).join("status.json")).map_err(|_| unknown_run(run_id))
+        read_json::<RunStatus>(&self.dir(run_id).join("status.json"))
+            .map_err(|_| unknown_run(run_id))
     }
 
     /// Wait up to `wait` for the run to reach a terminal state; returns the latest status.
-    pub async fn wait_terminal(&self, run_id: &str, wait: Duration) -> Result<RunStatus, ToolError> {
+    pub async fn wait_terminal(
+        &self,
+        run_id: &str,
+        wait: Duration,
+    ) -> Result<RunStatus, ToolError> {
         let status = self.status(run_id)?;
         if status.state.is_terminal() {
             return Ok(status);
         }
-        let Some(live) = self.live_run(run_id) else { return Ok(status) };
+        let Some(live) = self.live_run(run_id) else {
+            return Ok(status);
+        };
         let mut rx = live.status.subscribe();
         let _ = tokio::time::timeout(wait, rx.wait_for(|s| s.state.is_terminal())).await;
         let latest = rx.borrow().clone();
@@ -452,7 +605,9 @@ impl RunManager {
         if !path.exists() {
             return Ok(None);
         }
-        read_json(&path).map(Some).map_err(|e| ToolError::internal(format!("cannot read {}: {e}", path.display())))
+        read_json(&path)
+            .map(Some)
+            .map_err(|e| ToolError::internal(format!("cannot read {}: {e}", path.display())))
     }
 
     /// Ask a run to stop and wait (briefly) until its process tree is gone. Returns the
@@ -477,23 +632,42 @@ impl RunManager {
 
     /// Runs in the runs directory, newest first, paged.
     pub fn list(&self, offset: usize, limit: usize) -> (Vec<RunSummary>, usize) {
-        let Ok(entries) = fs_err::read_dir(&self.root) else { return (Vec::new(), 0) };
+        let Ok(entries) = fs_err::read_dir(&self.root) else {
+            return (Vec::new(), 0);
+        };
         let mut all: Vec<RunSummary> = entries
             .flatten()
             .filter(|e| is_run_id(&e.file_name().to_string_lossy()))
             .filter_map(|e| {
                 let run_id = e.file_name().to_string_lossy().into_owned();
                 let s = self.status(&run_id).ok()?;
-                Some(RunSummary { run_id: s.run_id, state: s.state, reason: s.reason, workflow: s.workflow, adapter: s.adapter, created_at: s.created_at, ended_at: s.ended_at })
+                Some(RunSummary {
+                    run_id: s.run_id,
+                    state: s.state,
+                    reason: s.reason,
+                    workflow: s.workflow,
+                    adapter: s.adapter,
+                    created_at: s.created_at,
+                    ended_at: s.ended_at,
+                })
             })
             .collect();
-        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.run_id.cmp(&b.run_id)));
+        all.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| a.run_id.cmp(&b.run_id))
+        });
         let total = all.len();
         (all.into_iter().skip(offset).take(limit).collect(), total)
     }
 
     /// The tail of a run's stdout or stderr.
-    pub fn log_tail(&self, run_id: &str, stream: LogStream, max: usize) -> Result<LogTail, ToolError> {
+    pub fn log_tail(
+        &self,
+        run_id: &str,
+        stream: LogStream,
+        max: usize,
+    ) -> Result<LogTail, ToolError> {
         self.status(run_id)?;
         if let Some(live) = self.live_run(run_id)
             && let Some((out, err)) = live.logs.lock().expect("logs lock").as_ref()
@@ -510,7 +684,11 @@ impl RunManager {
         };
         match file_tail(&self.dir(run_id).join(name), max) {
             Ok(t) => Ok(t),
-            Err(_) => Ok(LogTail { text: String::new(), total_bytes: 0, truncated: false }),
+            Err(_) => Ok(LogTail {
+                text: String::new(),
+                total_bytes: 0,
+                truncated: false,
+            }),
         }
     }
 }
@@ -526,7 +704,13 @@ struct Finish {
 
 impl Finish {
     fn early(state: RunState, reason: &str, message: &str) -> Finish {
-        Finish { state, reason: reason.into(), message: message.into(), exit_code: None, signal: None }
+        Finish {
+            state,
+            reason: reason.into(),
+            message: message.into(),
+            exit_code: None,
+            signal: None,
+        }
     }
 }
 
@@ -539,7 +723,10 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
 fn copy_hashing(from: &Path, to: &Path) -> std::io::Result<String> {
     use sha2_free::HashingWriter;
     let mut src = fs_err::File::open(from)?;
-    let mut dst = fs_err::OpenOptions::new().create_new(true).write(true).open(to)?;
+    let mut dst = fs_err::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .open(to)?;
     let mut writer = HashingWriter::new(&mut dst);
     std::io::copy(&mut src, &mut writer)?;
     let hash = writer.finish();
@@ -560,7 +747,10 @@ mod sha2_free {
 
     impl<W: Write> HashingWriter<W> {
         pub fn new(inner: W) -> Self {
-            HashingWriter { inner, buf: Vec::new() }
+            HashingWriter {
+                inner,
+                buf: Vec::new(),
+            }
         }
 
         pub fn finish(self) -> String {

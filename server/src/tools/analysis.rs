@@ -22,15 +22,35 @@ pub struct StartOutput {
     pub next_action: String,
 }
 
-pub(super) async fn validate(ctx: &ServerContext, req: AnalysisRequest) -> Result<Validation, ToolError> {
-    validate_request(&ctx.adapter, &ctx.validators, &ctx.datasets, &ctx.runtime, &req).await
+pub(super) async fn validate(
+    ctx: &ServerContext,
+    req: AnalysisRequest,
+) -> Result<Validation, ToolError> {
+    validate_request(
+        &ctx.adapter,
+        &ctx.validators,
+        &ctx.datasets,
+        &ctx.runtime,
+        &req,
+    )
+    .await
 }
 
-pub(super) async fn start(ctx: &Arc<ServerContext>, req: StartRequest) -> Result<StartOutput, ToolError> {
+pub(super) async fn start(
+    ctx: &Arc<ServerContext>,
+    req: StartRequest,
+) -> Result<StartOutput, ToolError> {
     let analysis = req.analysis();
     // Validated afresh: the dataset is re-hashed now, so bytes changed since an earlier
     // validate_analysis are caught before any process exists.
-    let validation = validate_request(&ctx.adapter, &ctx.validators, &ctx.datasets, &ctx.runtime, &analysis).await?;
+    let validation = validate_request(
+        &ctx.adapter,
+        &ctx.validators,
+        &ctx.datasets,
+        &ctx.runtime,
+        &analysis,
+    )
+    .await?;
     if let Some(given) = &req.validation_id
         && given != &validation.validation_id
     {

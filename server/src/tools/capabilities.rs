@@ -66,20 +66,38 @@ pub struct CapabilitiesOutput {
     pub builtin_dataset_prefix: String,
 }
 
-pub(super) async fn get(ctx: &ServerContext, req: CapabilitiesRequest) -> Result<CapabilitiesOutput, ToolError> {
+pub(super) async fn get(
+    ctx: &ServerContext,
+    req: CapabilitiesRequest,
+) -> Result<CapabilitiesOutput, ToolError> {
     let m = &ctx.adapter.manifest;
     let selected: Vec<_> = match &req.workflow {
         None => m.workflows.iter().collect(),
         Some(id) => vec![ctx.adapter.workflow(id).ok_or_else(|| {
-            ToolError::new(ErrorCode::UnknownWorkflow, format!("adapter '{}' has no workflow '{id}'", m.name), "pick one of the allowed workflows")
-                .field("workflow")
-                .allowed(ctx.adapter.workflow_ids())
+            ToolError::new(
+                ErrorCode::UnknownWorkflow,
+                format!("adapter '{}' has no workflow '{id}'", m.name),
+                "pick one of the allowed workflows",
+            )
+            .field("workflow")
+            .allowed(ctx.adapter.workflow_ids())
         })?],
     };
     Ok(CapabilitiesOutput {
-        server: ServerIdentity { name: scimcp_core::version::SUITE_NAME.into(), version: scimcp_core::version::SUITE_VERSION.into() },
-        adapter: AdapterInfo { name: m.name.clone(), version: m.version.clone(), summary: m.summary.clone(), sha256: ctx.adapter.sha256.clone() },
-        runtime: Readiness { ready: ctx.runtime.problem().is_none(), problem: ctx.runtime.problem().map(String::from) },
+        server: ServerIdentity {
+            name: scimcp_core::version::SUITE_NAME.into(),
+            version: scimcp_core::version::SUITE_VERSION.into(),
+        },
+        adapter: AdapterInfo {
+            name: m.name.clone(),
+            version: m.version.clone(),
+            summary: m.summary.clone(),
+            sha256: ctx.adapter.sha256.clone(),
+        },
+        runtime: Readiness {
+            ready: ctx.runtime.problem().is_none(),
+            problem: ctx.runtime.problem().map(String::from),
+        },
         limits: serde_json::to_value(m.effective_limits()).expect("limits serialize"),
         workflows: selected
             .into_iter()
@@ -88,7 +106,16 @@ pub(super) async fn get(ctx: &ServerContext, req: CapabilitiesRequest) -> Result
                 summary: w.summary.clone(),
                 parameters_schema_sha256: canonical_sha256(&w.parameters_schema),
                 parameters_schema: w.parameters_schema.clone(),
-                artifacts: w.artifacts.iter().map(|a| ArtifactInfo { id: a.id.clone(), path: a.path.clone(), media_type: a.media_type.clone(), required: a.required }).collect(),
+                artifacts: w
+                    .artifacts
+                    .iter()
+                    .map(|a| ArtifactInfo {
+                        id: a.id.clone(),
+                        path: a.path.clone(),
+                        media_type: a.media_type.clone(),
+                        required: a.required,
+                    })
+                    .collect(),
             })
             .collect(),
         builtin_dataset_prefix: crate::datasets::BUILTIN_PREFIX.into(),

@@ -26,12 +26,20 @@ pub(super) async fn list(ctx: &ServerContext) -> Result<DatasetsOutput, ToolErro
     let (datasets, notes) = ctx.datasets.list(&ctx.runtime).await;
     Ok(DatasetsOutput {
         datasets,
-        allowed_roots: ctx.datasets.roots().iter().map(|r| r.display().to_string()).collect(),
+        allowed_roots: ctx
+            .datasets
+            .roots()
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect(),
         notes,
     })
 }
 
-pub(super) async fn inspect(ctx: &ServerContext, req: InspectRequest) -> Result<Inspection, ToolError> {
+pub(super) async fn inspect(
+    ctx: &ServerContext,
+    req: InspectRequest,
+) -> Result<Inspection, ToolError> {
     let resolved = ctx.datasets.resolve(&req.dataset, &ctx.runtime).await?;
     let rows = usize::from(req.sample_rows.min(10));
     tokio::task::spawn_blocking(move || inspect_csv(resolved, rows))

@@ -42,11 +42,17 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
         .filter_map(|pin| {
             let (name, version) = pin.split_once("==")?;
             let installed = probe.versions.get(name).cloned().flatten();
-            (installed.as_deref() != Some(version)).then(|| Mismatch { name: name.into(), pinned: version.into(), installed })
+            (installed.as_deref() != Some(version)).then(|| Mismatch {
+                name: name.into(),
+                pinned: version.into(),
+                installed,
+            })
         })
         .collect();
     let interpreter_ok = match (&rt.python, semver::Version::parse(&probe.python)) {
-        (Some(req), Ok(v)) => semver::VersionReq::parse(req).map(|r| r.matches(&v)).unwrap_or(false),
+        (Some(req), Ok(v)) => semver::VersionReq::parse(req)
+            .map(|r| r.matches(&v))
+            .unwrap_or(false),
         (None, _) => true,
         _ => false,
     };

@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::envelope::{ToolError, parse_args};
 use crate::request::{
-    AnalysisRequest, CapabilitiesRequest, InspectRequest, ListRunsRequest, LogRequest,
-    NoArguments, ResultRequest, RunRef, StartRequest,
+    AnalysisRequest, CapabilitiesRequest, InspectRequest, ListRunsRequest, LogRequest, NoArguments,
+    ResultRequest, RunRef, StartRequest,
 };
 use crate::server::ServerContext;
 
@@ -42,7 +42,11 @@ pub const TOOL_NAMES: &[&str] = &[
     "get_environment",
 ];
 
-fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(name: &'static str, description: &'static str, read_only: bool) -> Tool {
+fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
+    name: &'static str,
+    description: &'static str,
+    read_only: bool,
+) -> Tool {
     Tool::new(name, description, Arc::new(serde_json::Map::new()))
         .with_input_schema::<I>()
         .with_output_schema::<O>()
@@ -83,15 +87,31 @@ pub fn catalog() -> Vec<Tool> {
             "Start an analysis in the background after validating it again (and re-checking the dataset bytes). Returns a run id at once; then call get_run_result.",
             false,
         ),
-        tool::<RunRef, StatusOutput>("get_run_status", "The state of one run (queued, running, succeeded, partial_failure, failed, cancelled) and why it ended.", true),
+        tool::<RunRef, StatusOutput>(
+            "get_run_status",
+            "The state of one run (queued, running, succeeded, partial_failure, failed, cancelled) and why it ended.",
+            true,
+        ),
         tool::<ResultRequest, ResultOutput>(
             "get_run_result",
             "Wait up to `wait_s` seconds (default 300) for a run to finish; returns its result (artifacts with SHA-256, reported metrics, problems) or a pending receipt to call again.",
             true,
         ),
-        tool::<RunRef, CancelOutput>("cancel_run", "Stop a queued or running run: its whole process tree is ended and the run reads `cancelled`.", false),
-        tool::<ListRunsRequest, RunsOutput>("list_runs", "Runs in this server's state directory, newest first, paged with offset and limit.", true),
-        tool::<LogRequest, LogOutput>("get_run_log", "The tail of a run's stdout or stderr (bounded).", true),
+        tool::<RunRef, CancelOutput>(
+            "cancel_run",
+            "Stop a queued or running run: its whole process tree is ended and the run reads `cancelled`.",
+            false,
+        ),
+        tool::<ListRunsRequest, RunsOutput>(
+            "list_runs",
+            "Runs in this server's state directory, newest first, paged with offset and limit.",
+            true,
+        ),
+        tool::<LogRequest, LogOutput>(
+            "get_run_log",
+            "The tail of a run's stdout or stderr (bounded).",
+            true,
+        ),
         tool::<NoArguments, EnvironmentOutput>(
             "get_environment",
             "The scientific runtime: interpreter and version, installed versions of the pinned requirements (with mismatches), and the adapter package's identity hash.",
@@ -102,7 +122,9 @@ pub fn catalog() -> Vec<Tool> {
 
 fn respond<T: Serialize>(result: Result<T, ToolError>) -> CallToolResult {
     match result {
-        Ok(value) => CallToolResult::structured(serde_json::to_value(value).expect("tool output serializes")),
+        Ok(value) => {
+            CallToolResult::structured(serde_json::to_value(value).expect("tool output serializes"))
+        }
         Err(e) => e.into_result(),
     }
 }
@@ -112,17 +134,45 @@ type Args = Option<serde_json::Map<String, serde_json::Value>>;
 /// Run tool `name`; `None` when no tool has that name.
 pub async fn dispatch(ctx: &Arc<ServerContext>, name: &str, args: Args) -> Option<CallToolResult> {
     let result = match name {
-        "get_capabilities" => respond(async { capabilities::get(ctx, parse_args(name, args)?).await }.await),
-        "list_datasets" => respond(async { parse_args::<NoArguments>(name, args)?; datasets::list(ctx).await }.await),
-        "inspect_dataset" => respond(async { datasets::inspect(ctx, parse_args(name, args)?).await }.await),
-        "validate_analysis" => respond(async { analysis::validate(ctx, parse_args(name, args)?).await }.await),
-        "start_analysis" => respond(async { analysis::start(ctx, parse_args(name, args)?).await }.await),
-        "get_run_status" => respond(parse_args::<RunRef>(name, args).and_then(|r| runs::status(ctx, r))),
-        "get_run_result" => respond(async { runs::result(ctx, parse_args(name, args)?).await }.await),
+        "get_capabilities" => {
+            respond(async { capabilities::get(ctx, parse_args(name, args)?).await }.await)
+        }
+        "list_datasets" => respond(
+            async {
+                parse_args::<NoArguments>(name, args)?;
+                datasets::list(ctx).await
+            }
+            .await,
+        ),
+        "inspect_dataset" => {
+            respond(async { datasets::inspect(ctx, parse_args(name, args)?).await }.await)
+        }
+        "validate_analysis" => {
+            respond(async { analysis::validate(ctx, parse_args(name, args)?).await }.await)
+        }
+        "start_analysis" => {
+            respond(async { analysis::start(ctx, parse_args(name, args)?).await }.await)
+        }
+        "get_run_status" => {
+            respond(parse_args::<RunRef>(name, args).and_then(|r| runs::status(ctx, r)))
+        }
+        "get_run_result" => {
+            respond(async { runs::result(ctx, parse_args(name, args)?).await }.await)
+        }
         "cancel_run" => respond(async { runs::cancel(ctx, parse_args(name, args)?).await }.await),
-        "list_runs" => respond(parse_args::<ListRunsRequest>(name, args).map(|r| runs::list(ctx, r))),
-        "get_run_log" => respond(parse_args::<LogRequest>(name, args).and_then(|r| runs::log(ctx, r))),
-        "get_environment" => respond(async { parse_args::<NoArguments>(name, args)?; environment::get(ctx).await }.await),
+        "list_runs" => {
+            respond(parse_args::<ListRunsRequest>(name, args).map(|r| runs::list(ctx, r)))
+        }
+        "get_run_log" => {
+            respond(parse_args::<LogRequest>(name, args).and_then(|r| runs::log(ctx, r)))
+        }
+        "get_environment" => respond(
+            async {
+                parse_args::<NoArguments>(name, args)?;
+                environment::get(ctx).await
+            }
+            .await,
+        ),
         _ => return None,
     };
     Some(result)

@@ -68,7 +68,10 @@ pub(super) fn status(ctx: &ServerContext, req: RunRef) -> Result<RunStatus, Tool
     ctx.runs.status(&req.run_id)
 }
 
-pub(super) async fn result(ctx: &ServerContext, req: ResultRequest) -> Result<ResultOutput, ToolError> {
+pub(super) async fn result(
+    ctx: &ServerContext,
+    req: ResultRequest,
+) -> Result<ResultOutput, ToolError> {
     let started = Instant::now();
     let wait = Duration::from_secs(u64::from(req.wait_s.min(300)));
     let status = ctx.runs.wait_terminal(&req.run_id, wait).await?;
@@ -81,15 +84,24 @@ pub(super) async fn result(ctx: &ServerContext, req: ResultRequest) -> Result<Re
             waited_s,
             result: None,
             status: Some(status.clone()),
-            next_action: format!("the run is still {:?}; call get_run_result again (or cancel_run)", status.state).to_lowercase(),
+            next_action: format!(
+                "the run is still {:?}; call get_run_result again (or cancel_run)",
+                status.state
+            )
+            .to_lowercase(),
         });
     }
     let result = ctx.runs.result(&req.run_id)?;
     let next_action = match status.state {
-        RunState::Succeeded => "summarize the reported metrics and artifacts for the scientist".to_string(),
-        RunState::PartialFailure => "tell the scientist which declared artifacts are missing (see problems)".to_string(),
+        RunState::Succeeded => {
+            "summarize the reported metrics and artifacts for the scientist".to_string()
+        }
+        RunState::PartialFailure => {
+            "tell the scientist which declared artifacts are missing (see problems)".to_string()
+        }
         RunState::Cancelled => "the run was cancelled; start a new analysis if needed".to_string(),
-        _ => "explain the failure from message and stderr_tail; fix the request and validate again".to_string(),
+        _ => "explain the failure from message and stderr_tail; fix the request and validate again"
+            .to_string(),
     };
     Ok(ResultOutput {
         run_id: status.run_id.clone(),
@@ -107,9 +119,18 @@ pub(super) async fn cancel(ctx: &ServerContext, req: RunRef) -> Result<CancelOut
     let message = if changed {
         format!("run {} is now {:?}", status.run_id, status.state).to_lowercase()
     } else {
-        format!("run {} had already ended ({:?}); nothing to cancel", status.run_id, status.state).to_lowercase()
+        format!(
+            "run {} had already ended ({:?}); nothing to cancel",
+            status.run_id, status.state
+        )
+        .to_lowercase()
     };
-    Ok(CancelOutput { run_id: status.run_id, state: status.state, changed, message })
+    Ok(CancelOutput {
+        run_id: status.run_id,
+        state: status.state,
+        changed,
+        message,
+    })
 }
 
 pub(super) fn list(ctx: &ServerContext, req: ListRunsRequest) -> RunsOutput {
@@ -117,11 +138,23 @@ pub(super) fn list(ctx: &ServerContext, req: ListRunsRequest) -> RunsOutput {
     let limit = req.limit.clamp(1, 100) as usize;
     let (runs, total) = ctx.runs.list(offset, limit);
     let next = offset + runs.len();
-    RunsOutput { runs, total, offset, limit, next_offset: (next < total).then_some(next) }
+    RunsOutput {
+        runs,
+        total,
+        offset,
+        limit,
+        next_offset: (next < total).then_some(next),
+    }
 }
 
 pub(super) fn log(ctx: &ServerContext, req: LogRequest) -> Result<LogOutput, ToolError> {
     let max = req.max_bytes.clamp(1, 65536) as usize;
     let tail = ctx.runs.log_tail(&req.run_id, req.stream, max)?;
-    Ok(LogOutput { run_id: req.run_id, stream: req.stream, text: tail.text, total_bytes: tail.total_bytes, truncated: tail.truncated })
+    Ok(LogOutput {
+        run_id: req.run_id,
+        stream: req.stream,
+        text: tail.text,
+        total_bytes: tail.total_bytes,
+        truncated: tail.truncated,
+    })
 }

@@ -62,8 +62,14 @@ fn good_manifest_loads_with_stable_hash() {
     let a = load_file(&path).unwrap();
     assert_eq!(a.manifest.name, "demo");
     assert_eq!(a.manifest.effective_limits().run_timeout_s, 60);
-    assert_eq!(a.manifest.effective_limits().max_artifacts, Limits::DEFAULT.max_artifacts);
-    assert_eq!(a.workflow("fit").unwrap().parameters_schema["required"][0], "target");
+    assert_eq!(
+        a.manifest.effective_limits().max_artifacts,
+        Limits::DEFAULT.max_artifacts
+    );
+    assert_eq!(
+        a.workflow("fit").unwrap().parameters_schema["required"][0],
+        "target"
+    );
     // Reformatting the TOML does not change the canonical form or hash.
     let reformatted = GOOD.replace("id = \"fit\"", "id    =    \"fit\"   # same");
     let path2 = write_adapter(&dir.path().join("copy"), &reformatted, SCHEMA);
@@ -71,7 +77,11 @@ fn good_manifest_loads_with_stable_hash() {
     assert_eq!(a.sha256, b.sha256);
     assert_eq!(a.canonical_json, b.canonical_json);
     // A schema change does change it.
-    let path3 = write_adapter(&dir.path().join("other"), GOOD, &SCHEMA.replace("\"default\": 0", "\"default\": 1"));
+    let path3 = write_adapter(
+        &dir.path().join("other"),
+        GOOD,
+        &SCHEMA.replace("\"default\": 0", "\"default\": 1"),
+    );
     assert_ne!(load_file(&path3).unwrap().sha256, a.sha256);
 }
 
@@ -81,7 +91,10 @@ fn unknown_key_is_placed_by_line_and_field() {
     let errs = errors_of(&bad, SCHEMA);
     let e = errs.first();
     assert!(e.message.contains("unknown field `colour`"), "{e}");
-    assert_eq!(e.line, Some(bad.lines().position(|l| l.starts_with("colour")).unwrap() + 1));
+    assert_eq!(
+        e.line,
+        Some(bad.lines().position(|l| l.starts_with("colour")).unwrap() + 1)
+    );
     assert!(e.field.starts_with("workflow"), "{e}");
 }
 
@@ -91,7 +104,15 @@ fn wrong_type_names_field() {
     let errs = errors_of(&bad, SCHEMA);
     let e = errs.first();
     assert_eq!(e.field, "limits.run_timeout_s");
-    assert_eq!(e.line, Some(bad.lines().position(|l| l.starts_with("run_timeout_s")).unwrap() + 1));
+    assert_eq!(
+        e.line,
+        Some(
+            bad.lines()
+                .position(|l| l.starts_with("run_timeout_s"))
+                .unwrap()
+                + 1
+        )
+    );
 }
 
 #[test]
@@ -111,19 +132,38 @@ fn semantic_errors_are_all_reported_with_lines() {
         .replace("flag = \"-v\"", "flag = \"v\"");
     let errs = errors_of(&bad, SCHEMA);
     let text = errs.to_string();
-    assert!(text.contains("workflow[0].argv[4]: placeholder {seed} names no required parameter"), "{text}");
-    assert!(text.contains("limits.run_timeout_s: run_timeout_s = 999999 exceeds the suite ceiling"), "{text}");
-    assert!(text.contains("runtime.requirements[0]: 'numpy>=2' is not an exact pin"), "{text}");
+    assert!(
+        text.contains("workflow[0].argv[4]: placeholder {seed} names no required parameter"),
+        "{text}"
+    );
+    assert!(
+        text.contains("limits.run_timeout_s: run_timeout_s = 999999 exceeds the suite ceiling"),
+        "{text}"
+    );
+    assert!(
+        text.contains("runtime.requirements[0]: 'numpy>=2' is not an exact pin"),
+        "{text}"
+    );
     assert!(text.contains("workflow[0].options[1].flag"), "{text}");
     let argv_line = bad.lines().position(|l| l.starts_with("argv")).unwrap() + 1;
-    let argv_err = errs.0.iter().find(|e| e.field == "workflow[0].argv[4]").unwrap();
+    let argv_err = errs
+        .0
+        .iter()
+        .find(|e| e.field == "workflow[0].argv[4]")
+        .unwrap();
     assert_eq!(argv_err.line, Some(argv_line));
     assert!(argv_err.column.unwrap() > 1);
 }
 
 #[test]
 fn loose_schema_is_refused() {
-    let errs = errors_of(GOOD, &SCHEMA.replace("\"additionalProperties\": false", "\"additionalProperties\": true"));
+    let errs = errors_of(
+        GOOD,
+        &SCHEMA.replace(
+            "\"additionalProperties\": false",
+            "\"additionalProperties\": true",
+        ),
+    );
     assert!(errs.to_string().contains("must be strict"), "{errs}");
     assert!(errs.first().file.ends_with("schemas/fit.json"));
 }
@@ -132,19 +172,32 @@ fn loose_schema_is_refused() {
 fn missing_schema_file_is_named() {
     let bad = GOOD.replace("schemas/fit.json", "schemas/nope.json");
     let errs = errors_of(&bad, SCHEMA);
-    assert!(errs.to_string().contains("cannot read the parameter schema"), "{errs}");
+    assert!(
+        errs.to_string()
+            .contains("cannot read the parameter schema"),
+        "{errs}"
+    );
     assert_eq!(errs.first().field, "workflow[0].parameters");
 }
 
 #[test]
 fn switch_needs_boolean_and_escape_is_refused() {
     let bad = GOOD
-        .replace("format = \"switch\"", "format = \"switch\" }, { param = \"target\", flag = \"--t\", format = \"switch\"")
+        .replace(
+            "format = \"switch\"",
+            "format = \"switch\" }, { param = \"target\", flag = \"--t\", format = \"switch\"",
+        )
         .replace("path = \"metrics.json\"", "path = \"../metrics.json\"");
     let errs = errors_of(&bad, SCHEMA);
     let text = errs.to_string();
-    assert!(text.contains("a switch needs a boolean parameter"), "{text}");
-    assert!(text.contains("must be a relative path inside the output directory"), "{text}");
+    assert!(
+        text.contains("a switch needs a boolean parameter"),
+        "{text}"
+    );
+    assert!(
+        text.contains("must be a relative path inside the output directory"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -156,7 +209,9 @@ fn unknown_adapter_name_lists_known() {
 #[test]
 fn embedded_adapters_load() {
     for name in embedded_names() {
-        let adapter = load_embedded(name).unwrap().unwrap_or_else(|e| panic!("{e}"));
+        let adapter = load_embedded(name)
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(adapter.manifest.name, name);
         assert_eq!(adapter.sha256.len(), 64);
     }
