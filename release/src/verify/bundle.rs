@@ -394,21 +394,14 @@ fn tlog_entry(version: BundleVersion, e: &TlogEntryJson) -> Result<TlogEntry, Ve
                 "a v0.1 bundle's log entry must carry an inclusion promise (SET)".into(),
             ));
         }
-        BundleVersion::V0_2 | BundleVersion::V0_3 => match &inclusion_proof {
-            None => {
-                return Err(VerifyError::InclusionProof(
-                    "the log entry has no inclusion proof, which v0.2+ bundles require \
-                     (verification is offline: the log is never queried)"
-                        .into(),
-                ));
-            }
-            Some(p) if p.checkpoint.is_none() => {
-                return Err(VerifyError::Checkpoint(
-                    "the inclusion proof has no checkpoint".into(),
-                ));
-            }
-            Some(_) => {}
-        },
+        BundleVersion::V0_2 | BundleVersion::V0_3 if inclusion_proof.is_none() => {
+            return Err(VerifyError::InclusionProof(
+                "the log entry has no inclusion proof, which v0.2+ bundles require \
+                 (verification is offline: the log is never queried)"
+                    .into(),
+            ));
+        }
+        BundleVersion::V0_2 | BundleVersion::V0_3 => {}
         BundleVersion::V0_1 => {}
     }
     Ok(TlogEntry {

@@ -113,14 +113,7 @@ impl PublicKey {
 
     /// Read a PEM `PUBLIC KEY` (SubjectPublicKeyInfo), as written by `keygen` or cosign.
     pub fn from_pem(pem: &str) -> Result<Self, KeyError> {
-        let (label, der) = pem_rfc7468::decode_vec(pem.trim().as_bytes())
-            .map_err(|e| KeyError::Pem(e.to_string()))?;
-        if label != "PUBLIC KEY" {
-            return Err(KeyError::Pem(format!(
-                "expected a `PUBLIC KEY` block, found `{label}`"
-            )));
-        }
-        Self::from_spki_der(&der)
+        Self::from_spki_der(&spki_der_from_pem(pem)?)
     }
 
     pub(crate) fn from_spki(spki: &SubjectPublicKeyInfoOwned) -> Result<Self, KeyError> {
@@ -268,8 +261,7 @@ impl PublicKey {
 
 /// The DER SubjectPublicKeyInfo of a PEM `PUBLIC KEY`, for comparing with log entries.
 pub(crate) fn spki_der_from_pem(pem: &str) -> Result<Vec<u8>, KeyError> {
-    let (label, der) = pem_rfc7468::decode_vec(pem.trim().as_bytes())
-        .map_err(|e| KeyError::Pem(e.to_string()))?;
+    let (label, der) = super::encoding::pem_decode(pem).map_err(KeyError::Pem)?;
     if label != "PUBLIC KEY" {
         return Err(KeyError::Pem(format!(
             "expected a `PUBLIC KEY` block, found `{label}`"

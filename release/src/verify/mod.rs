@@ -184,7 +184,7 @@ pub fn verify_bundle(
         is_certificate: leaf.is_some(),
     };
     for entry in &bundle.tlog_entries {
-        if let Some(t) = tlog::verify_entry(entry, &expected, root, &tsa_times)? {
+        if let Some(t) = tlog::verify_entry(entry, &expected, root, bundle.version, &tsa_times)? {
             signing_times.push((TimeSource::SignedEntryTimestamp, t));
         }
     }

@@ -9,10 +9,10 @@ use jiff::Timestamp;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::bundle::{Content, TlogEntry};
+use super::bundle::{BundleVersion, Content, TlogEntry};
 use super::checkpoint::Checkpoint;
 use super::dsse;
-use super::encoding::b64;
+use super::encoding::{b64, pem_decode};
 use super::error::VerifyError;
 use super::trust_root::TrustedRoot;
 use super::{merkle, set};
@@ -43,9 +43,10 @@ fn field_b64(v: &Value, pointer: &str) -> Result<Vec<u8>, VerifyError> {
 /// The DER inside base64-encoded PEM, as Rekor v1 stores keys and certificates.
 fn pem_field(v: &Value, pointer: &str) -> Result<Vec<u8>, VerifyError> {
     let pem = field_b64(v, pointer)?;
-    pem_rfc7468::decode_vec(pem.trim_ascii())
+    let pem = String::from_utf8(pem).map_err(|_| body_error(format!("{pointer}: not PEM text")))?;
+    pem_decode(&pem)
         .map(|(_, der)| der)
-        .map_err(|e| body_error(format!("{pointer}: invalid PEM: {e}")))
+        .map_err(|e| body_error(format!("{pointer}: {e}")))
 }
 
 fn check_verifier(found: &[u8], expected: &Expected<'_>) -> Result<(), VerifyError> {
@@ -236,6 +237,7 @@ pub(crate) fn verify_entry(
     entry: &TlogEntry,
     expected: &Expected<'_>,
     root: &TrustedRoot,
+    version: BundleVersion,
     tsa_times: &[Timestamp],
 ) -> Result<Option<Timestamp>, VerifyError> {
     let log = root.tlog(&entry.log_id).ok_or_else(|| VerifyError::UnknownLog {
@@ -276,7 +278,18 @@ pub(crate) fn verify_entry(
                 hex::encode(&proof.root_hash)
             )));
         }
-        if let Some(envelope) = &proof.checkpoint {
+        // A proof only binds the entry to a tree the log signed through its checkpoint.
+        // v0.1 bundles may lack it (their SET is the log's promise); later ones may not.
+        let envelope = match (&proof.checkpoint, version) {
+            (Some(envelope), _) => Some(envelope),
+            (None, BundleVersion::V0_1) => None,
+            (None, _) => {
+                return Err(VerifyError::Checkpoint(
+                    "the inclusion proof has no checkpoint, which v0.2+ bundles require".into(),
+                ));
+            }
+        };
+        if let Some(envelope) = envelope {
             let checkpoint = Checkpoint::parse(envelope)?;
             checkpoint.verify(log)?;
             if checkpoint.tree_size != proof.tree_size
