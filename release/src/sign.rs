@@ -73,7 +73,8 @@ pub fn sign_bundle(key: &SigningKey, artifact: &[u8]) -> Result<String, SignErro
             "signature": Base64::encode_string(signature.as_bytes()),
         },
     });
-    let mut json = serde_json::to_string_pretty(&bundle).map_err(|e| SignError::Encode(e.to_string()))?;
+    let mut json =
+        serde_json::to_string_pretty(&bundle).map_err(|e| SignError::Encode(e.to_string()))?;
     json.push('\n');
     Ok(json)
 }
@@ -81,7 +82,9 @@ pub fn sign_bundle(key: &SigningKey, artifact: &[u8]) -> Result<String, SignErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::{ArtifactInput, Policy, TrustedKey, TrustedRoot, VerifyError, verify_bundle};
+    use crate::verify::{
+        ArtifactInput, Policy, TrustedKey, TrustedRoot, VerifyError, verify_bundle,
+    };
 
     #[test]
     fn pem_round_trip_and_sign_verify() {
@@ -91,10 +94,23 @@ mod tests {
         let bundle = sign_bundle(&reloaded, b"artifact").unwrap();
         let root = TrustedRoot::production().unwrap();
         let policy = Policy::Key(trusted);
-        verify_bundle(ArtifactInput::Bytes(b"artifact"), bundle.as_bytes(), &policy, &root)
-            .unwrap();
-        let err = verify_bundle(ArtifactInput::Bytes(b"artifacT"), bundle.as_bytes(), &policy, &root)
-            .unwrap_err();
-        assert!(matches!(err, VerifyError::MessageDigestMismatch { .. }), "{err}");
+        verify_bundle(
+            ArtifactInput::Bytes(b"artifact"),
+            bundle.as_bytes(),
+            &policy,
+            &root,
+        )
+        .unwrap();
+        let err = verify_bundle(
+            ArtifactInput::Bytes(b"artifacT"),
+            bundle.as_bytes(),
+            &policy,
+            &root,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, VerifyError::MessageDigestMismatch { .. }),
+            "{err}"
+        );
     }
 }

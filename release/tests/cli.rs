@@ -46,7 +46,11 @@ fn key_pair_round_trip() {
     // keygen never replaces a key.
     let again = run(args!["keygen", "--out", keys]);
     assert_eq!(again.status.code(), Some(1));
-    assert!(stderr(&again).contains("already exists"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
 
     let a = dir.join("release 1.zip");
     let b = dir.join("notes.txt");
@@ -57,9 +61,15 @@ fn key_pair_round_trip() {
     let bundle_a = dir.join("release 1.zip.sigstore.json");
     let json: serde_json::Value =
         serde_json::from_slice(&fs_err::read(&bundle_a).unwrap()).unwrap();
-    assert_eq!(json["mediaType"], "application/vnd.dev.sigstore.bundle.v0.3+json");
+    assert_eq!(
+        json["mediaType"],
+        "application/vnd.dev.sigstore.bundle.v0.3+json"
+    );
     assert!(json["verificationMaterial"]["publicKey"]["hint"].is_string());
-    assert_eq!(json["verificationMaterial"]["tlogEntries"], serde_json::json!([]));
+    assert_eq!(
+        json["verificationMaterial"]["tlogEntries"],
+        serde_json::json!([])
+    );
 
     let out = run(args!["verify", "--key", public, a, b]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -77,9 +87,18 @@ fn key_pair_round_trip() {
     // Another key does not verify the untouched file.
     let other = dir.join("other");
     assert!(run(args!["keygen", "--out", other]).status.success());
-    let out = run(args!["verify", "--key", other.join("scimcp-release.pub"), b]);
+    let out = run(args![
+        "verify",
+        "--key",
+        other.join("scimcp-release.pub"),
+        b
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("artifact signature"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("artifact signature"),
+        "{}",
+        stderr(&out)
+    );
 
     // A key-pair bundle is not a keyless one.
     let out = run(args![
@@ -91,7 +110,11 @@ fn key_pair_round_trip() {
         b
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("verification material"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("verification material"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -132,6 +155,10 @@ fn unfinished_subcommands_say_so() {
     for args in [&["bundle"][..], &["preflight"], &["sign", "x"]] {
         let out = run(&args.iter().map(std::ffi::OsStr::new).collect::<Vec<_>>());
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&out).contains("not implemented yet"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("not implemented yet"),
+            "{}",
+            stderr(&out)
+        );
     }
 }

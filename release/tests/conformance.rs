@@ -76,7 +76,11 @@ fn run_case(case: &Path) -> Result<(), String> {
 #[test]
 fn every_conformance_vector() {
     let cases = cases();
-    assert!(cases.len() >= 70, "expected the full vector set, found {}", cases.len());
+    assert!(
+        cases.len() >= 70,
+        "expected the full vector set, found {}",
+        cases.len()
+    );
     let mut wrong = Vec::new();
     let mut known_still_wrong = 0;
     for case in &cases {
@@ -107,61 +111,176 @@ fn every_conformance_vector() {
 #[test]
 fn failing_vectors_are_refused_by_the_right_check() {
     let expect: &[(&str, &str)] = &[
-        ("bundle-empty-certificate-chain_fail", "bundle format: the certificate chain is empty"),
+        (
+            "bundle-empty-certificate-chain_fail",
+            "bundle format: the certificate chain is empty",
+        ),
         ("bundle-from-wrong-instance_fail", "certificate chain:"),
-        ("bundle-invalid-base64-signature_fail", "bundle format: message signature"),
-        ("bundle-malformed-json_fail", "bundle format: not a Sigstore bundle"),
-        ("bundle-negative-log-index_fail", "log entry index is negative"),
+        (
+            "bundle-invalid-base64-signature_fail",
+            "bundle format: message signature",
+        ),
+        (
+            "bundle-malformed-json_fail",
+            "bundle format: not a Sigstore bundle",
+        ),
+        (
+            "bundle-negative-log-index_fail",
+            "log entry index is negative",
+        ),
         ("bundle-unknown-version_fail", "bundle media type:"),
         ("bundle-with-root-cert_fail", "carries a root certificate"),
-        ("checkpoint-bad-keyhint_fail", "checkpoint: no signature line"),
-        ("checkpoint-wrong-roothash_fail", "checkpoint: the signed checkpoint is for tree size"),
-        ("dsse-invalid-sig_fail", "artifact signature: the DSSE envelope signature"),
-        ("dsse-mismatch-envelope_fail", "transparency log entry: the entry records payload"),
-        ("dsse-mismatch-sig_fail", "transparency log entry: the entry records another signature"),
-        ("inclusion-proof-corrupted-hash_fail", "inclusion proof: the proof leads to root"),
-        ("incorrect-public-key_fail", "transparency log entry: the entry records another certificate"),
+        (
+            "checkpoint-bad-keyhint_fail",
+            "checkpoint: no signature line",
+        ),
+        (
+            "checkpoint-wrong-roothash_fail",
+            "checkpoint: the signed checkpoint is for tree size",
+        ),
+        (
+            "dsse-invalid-sig_fail",
+            "artifact signature: the DSSE envelope signature",
+        ),
+        (
+            "dsse-mismatch-envelope_fail",
+            "transparency log entry: the entry records payload",
+        ),
+        (
+            "dsse-mismatch-sig_fail",
+            "transparency log entry: the entry records another signature",
+        ),
+        (
+            "inclusion-proof-corrupted-hash_fail",
+            "inclusion proof: the proof leads to root",
+        ),
+        (
+            "incorrect-public-key_fail",
+            "transparency log entry: the entry records another certificate",
+        ),
         ("integrated-time-in-future_fail", "certificate validity:"),
         ("intoto-expired-certificate_fail", "certificate chain:"),
         ("intoto-log-entry-mismatch_fail", "transparency log entry:"),
-        ("intoto-missing-inclusion-proof_fail", "inclusion proof: the log entry has no inclusion proof"),
-        ("intoto-set-outside-signing-cert-validity_fail", "signed entry timestamp says"),
-        ("intoto-tsa-timestamp-outside-cert-validity_fail", "RFC 3161 timestamp says"),
-        ("invalid-checkpoint-signature_fail", "checkpoint: the signature from rekor.sigstore.dev does not verify"),
+        (
+            "intoto-missing-inclusion-proof_fail",
+            "inclusion proof: the log entry has no inclusion proof",
+        ),
+        (
+            "intoto-set-outside-signing-cert-validity_fail",
+            "signed entry timestamp says",
+        ),
+        (
+            "intoto-tsa-timestamp-outside-cert-validity_fail",
+            "RFC 3161 timestamp says",
+        ),
+        (
+            "invalid-checkpoint-signature_fail",
+            "checkpoint: the signature from rekor.sigstore.dev does not verify",
+        ),
         ("invalid-ct-key_fail", "certificate transparency (SCT):"),
-        ("invalid-inclusion-proof_fail", "inclusion proof: the proof leads to root"),
+        (
+            "invalid-inclusion-proof_fail",
+            "inclusion proof: the proof leads to root",
+        ),
         ("managed-key-no-key_fail", "verification material:"),
         ("managed-key-wrong-key_fail", "key: not a PEM public key"),
         ("message-digest-mismatch_fail", "message digest:"),
-        ("rekor2-checkpoint-missing-log-signature_fail", "checkpoint:"),
+        (
+            "rekor2-checkpoint-missing-log-signature_fail",
+            "checkpoint:",
+        ),
         ("rekor2-checkpoint-missing-origin_fail", "checkpoint:"),
-        ("rekor2-checkpoint-missing-root-hash_fail", "checkpoint: no root hash line"),
-        ("rekor2-checkpoint-missing-size_fail", "checkpoint: the tree size line"),
-        ("rekor2-checkpoint-no-matching-signature_fail", "checkpoint: origin"),
-        ("rekor2-dsse-invalid-sig_fail", "artifact signature: the DSSE envelope signature"),
-        ("rekor2-dsse-mismatch-envelope_fail", "transparency log entry: the entry records another digest"),
-        ("rekor2-dsse-mismatch-sig_fail", "transparency log entry: the entry records another signature"),
-        ("rekor2-no-inclusion-proof_fail", "inclusion proof: the log entry has no inclusion proof"),
-        ("rekor2-no-timestamp_fail", "signing time: the bundle has no verified signing time"),
-        ("rekor2-timestamp-outside-trust-root-tsa-validity_fail", "RFC 3161 timestamp: https://timestamp.sigstage.dev/api/v1/timestamp: the trusted root trusts"),
-        ("rekor2-timestamp-outside-tsa-cert-validity_fail", "RFC 3161 timestamp: https://localhost:3000/api/v1/timestamp: the TSA certificate is valid"),
-        ("rekor2-timestamp-payload-mismatch_fail", "RFC 3161 timestamp: the message imprint"),
-        ("rekor2-timestamp-untrusted-tsa-with-embedded-cert_fail", "not in the trusted root"),
-        ("rekor2-timestamp-untrusted-tsa-without-embedded-cert_fail", "not in the trusted root"),
-        ("rekor2-timestamp-with-incorrect-time_fail", "RFC 3161 timestamp says"),
-        ("set-invalid-signature_fail", "signed entry timestamp (SET):"),
-        ("signature-mismatch_fail", "artifact signature: the signature does not verify"),
-        ("trust-root-tlog-missing-validity-start_fail", "validity window has no start"),
-        ("wrong-hashedrekord-artifact_fail", "transparency log entry: the entry records artifact sha256"),
-        ("wrong-hashedrekord-cert-and-sig_fail", "transparency log entry: the entry records another signature"),
-        ("wrong-hashedrekord-entry_fail", "transparency log entry: the entry records artifact sha256"),
+        (
+            "rekor2-checkpoint-missing-root-hash_fail",
+            "checkpoint: no root hash line",
+        ),
+        (
+            "rekor2-checkpoint-missing-size_fail",
+            "checkpoint: the tree size line",
+        ),
+        (
+            "rekor2-checkpoint-no-matching-signature_fail",
+            "checkpoint: origin",
+        ),
+        (
+            "rekor2-dsse-invalid-sig_fail",
+            "artifact signature: the DSSE envelope signature",
+        ),
+        (
+            "rekor2-dsse-mismatch-envelope_fail",
+            "transparency log entry: the entry records another digest",
+        ),
+        (
+            "rekor2-dsse-mismatch-sig_fail",
+            "transparency log entry: the entry records another signature",
+        ),
+        (
+            "rekor2-no-inclusion-proof_fail",
+            "inclusion proof: the log entry has no inclusion proof",
+        ),
+        (
+            "rekor2-no-timestamp_fail",
+            "signing time: the bundle has no verified signing time",
+        ),
+        (
+            "rekor2-timestamp-outside-trust-root-tsa-validity_fail",
+            "RFC 3161 timestamp: https://timestamp.sigstage.dev/api/v1/timestamp: the trusted root trusts",
+        ),
+        (
+            "rekor2-timestamp-outside-tsa-cert-validity_fail",
+            "RFC 3161 timestamp: https://localhost:3000/api/v1/timestamp: the TSA certificate is valid",
+        ),
+        (
+            "rekor2-timestamp-payload-mismatch_fail",
+            "RFC 3161 timestamp: the message imprint",
+        ),
+        (
+            "rekor2-timestamp-untrusted-tsa-with-embedded-cert_fail",
+            "not in the trusted root",
+        ),
+        (
+            "rekor2-timestamp-untrusted-tsa-without-embedded-cert_fail",
+            "not in the trusted root",
+        ),
+        (
+            "rekor2-timestamp-with-incorrect-time_fail",
+            "RFC 3161 timestamp says",
+        ),
+        (
+            "set-invalid-signature_fail",
+            "signed entry timestamp (SET):",
+        ),
+        (
+            "signature-mismatch_fail",
+            "artifact signature: the signature does not verify",
+        ),
+        (
+            "trust-root-tlog-missing-validity-start_fail",
+            "validity window has no start",
+        ),
+        (
+            "wrong-hashedrekord-artifact_fail",
+            "transparency log entry: the entry records artifact sha256",
+        ),
+        (
+            "wrong-hashedrekord-cert-and-sig_fail",
+            "transparency log entry: the entry records another signature",
+        ),
+        (
+            "wrong-hashedrekord-entry_fail",
+            "transparency log entry: the entry records artifact sha256",
+        ),
         ("wrong-material_fail", "message digest:"),
     ];
     let failing = cases()
         .iter()
         .filter(|c| c.file_name().unwrap().to_string_lossy().ends_with("_fail"))
         .count();
-    assert_eq!(expect.len(), failing, "every _fail vector needs an expected reason here");
+    assert_eq!(
+        expect.len(),
+        failing,
+        "every _fail vector needs an expected reason here"
+    );
     let mut wrong = Vec::new();
     for (name, needle) in expect {
         match run_case(&data_dir().join(name)) {
@@ -199,7 +318,11 @@ fn conformance_cli(case: &str, artifact: &str) -> std::process::Output {
 fn binary_follows_the_conformance_protocol() {
     let a_txt = data_dir().join("a.txt");
     let a_txt = a_txt.to_str().unwrap();
-    for case in ["happy-path-v0.3", "rekor2-happy-path", "managed-key-happy-path"] {
+    for case in [
+        "happy-path-v0.3",
+        "rekor2-happy-path",
+        "managed-key-happy-path",
+    ] {
         let out = conformance_cli(case, a_txt);
         assert!(
             out.status.success(),
@@ -208,9 +331,15 @@ fn binary_follows_the_conformance_protocol() {
         );
     }
     // The digest form of FILE_OR_DIGEST.
-    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(fs_err::read(a_txt).unwrap()));
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+        fs_err::read(a_txt).unwrap(),
+    ));
     let out = conformance_cli("happy-path-v0.2", &format!("sha256:{digest}"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     for case in ["set-invalid-signature_fail", "rekor2-no-timestamp_fail"] {
         let out = conformance_cli(case, a_txt);

@@ -41,7 +41,12 @@ fn identity() -> Policy {
     }
 }
 
-fn check(case: &str, artifact: &[u8], bundle: &Value, policy: &Policy) -> Result<Verified, VerifyError> {
+fn check(
+    case: &str,
+    artifact: &[u8],
+    bundle: &Value,
+    policy: &Policy,
+) -> Result<Verified, VerifyError> {
     verify_bundle(
         ArtifactInput::Bytes(artifact),
         &serde_json::to_vec(bundle).unwrap(),
@@ -52,7 +57,9 @@ fn check(case: &str, artifact: &[u8], bundle: &Value, policy: &Policy) -> Result
 
 /// Decode the base64 string at `pointer`, let `f` change the bytes, and store them back.
 fn edit_b64(bundle: &mut Value, pointer: &str, f: impl FnOnce(&mut Vec<u8>)) {
-    let slot = bundle.pointer_mut(pointer).unwrap_or_else(|| panic!("no {pointer}"));
+    let slot = bundle
+        .pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("no {pointer}"));
     let mut bytes = Base64::decode_vec(slot.as_str().unwrap()).unwrap();
     f(&mut bytes);
     *slot = Value::String(Base64::encode_string(&bytes));
@@ -63,7 +70,13 @@ const HAPPY: &str = "happy-path-v0.3";
 #[test]
 fn the_untampered_bundles_verify() {
     check(HAPPY, &artifact(), &bundle(HAPPY), &identity()).unwrap();
-    check("rekor2-happy-path", &artifact(), &bundle("rekor2-happy-path"), &identity()).unwrap();
+    check(
+        "rekor2-happy-path",
+        &artifact(),
+        &bundle("rekor2-happy-path"),
+        &identity(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -71,7 +84,10 @@ fn flipped_artifact_byte() {
     let mut altered = artifact();
     altered[0] ^= 0x01;
     let err = check(HAPPY, &altered, &bundle(HAPPY), &identity()).unwrap_err();
-    assert!(matches!(err, VerifyError::MessageDigestMismatch { .. }), "{err}");
+    assert!(
+        matches!(err, VerifyError::MessageDigestMismatch { .. }),
+        "{err}"
+    );
 
     // Without the (unauthenticated) digest hint, the signature itself must catch it.
     let mut no_hint = bundle(HAPPY);
@@ -99,14 +115,15 @@ fn flipped_certificate_byte() {
     let mut b = bundle(HAPPY);
     // Change one letter of the SAN inside the DER: still a well-formed certificate, but the
     // Fulcio CA's signature no longer covers it.
-    edit_b64(&mut b, "/verificationMaterial/certificate/rawBytes", |der| {
-        let needle = b"extremely-dangerous";
-        let at = der
-            .windows(needle.len())
-            .position(|w| w == needle)
-            .unwrap();
-        der[at] = b'X';
-    });
+    edit_b64(
+        &mut b,
+        "/verificationMaterial/certificate/rawBytes",
+        |der| {
+            let needle = b"extremely-dangerous";
+            let at = der.windows(needle.len()).position(|w| w == needle).unwrap();
+            der[at] = b'X';
+        },
+    );
     let err = check(HAPPY, &artifact(), &b, &identity()).unwrap_err();
     assert!(matches!(err, VerifyError::CertificateChain(_)), "{err}");
 }

@@ -62,7 +62,9 @@ impl<'a> Tlv<'a> {
 
 /// Read one element from the front of `input`; returns it and the rest.
 pub(crate) fn read(input: &[u8]) -> Result<(Tlv<'_>, &[u8]), DerError> {
-    let (&tag, rest) = input.split_first().ok_or(DerError("unexpected end of input"))?;
+    let (&tag, rest) = input
+        .split_first()
+        .ok_or(DerError("unexpected end of input"))?;
     if tag & 0x1f == 0x1f {
         return Err(DerError("multi-byte tags are not used by these structures"));
     }

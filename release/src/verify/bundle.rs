@@ -36,7 +36,10 @@ pub const BUNDLE_V03_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.
 /// Who the bundle says signed: a Fulcio certificate or a key named only by a hint.
 #[derive(Debug, Clone)]
 pub(crate) enum Material {
-    Certificate { der: Vec<u8>, cert: Box<Certificate> },
+    Certificate {
+        der: Vec<u8>,
+        cert: Box<Certificate>,
+    },
     PublicKey,
 }
 
@@ -268,8 +271,7 @@ impl Bundle {
                 // v0.3 replaced the chain with a single leaf certificate.
                 if version >= BundleVersion::V0_3 {
                     return Err(VerifyError::BundleFormat(
-                        "a v0.3 bundle must carry `certificate`, not `x509CertificateChain`"
-                            .into(),
+                        "a v0.3 bundle must carry `certificate`, not `x509CertificateChain`".into(),
                     ));
                 }
                 chain_material(&chain.certificates)?
@@ -359,8 +361,7 @@ fn chain_material(certs: &[RawBytesJson]) -> Result<Material, VerifyError> {
     // bundle is refused outright, as a bundle that tries to bring its own trust anchor.
     for raw in rest {
         let der = b64(&raw.raw_bytes).map_err(|e| format_error("chain certificate", e))?;
-        let cert =
-            Certificate::from_der(&der).map_err(|e| format_error("chain certificate", e))?;
+        let cert = Certificate::from_der(&der).map_err(|e| format_error("chain certificate", e))?;
         let tbs = cert.tbs_certificate();
         if tbs.issuer() == tbs.subject() {
             return Err(VerifyError::ChainContainsRoot {
@@ -382,7 +383,8 @@ fn tlog_entry(version: BundleVersion, e: &TlogEntryJson) -> Result<TlogEntry, Ve
         .inclusion_promise
         .as_ref()
         .map(|p| {
-            b64(&p.signed_entry_timestamp).map_err(|err| format_error("signed entry timestamp", err))
+            b64(&p.signed_entry_timestamp)
+                .map_err(|err| format_error("signed entry timestamp", err))
         })
         .transpose()?;
     let inclusion_proof = e.inclusion_proof.as_ref().map(proof).transpose()?;
@@ -449,9 +451,7 @@ mod tests {
             Some(BundleVersion::V0_1)
         );
         assert_eq!(
-            BundleVersion::from_media_type(
-                "application/vnd.dev.sigstore.bundle+json;version=99.9"
-            ),
+            BundleVersion::from_media_type("application/vnd.dev.sigstore.bundle+json;version=99.9"),
             None
         );
     }

@@ -60,7 +60,12 @@ pub(crate) fn issued_by(cert: &Certificate, issuer: &Certificate) -> Result<(), 
         .ok_or("certificate signature has unused bits")?;
     public_key(issuer)?
         .verify_scheme(scheme, &tbs, signature)
-        .map_err(|e| format!("signature by {} does not verify: {e}", issuer.tbs_certificate().subject()))
+        .map_err(|e| {
+            format!(
+                "signature by {} does not verify: {e}",
+                issuer.tbs_certificate().subject()
+            )
+        })
 }
 
 /// Verify `leaf` against one authority's chain at time `at`: each link's signature, each
@@ -134,7 +139,11 @@ pub(crate) fn check_leaf_profile(leaf: &Certificate) -> Result<(), VerifyError> 
         .map_err(|e| profile(&format!("unreadable key usage: {e}")))?
     {
         Some((_, ku)) if ku.digital_signature() => {}
-        _ => return Err(profile("the signing certificate lacks the digitalSignature key usage")),
+        _ => {
+            return Err(profile(
+                "the signing certificate lacks the digitalSignature key usage",
+            ));
+        }
     }
     match tbs
         .get_extension::<ExtendedKeyUsage>()

@@ -53,8 +53,14 @@ mod tests {
     fn pem_accepts_wrapped_and_unwrapped_bodies() {
         let wrapped = "-----BEGIN X-----\nAAEC\nAwQ=\n-----END X-----\n";
         let flat = "-----BEGIN X-----\nAAECAwQ=\n-----END X-----";
-        assert_eq!(pem_decode(wrapped).unwrap(), ("X".to_owned(), vec![0, 1, 2, 3, 4]));
-        assert_eq!(pem_decode(flat).unwrap(), ("X".to_owned(), vec![0, 1, 2, 3, 4]));
+        assert_eq!(
+            pem_decode(wrapped).unwrap(),
+            ("X".to_owned(), vec![0, 1, 2, 3, 4])
+        );
+        assert_eq!(
+            pem_decode(flat).unwrap(),
+            ("X".to_owned(), vec![0, 1, 2, 3, 4])
+        );
         assert!(pem_decode("-----BEGIN X-----\nAAEC\n-----END Y-----").is_err());
     }
 

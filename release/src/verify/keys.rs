@@ -4,8 +4,8 @@
 use p256::ecdsa::signature::Verifier;
 use p256::ecdsa::signature::hazmat::PrehashVerifier;
 use sha2::{Digest, Sha256, Sha384, Sha512};
-use x509_cert::der::{Decode, Encode};
 use x509_cert::der::oid::ObjectIdentifier;
+use x509_cert::der::{Decode, Encode};
 use x509_cert::spki::SubjectPublicKeyInfoOwned;
 
 const ID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
@@ -147,8 +147,8 @@ impl PublicKey {
             }
             RSA_ENCRYPTION => {
                 let der = spki.to_der().map_err(|e| invalid(&e))?;
-                let spki_ref = rsa::pkcs8::SubjectPublicKeyInfoRef::from_der(&der)
-                    .map_err(|e| invalid(&e))?;
+                let spki_ref =
+                    rsa::pkcs8::SubjectPublicKeyInfoRef::from_der(&der).map_err(|e| invalid(&e))?;
                 rsa::PublicKey::try_from(spki_ref)
                     .map(PublicKey::Rsa)
                     .map_err(|e| invalid(&e))
@@ -237,18 +237,12 @@ impl PublicKey {
                 let sig = rsa::pkcs1v15::Signature::try_from(signature)
                     .map_err(|e| SignatureError(format!("malformed RSA signature: {e}")))?;
                 let result = match hash {
-                    HashAlg::Sha256 => {
-                        rsa::pkcs1v15::VerifyingKey::<Sha256>::new(key.clone())
-                            .verify_prehash(digest, &sig)
-                    }
-                    HashAlg::Sha384 => {
-                        rsa::pkcs1v15::VerifyingKey::<Sha384>::new(key.clone())
-                            .verify_prehash(digest, &sig)
-                    }
-                    HashAlg::Sha512 => {
-                        rsa::pkcs1v15::VerifyingKey::<Sha512>::new(key.clone())
-                            .verify_prehash(digest, &sig)
-                    }
+                    HashAlg::Sha256 => rsa::pkcs1v15::VerifyingKey::<Sha256>::new(key.clone())
+                        .verify_prehash(digest, &sig),
+                    HashAlg::Sha384 => rsa::pkcs1v15::VerifyingKey::<Sha384>::new(key.clone())
+                        .verify_prehash(digest, &sig),
+                    HashAlg::Sha512 => rsa::pkcs1v15::VerifyingKey::<Sha512>::new(key.clone())
+                        .verify_prehash(digest, &sig),
                 };
                 result.map_err(|_| bad())
             }

@@ -26,7 +26,9 @@ pub(crate) fn root_from_inclusion_proof(
     proof: &[Vec<u8>],
 ) -> Result<[u8; 32], String> {
     if index >= size {
-        return Err(format!("leaf index {index} is outside a tree of size {size}"));
+        return Err(format!(
+            "leaf index {index} is outside a tree of size {size}"
+        ));
     }
     let mut fn_ = index;
     let mut sn = size - 1;

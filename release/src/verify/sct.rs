@@ -152,7 +152,10 @@ pub(crate) fn verify(
     let mut reasons = Vec::new();
     for sct in &scts {
         let Some(log) = root.ctlogs.iter().find(|l| l.log_id == sct.log_id) else {
-            reasons.push(format!("log {} is not in the trusted root", hex::encode(sct.log_id)));
+            reasons.push(format!(
+                "log {} is not in the trusted root",
+                hex::encode(sct.log_id)
+            ));
             continue;
         };
         let time = Timestamp::from_millisecond(i64::try_from(sct.timestamp_ms).unwrap_or(i64::MAX))

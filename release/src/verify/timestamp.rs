@@ -22,8 +22,7 @@ use super::keys::{HashAlg, SignatureScheme};
 use super::trust_root::{Authority, TrustedRoot};
 
 const ID_SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.2");
-const ID_CT_TST_INFO: ObjectIdentifier =
-    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.1.4");
+const ID_CT_TST_INFO: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.1.4");
 const ID_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
 const ID_MESSAGE_DIGEST: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
 
@@ -45,7 +44,9 @@ fn algorithm(tlv: &Tlv<'_>) -> Result<ObjectIdentifier, VerifyError> {
     tlv.expect(tag::SEQUENCE, "expected an AlgorithmIdentifier")
         .map_err(der)?;
     let fields = tlv.children().map_err(der)?;
-    oid(fields.first().ok_or_else(|| bad("empty AlgorithmIdentifier"))?)
+    oid(fields
+        .first()
+        .ok_or_else(|| bad("empty AlgorithmIdentifier"))?)
 }
 
 fn digest_alg(tlv: &Tlv<'_>) -> Result<HashAlg, VerifyError> {
@@ -168,7 +169,10 @@ fn parse(bytes: &[u8]) -> Result<Token<'_>, VerifyError> {
         .map_err(der)?;
 
     // TSTInfo: version, policy, messageImprint, serialNumber, genTime, ...
-    let tst = asn1::read_single(tst_info).map_err(der)?.children().map_err(der)?;
+    let tst = asn1::read_single(tst_info)
+        .map_err(der)?
+        .children()
+        .map_err(der)?;
     let imprint = tst.get(2).ok_or_else(|| bad("TSTInfo is truncated"))?;
     let imprint_fields = imprint.children().map_err(der)?;
     let [imprint_alg, hashed] = imprint_fields.as_slice() else {
@@ -246,7 +250,9 @@ fn check_attributes(token: &Token<'_>) -> Result<(), VerifyError> {
         }
     }
     if !content_type_ok {
-        return Err(bad("the signed contentType attribute is missing or not TSTInfo"));
+        return Err(bad(
+            "the signed contentType attribute is missing or not TSTInfo",
+        ));
     }
     if !digest_ok {
         return Err(bad(
@@ -283,10 +289,7 @@ fn sid_matches(sid: &Tlv<'_>, cert: &Certificate) -> bool {
     }
 }
 
-fn verify_with_authority(
-    token: &Token<'_>,
-    authority: &Authority,
-) -> Result<(), String> {
+fn verify_with_authority(token: &Token<'_>, authority: &Authority) -> Result<(), String> {
     let leaf = &authority.chain[0];
     let at = token.gen_time;
     // The signature covers the DER of the attributes as a SET OF (RFC 5652 §5.4): the same
@@ -364,7 +367,9 @@ mod tests {
             "2025-06-12T12:02:20Z"
         );
         assert_eq!(
-            generalized_time(b"20250612120220.123Z").unwrap().to_string(),
+            generalized_time(b"20250612120220.123Z")
+                .unwrap()
+                .to_string(),
             "2025-06-12T12:02:20.123Z"
         );
         assert!(generalized_time(b"20250612120220+0100").is_err());

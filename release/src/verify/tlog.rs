@@ -182,7 +182,9 @@ pub(crate) fn check_body(entry: &TlogEntry, expected: &Expected<'_>) -> Result<(
             // For DSSE, Rekor v2 logs a hashedrekord over the PAE (rekor-v2 spec §6.1.4).
             let want: Vec<u8> = match content {
                 Content::Message { .. } => expected.artifact_sha256.to_vec(),
-                Content::Dsse(env) => Sha256::digest(dsse::pae(&env.payload_type, &env.payload)).to_vec(),
+                Content::Dsse(env) => {
+                    Sha256::digest(dsse::pae(&env.payload_type, &env.payload)).to_vec()
+                }
             };
             if field_b64(spec, "/data/digest")? != want {
                 return Err(body_error(
@@ -240,9 +242,11 @@ pub(crate) fn verify_entry(
     version: BundleVersion,
     tsa_times: &[Timestamp],
 ) -> Result<Option<Timestamp>, VerifyError> {
-    let log = root.tlog(&entry.log_id).ok_or_else(|| VerifyError::UnknownLog {
-        log_id: hex::encode(&entry.log_id),
-    })?;
+    let log = root
+        .tlog(&entry.log_id)
+        .ok_or_else(|| VerifyError::UnknownLog {
+            log_id: hex::encode(&entry.log_id),
+        })?;
     check_body(entry, expected)?;
     let key = log.key.as_ref().map_err(|e| {
         VerifyError::Unsupported(format!("the key of log {} is unusable: {e}", log.base_url))
@@ -268,9 +272,13 @@ pub(crate) fn verify_entry(
 
     if let Some(proof) = &entry.inclusion_proof {
         let leaf = merkle::leaf_hash(&entry.body);
-        let computed =
-            merkle::root_from_inclusion_proof(proof.log_index, proof.tree_size, leaf, &proof.hashes)
-                .map_err(VerifyError::InclusionProof)?;
+        let computed = merkle::root_from_inclusion_proof(
+            proof.log_index,
+            proof.tree_size,
+            leaf,
+            &proof.hashes,
+        )
+        .map_err(VerifyError::InclusionProof)?;
         if computed.as_slice() != proof.root_hash.as_slice() {
             return Err(VerifyError::InclusionProof(format!(
                 "the proof leads to root {}, not to the stated root {}",
@@ -292,9 +300,7 @@ pub(crate) fn verify_entry(
         if let Some(envelope) = envelope {
             let checkpoint = Checkpoint::parse(envelope)?;
             checkpoint.verify(log)?;
-            if checkpoint.tree_size != proof.tree_size
-                || checkpoint.root_hash != proof.root_hash
-            {
+            if checkpoint.tree_size != proof.tree_size || checkpoint.root_hash != proof.root_hash {
                 return Err(VerifyError::Checkpoint(format!(
                     "the signed checkpoint is for tree size {} root {}, but the proof is for \
                      tree size {} root {}",
