@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Build one deterministic MCP bundle zip per target.
-    Bundle,
+    Bundle(BundleArgs),
     /// Sign release artifacts with a key pair (`--key`); keyless signing is not implemented yet.
     Sign(SignArgs),
     /// Write a new ECDSA P-256 key pair for key-pair signing.
@@ -30,6 +30,32 @@ enum Command {
     VerifyBundle(VerifyBundleArgs),
     /// Run every gate a tag needs, in a temporary directory.
     Preflight,
+}
+
+/// Arguments of `scimcp-release bundle`.
+#[derive(Args, Debug)]
+pub(crate) struct BundleArgs {
+    /// Rust target triple (repeatable; default: this machine's).
+    #[arg(long = "target")]
+    pub targets: Vec<String>,
+    /// Directory holding the built binaries (default: the directory of this executable).
+    #[arg(long, conflicts_with = "from_dist")]
+    pub bin_dir: Option<PathBuf>,
+    /// Directory of `dist build` archives to take the binaries from (all targets).
+    #[arg(long)]
+    pub from_dist: Option<PathBuf>,
+    /// The repository root (holds release/bundle.toml, adapters/, refsci/).
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// Where the zips and the release-level RELEASE.json go.
+    #[arg(long, default_value = "target/bundles")]
+    pub out: PathBuf,
+    /// The release tag, recorded in RELEASE.json.
+    #[arg(long)]
+    pub tag: Option<String>,
+    /// Write only manifest.json (for `mcpb validate`).
+    #[arg(long)]
+    pub manifest_only: bool,
 }
 
 /// Arguments of `scimcp-release sign`.
@@ -100,13 +126,7 @@ pub(crate) struct VerifyBundleArgs {
 pub(crate) fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bundle => {
-            return scimcp_core::planned::not_implemented(
-                "scimcp-release",
-                "bundle",
-                "release milestone",
-            );
-        }
+        Command::Bundle(args) => crate::commands::bundle::run(&args),
         Command::Preflight => {
             return scimcp_core::planned::not_implemented(
                 "scimcp-release",

@@ -7,6 +7,7 @@
 //! signing ([`sign`]) serves air-gapped maintainers and tests. `bundle`, `preflight` and
 //! keyless signing are not implemented yet and say so.
 
+pub mod bundle;
 mod cli;
 mod commands;
 pub mod sign;

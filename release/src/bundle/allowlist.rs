@@ -22,7 +22,16 @@ pub struct Allowlist {
 
 /// Path segments and file-name patterns that never ship.
 const DENIED_SEGMENTS: &[&str] = &[
-    "tests", "test", ".git", "__pycache__", ".pytest_cache", ".venv", "target", "build", ".idea", ".vscode",
+    "tests",
+    "test",
+    ".git",
+    "__pycache__",
+    ".pytest_cache",
+    ".venv",
+    "target",
+    "build",
+    ".idea",
+    ".vscode",
 ];
 
 /// Why `path` must never be in a bundle, if it must not.
@@ -32,13 +41,25 @@ pub fn denied(path: &str) -> Option<&'static str> {
         return Some("a test, VCS or build directory");
     }
     let name = segments.last().copied().unwrap_or_default();
-    if name.starts_with("test_") || name.ends_with("_test.py") || name.ends_with("_tests.rs") || name == "conftest.py" {
+    if name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name.ends_with("_tests.rs")
+        || name == "conftest.py"
+    {
         return Some("a test file");
     }
-    if name.ends_with('~') || name.ends_with(".swp") || name.ends_with(".swo") || name == ".DS_Store" || name.starts_with(".#") {
+    if name.ends_with('~')
+        || name.ends_with(".swp")
+        || name.ends_with(".swo")
+        || name == ".DS_Store"
+        || name.starts_with(".#")
+    {
         return Some("an editor or OS file");
     }
-    if name.ends_with(".pyc") || name.ends_with(".pyo") || segments.iter().any(|s| s.ends_with(".egg-info")) {
+    if name.ends_with(".pyc")
+        || name.ends_with(".pyo")
+        || segments.iter().any(|s| s.ends_with(".egg-info"))
+    {
         return Some("build output");
     }
     None
@@ -49,13 +70,22 @@ impl Allowlist {
     /// something the deny list refuses.
     pub fn load(path: &Path) -> Result<Allowlist, BundleError> {
         let text = fs_err::read_to_string(path).map_err(|e| BundleError::io(path, e))?;
-        let list: Allowlist = toml::from_str(&text).map_err(|e| BundleError::Allowlist { path: path.to_path_buf(), message: e.to_string() })?;
+        let list: Allowlist = toml::from_str(&text).map_err(|e| BundleError::Allowlist {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         for entry in &list.include {
             if entry.starts_with('/') || entry.split('/').any(|s| s == ".." || s.is_empty()) {
-                return Err(BundleError::Allowlist { path: path.to_path_buf(), message: format!("'{entry}' must be a relative path without '..'") });
+                return Err(BundleError::Allowlist {
+                    path: path.to_path_buf(),
+                    message: format!("'{entry}' must be a relative path without '..'"),
+                });
             }
             if let Some(why) = denied(entry) {
-                return Err(BundleError::Allowlist { path: path.to_path_buf(), message: format!("'{entry}' names {why}, which never ships in a bundle") });
+                return Err(BundleError::Allowlist {
+                    path: path.to_path_buf(),
+                    message: format!("'{entry}' names {why}, which never ships in a bundle"),
+                });
             }
         }
         Ok(list)
@@ -72,19 +102,28 @@ impl Allowlist {
             let matcher: GlobMatcher = GlobBuilder::new(entry)
                 .literal_separator(true)
                 .build()
-                .map_err(|e| BundleError::Allowlist { path: PathBuf::from("release/bundle.toml"), message: format!("'{entry}': {e}") })?
+                .map_err(|e| BundleError::Allowlist {
+                    path: PathBuf::from("release/bundle.toml"),
+                    message: format!("'{entry}': {e}"),
+                })?
                 .compile_matcher();
             let before = selected.len();
             for file in &all {
                 if matcher.is_match(file) {
                     if let Some(why) = denied(file) {
-                        return Err(BundleError::Denied { path: file.clone(), why: why.to_string() });
+                        return Err(BundleError::Denied {
+                            path: file.clone(),
+                            why: why.to_string(),
+                        });
                     }
                     selected.push(file.clone());
                 }
             }
             if selected.len() == before {
-                return Err(BundleError::Allowlist { path: PathBuf::from("release/bundle.toml"), message: format!("'{entry}' matches no file under {}", root.display()) });
+                return Err(BundleError::Allowlist {
+                    path: PathBuf::from("release/bundle.toml"),
+                    message: format!("'{entry}' matches no file under {}", root.display()),
+                });
             }
         }
         selected.sort();
@@ -98,7 +137,13 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
     for entry in fs_err::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
-        let rel = path.strip_prefix(root).unwrap_or(&path).components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
         let kind = entry.file_type()?;
         if kind.is_dir() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -134,7 +179,11 @@ mod tests {
     fn an_allowlist_naming_a_test_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bundle.toml");
-        fs_err::write(&path, "include = [\"LICENSE\", \"refsci/tests/*.py\"]\nbinaries = []\n").unwrap();
+        fs_err::write(
+            &path,
+            "include = [\"LICENSE\", \"refsci/tests/*.py\"]\nbinaries = []\n",
+        )
+        .unwrap();
         let e = Allowlist::load(&path).unwrap_err();
         assert!(e.to_string().contains("refsci/tests/*.py"), "{e}");
     }

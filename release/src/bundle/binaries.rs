@@ -17,19 +17,31 @@ pub enum BinarySource {
 }
 
 fn exe_name(name: &str, target: &str) -> String {
-    if target.contains("windows") { format!("{name}.exe") } else { name.to_string() }
+    if target.contains("windows") {
+        format!("{name}.exe")
+    } else {
+        name.to_string()
+    }
 }
 
 impl BinarySource {
     /// `(file name, bytes)` for each of `names` for `target`, in `names` order.
-    pub fn collect(&self, names: &[String], target: &str) -> Result<Vec<(String, Vec<u8>)>, BundleError> {
+    pub fn collect(
+        &self,
+        names: &[String],
+        target: &str,
+    ) -> Result<Vec<(String, Vec<u8>)>, BundleError> {
         let mut out = Vec::new();
         match self {
             BinarySource::Dir(dir) => {
                 for name in names {
                     let file = exe_name(name, target);
                     let path = dir.join(&file);
-                    let bytes = fs_err::read(&path).map_err(|_| BundleError::MissingBinary { name: file.clone(), target: target.into(), source_dir: dir.clone() })?;
+                    let bytes = fs_err::read(&path).map_err(|_| BundleError::MissingBinary {
+                        name: file.clone(),
+                        target: target.into(),
+                        source_dir: dir.clone(),
+                    })?;
                     out.push((file, bytes));
                 }
             }
@@ -41,7 +53,11 @@ impl BinarySource {
                         .iter()
                         .find(|(n, _)| *n == file)
                         .map(|(_, b)| b.clone())
-                        .ok_or_else(|| BundleError::MissingBinary { name: file.clone(), target: target.into(), source_dir: dir.clone() })?;
+                        .ok_or_else(|| BundleError::MissingBinary {
+                            name: file.clone(),
+                            target: target.into(),
+                            source_dir: dir.clone(),
+                        })?;
                     out.push((file, bytes));
                 }
             }
@@ -54,10 +70,17 @@ impl BinarySource {
 fn from_archives(dir: &Path, target: &str) -> Result<Vec<(String, Vec<u8>)>, BundleError> {
     let mut files = Vec::new();
     let entries = fs_err::read_dir(dir).map_err(|e| BundleError::io(dir, e))?;
-    let mut archives: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| {
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        name.contains(target) && (name.ends_with(".tar.gz") || name.ends_with(".zip"))
-    }).collect();
+    let mut archives: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            name.contains(target) && (name.ends_with(".tar.gz") || name.ends_with(".zip"))
+        })
+        .collect();
     archives.sort();
     for archive in archives {
         let name = archive.to_string_lossy().into_owned();
@@ -69,22 +92,38 @@ fn from_archives(dir: &Path, target: &str) -> Result<Vec<(String, Vec<u8>)>, Bun
                 if !entry.header().entry_type().is_file() {
                     continue;
                 }
-                let base = entry.path().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_default();
+                let base = entry
+                    .path()
+                    .ok()
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_default();
                 let mut bytes = Vec::new();
-                entry.read_to_end(&mut bytes).map_err(|e| BundleError::io(&archive, e))?;
+                entry
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| BundleError::io(&archive, e))?;
                 files.push((base, bytes));
             }
         } else {
             let file = fs_err::File::open(&archive).map_err(|e| BundleError::io(&archive, e))?;
-            let mut zip = zip::ZipArchive::new(file).map_err(|e| BundleError::Zip(format!("{}: {e}", archive.display())))?;
+            let mut zip = zip::ZipArchive::new(file)
+                .map_err(|e| BundleError::Zip(format!("{}: {e}", archive.display())))?;
             for i in 0..zip.len() {
-                let mut entry = zip.by_index(i).map_err(|e| BundleError::Zip(e.to_string()))?;
+                let mut entry = zip
+                    .by_index(i)
+                    .map_err(|e| BundleError::Zip(e.to_string()))?;
                 if !entry.is_file() {
                     continue;
                 }
-                let base = entry.name().rsplit(['/', '\\']).next().unwrap_or_default().to_string();
+                let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
+                let base = name
+                    .rsplit(['/', '\\'])
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
                 let mut bytes = Vec::new();
-                entry.read_to_end(&mut bytes).map_err(|e| BundleError::io(&archive, e))?;
+                entry
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| BundleError::io(&archive, e))?;
                 files.push((base, bytes));
             }
         }

@@ -23,7 +23,11 @@ pub fn platform_of(target: &str) -> Option<&'static str> {
 /// The manifest for one target: `server.type = "binary"`, the entry point under `bin/`,
 /// `mcp_config` launching it with `${__dirname}`, and the server's real tools.
 pub fn manifest(version: &str, target: &str, adapter: &str, tools: &[(String, String)]) -> Value {
-    let exe = if target.contains("windows") { "scimcp.exe" } else { "scimcp" };
+    let exe = if target.contains("windows") {
+        "scimcp.exe"
+    } else {
+        "scimcp"
+    };
     let platform = platform_of(target).unwrap_or("linux");
     json!({
         "manifest_version": MANIFEST_VERSION,

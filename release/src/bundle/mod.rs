@@ -38,21 +38,34 @@ pub enum BundleError {
     Allowlist { path: PathBuf, message: String },
     #[error("{path} must never ship in a bundle ({why}); remove it from release/bundle.toml")]
     Denied { path: String, why: String },
-    #[error("no binary '{name}' for target {target} in {source_dir}; build it (or run dist build) first")]
-    MissingBinary { name: String, target: String, source_dir: PathBuf },
-    #[error("{target} is not a target scimcp bundles (use a linux, apple-darwin or windows triple)")]
+    #[error(
+        "no binary '{name}' for target {target} in {source_dir}; build it (or run dist build) first"
+    )]
+    MissingBinary {
+        name: String,
+        target: String,
+        source_dir: PathBuf,
+    },
+    #[error(
+        "{target} is not a target scimcp bundles (use a linux, apple-darwin or windows triple)"
+    )]
     UnknownTarget { target: String },
     #[error("adapter {path} is invalid:\n{message}")]
     Adapter { path: PathBuf, message: String },
     #[error("cannot write the zip: {0}")]
     Zip(String),
-    #[error("cannot determine the source date: set SOURCE_DATE_EPOCH or build inside a git checkout ({0})")]
+    #[error(
+        "cannot determine the source date: set SOURCE_DATE_EPOCH or build inside a git checkout ({0})"
+    )]
     NoEpoch(String),
 }
 
 impl BundleError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> BundleError {
-        BundleError::Io { path: path.to_path_buf(), source }
+        BundleError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 
@@ -138,13 +151,25 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
         for rel in &repo_files {
             let path = opts.repo_root.join(rel);
             let bytes = fs_err::read(&path).map_err(|e| BundleError::io(&path, e))?;
-            entries.push(Entry { path: rel.clone(), bytes, executable: false });
+            entries.push(Entry {
+                path: rel.clone(),
+                bytes,
+                executable: false,
+            });
         }
         for (name, bytes) in opts.binaries.collect(&allowlist.binaries, target)? {
-            entries.push(Entry { path: format!("bin/{name}"), bytes, executable: true });
+            entries.push(Entry {
+                path: format!("bin/{name}"),
+                bytes,
+                executable: true,
+            });
         }
         let manifest = mcpb::manifest(&version, target, "refsci", &tool_list());
-        entries.push(Entry { path: "manifest.json".into(), bytes: pretty(&manifest), executable: false });
+        entries.push(Entry {
+            path: "manifest.json".into(),
+            bytes: pretty(&manifest),
+            executable: false,
+        });
         let release = BundleRelease {
             schema_version: RELEASE_SCHEMA_VERSION,
             name: "scimcp".into(),
@@ -159,7 +184,11 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
                     .map(|e| FileRecord {
                         path: e.path.clone(),
                         size: e.bytes.len() as u64,
-                        mode: if e.executable { "0755".into() } else { "0644".into() },
+                        mode: if e.executable {
+                            "0755".into()
+                        } else {
+                            "0644".into()
+                        },
                         sha256: scimcp_core::hash::sha256_hex(&e.bytes),
                     })
                     .collect();
@@ -167,12 +196,23 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
                 files
             },
         };
-        entries.push(Entry { path: "RELEASE.json".into(), bytes: pretty(&release), executable: false });
-        let zip = zipper::write_zip(&mut entries, opts.epoch).map_err(|e| BundleError::Zip(e.to_string()))?;
+        entries.push(Entry {
+            path: "RELEASE.json".into(),
+            bytes: pretty(&release),
+            executable: false,
+        });
+        let zip = zipper::write_zip(&mut entries, opts.epoch)
+            .map_err(|e| BundleError::Zip(e.to_string()))?;
         let file = format!("scimcp-{version}-{target}.zip");
         let path = opts.out_dir.join(&file);
-        scimcp_core::fs::write_atomic(&path, &zip, scimcp_core::fs::Privacy::KeepExisting).map_err(|e| BundleError::Zip(e.to_string()))?;
-        bundles.push(BundleRecord { file, target: target.clone(), size: zip.len() as u64, sha256: scimcp_core::hash::sha256_hex(&zip) });
+        scimcp_core::fs::write_atomic(&path, &zip, scimcp_core::fs::Privacy::KeepExisting)
+            .map_err(|e| BundleError::Zip(e.to_string()))?;
+        bundles.push(BundleRecord {
+            file,
+            target: target.clone(),
+            size: zip.len() as u64,
+            sha256: scimcp_core::hash::sha256_hex(&zip),
+        });
     }
     let index = ReleaseIndex {
         schema_version: RELEASE_SCHEMA_VERSION,
@@ -184,15 +224,27 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
         bundles,
     };
     let path = opts.out_dir.join("RELEASE.json");
-    scimcp_core::fs::write_atomic(&path, &pretty(&index), scimcp_core::fs::Privacy::KeepExisting).map_err(|e| BundleError::Zip(e.to_string()))?;
+    scimcp_core::fs::write_atomic(
+        &path,
+        &pretty(&index),
+        scimcp_core::fs::Privacy::KeepExisting,
+    )
+    .map_err(|e| BundleError::Zip(e.to_string()))?;
     Ok(index)
 }
 
 /// Write only `manifest.json` for `target` into `out_dir` (for `mcpb validate`).
 pub fn write_manifest(out_dir: &Path, target: &str) -> Result<PathBuf, BundleError> {
-    mcpb::platform_of(target).ok_or_else(|| BundleError::UnknownTarget { target: target.into() })?;
+    mcpb::platform_of(target).ok_or_else(|| BundleError::UnknownTarget {
+        target: target.into(),
+    })?;
     fs_err::create_dir_all(out_dir).map_err(|e| BundleError::io(out_dir, e))?;
-    let manifest = mcpb::manifest(scimcp_core::version::SUITE_VERSION, target, "refsci", &tool_list());
+    let manifest = mcpb::manifest(
+        scimcp_core::version::SUITE_VERSION,
+        target,
+        "refsci",
+        &tool_list(),
+    );
     let path = out_dir.join("manifest.json");
     fs_err::write(&path, pretty(&manifest)).map_err(|e| BundleError::io(&path, e))?;
     Ok(path)
@@ -208,7 +260,12 @@ fn pretty<T: Serialize>(value: &T) -> Vec<u8> {
 fn tool_list() -> Vec<(String, String)> {
     scimcp_server::tools::catalog()
         .into_iter()
-        .map(|t| (t.name.to_string(), t.description.map(|d| d.to_string()).unwrap_or_default()))
+        .map(|t| {
+            (
+                t.name.to_string(),
+                t.description.map(|d| d.to_string()).unwrap_or_default(),
+            )
+        })
         .collect()
 }
 
@@ -216,11 +273,21 @@ fn tool_list() -> Vec<(String, String)> {
 fn adapters(root: &Path) -> Result<Vec<AdapterRecord>, BundleError> {
     let dir = root.join("adapters");
     let mut out = Vec::new();
-    for entry in fs_err::read_dir(&dir).map_err(|e| BundleError::io(&dir, e))?.flatten() {
+    for entry in fs_err::read_dir(&dir)
+        .map_err(|e| BundleError::io(&dir, e))?
+        .flatten()
+    {
         let path = entry.path();
         if path.extension().is_some_and(|e| e == "toml") {
-            let a = scimcp_core::manifest::load_file(&path).map_err(|e| BundleError::Adapter { path: path.clone(), message: e.to_string() })?;
-            out.push(AdapterRecord { name: a.manifest.name.clone(), version: a.manifest.version.clone(), sha256: a.sha256 });
+            let a = scimcp_core::manifest::load_file(&path).map_err(|e| BundleError::Adapter {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            out.push(AdapterRecord {
+                name: a.manifest.name.clone(),
+                version: a.manifest.version.clone(),
+                sha256: a.sha256,
+            });
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -230,19 +297,31 @@ fn adapters(root: &Path) -> Result<Vec<AdapterRecord>, BundleError> {
 /// `SOURCE_DATE_EPOCH` when set, else the commit time of `HEAD`.
 pub fn source_date_epoch(repo_root: &Path) -> Result<i64, BundleError> {
     if let Ok(v) = std::env::var("SOURCE_DATE_EPOCH") {
-        return v.trim().parse().map_err(|_| BundleError::NoEpoch(format!("SOURCE_DATE_EPOCH={v} is not an integer")));
+        return v
+            .trim()
+            .parse()
+            .map_err(|_| BundleError::NoEpoch(format!("SOURCE_DATE_EPOCH={v} is not an integer")));
     }
     let out = git(repo_root, &["log", "-1", "--format=%ct"]).map_err(BundleError::NoEpoch)?;
-    out.trim().parse().map_err(|_| BundleError::NoEpoch(format!("git printed '{out}'")))
+    out.trim()
+        .parse()
+        .map_err(|_| BundleError::NoEpoch(format!("git printed '{out}'")))
 }
 
 /// The commit of `HEAD`, or `uncommitted` outside a checkout.
 pub fn git_commit(repo_root: &Path) -> String {
-    git(repo_root, &["rev-parse", "HEAD"]).map(|s| s.trim().to_string()).unwrap_or_else(|_| "uncommitted".into())
+    git(repo_root, &["rev-parse", "HEAD"])
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "uncommitted".into())
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().map_err(|e| format!("git: {e}"))?;
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| format!("git: {e}"))?;
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }

@@ -19,7 +19,7 @@ pub struct Entry {
 pub fn zip_time(epoch: i64) -> DateTime {
     let clamped = epoch.clamp(315_532_800, 4_354_819_199);
     let ts = jiff::Timestamp::from_second(clamped).expect("clamped epoch is a valid timestamp");
-    let dt = ts.to_zoned(jiff::tz::TimeZone::UTC).datetime();
+    let dt = jiff::tz::Offset::UTC.to_datetime(ts);
     // Zip stores even seconds only; the clamp keeps every field in range.
     DateTime::from_date_and_time(
         dt.year() as u16,
@@ -55,7 +55,11 @@ mod tests {
 
     #[test]
     fn same_entries_in_any_order_give_the_same_bytes() {
-        let mk = |p: &str| Entry { path: p.into(), bytes: p.repeat(50).into_bytes(), executable: p.starts_with("bin/") };
+        let mk = |p: &str| Entry {
+            path: p.into(),
+            bytes: p.repeat(50).into_bytes(),
+            executable: p.starts_with("bin/"),
+        };
         let mut a = vec![mk("b.txt"), mk("bin/x"), mk("a.txt")];
         let mut b = vec![mk("a.txt"), mk("b.txt"), mk("bin/x")];
         let za = write_zip(&mut a, 1_700_000_000).unwrap();

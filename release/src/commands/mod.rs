@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+pub(crate) mod bundle;
 pub(crate) mod keygen;
 pub(crate) mod sign;
 pub(crate) mod verify;
