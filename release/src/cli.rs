@@ -29,7 +29,40 @@ enum Command {
     /// Sigstore conformance protocol: verify one bundle.
     VerifyBundle(VerifyBundleArgs),
     /// Run every gate a tag needs, in a temporary directory.
-    Preflight,
+    Preflight(PreflightArgs),
+}
+
+/// Arguments of `scimcp-release preflight`.
+#[derive(Args, Debug)]
+pub(crate) struct PreflightArgs {
+    /// The repository root.
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// The release tag (default: v<workspace version>).
+    #[arg(long)]
+    pub tag: Option<String>,
+    /// Run only the quick parity shard; the report then says it is not release evidence.
+    #[arg(long)]
+    pub quick: bool,
+    /// Run only these steps (comma-separated): checkout, tag, versions, lint, tests, bundle,
+    /// signature, lifecycle, parity.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Skip these steps (comma-separated); the report then is not release evidence.
+    #[arg(long, value_delimiter = ',')]
+    pub skip: Vec<String>,
+    /// Directory of the built suite binaries (default: next to this executable).
+    #[arg(long)]
+    pub bin_dir: Option<PathBuf>,
+    /// Python of the development runtime (default: SCIMCP_PYTHON, else <repo>/.venv).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Where preflight.json and preflight.md go (default: the work directory).
+    #[arg(long)]
+    pub report_dir: Option<PathBuf>,
+    /// Keep the work directory even when everything passed.
+    #[arg(long)]
+    pub keep_workdir: bool,
 }
 
 /// Arguments of `scimcp-release bundle`.
@@ -127,13 +160,7 @@ pub(crate) fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bundle(args) => crate::commands::bundle::run(&args),
-        Command::Preflight => {
-            return scimcp_core::planned::not_implemented(
-                "scimcp-release",
-                "preflight",
-                "release milestone",
-            );
-        }
+        Command::Preflight(args) => return crate::commands::preflight::run(&args),
         Command::Sign(args) if args.key.is_none() => {
             return scimcp_core::planned::not_implemented(
                 "scimcp-release",

@@ -10,6 +10,7 @@
 pub mod bundle;
 mod cli;
 mod commands;
+pub mod preflight;
 pub mod sign;
 pub mod verify;
 

@@ -40,7 +40,7 @@ pub fn write_zip(entries: &mut [Entry], epoch: i64) -> zip::result::ZipResult<Ve
     for e in entries.iter() {
         let options = SimpleFileOptions::default()
             .compression_method(CompressionMethod::Deflated)
-            .compression_level(Some(9))
+            .compression_level(Some(6))
             .last_modified_time(time)
             .unix_permissions(if e.executable { 0o755 } else { 0o644 });
         writer.start_file(e.path.as_str(), options)?;

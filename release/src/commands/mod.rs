@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 pub(crate) mod bundle;
 pub(crate) mod keygen;
+pub(crate) mod preflight;
+
+pub(crate) use bundle::host_target;
 pub(crate) mod sign;
 pub(crate) mod verify;
 

@@ -1,0 +1,36 @@
+//! `scimcp-release preflight`: exit 0 when every selected step passed, 1 otherwise.
+
+use std::process::ExitCode;
+
+use crate::cli::PreflightArgs;
+use crate::preflight::{PreflightOptions, run as run_preflight};
+
+#[allow(clippy::print_stderr)]
+pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
+    let bin_dir = args.bin_dir.clone().unwrap_or_else(|| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(std::path::Path::to_path_buf))
+            .unwrap_or_default()
+    });
+    let opts = PreflightOptions {
+        repo: args.repo.clone(),
+        tag: args.tag.clone(),
+        quick: args.quick,
+        only: args.only.clone(),
+        skip: args.skip.clone(),
+        bin_dir,
+        python: args.python.clone(),
+        report_dir: args.report_dir.clone(),
+        keep_workdir: args.keep_workdir,
+    };
+    let mut out = std::io::stdout().lock();
+    match run_preflight(&opts, &mut out) {
+        Ok(report) if report.passed => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! `scimcp-release preflight`: every gate a tag needs, run locally in a temporary work
+//! directory, never touching the real home or client configurations.
+//!
+//! Steps, in order (each can be chosen with `--only` or dropped with `--skip`):
+//! `checkout` (nothing uncommitted), `tag` (annotated, at HEAD), `versions` (crates,
+//! adapters, changelog), `lint` (fmt, clippy `-D warnings`), `tests`, `bundle` (built twice,
+//! byte-identical, contents and manifest checked), `signature` (key-pair sign, verify, and a
+//! tampered copy refused), `lifecycle` (install from the bundle into a fake home whose path
+//! has spaces and non-ASCII letters, doctor, repair, upgrade, rollback, uninstall, run data
+//! unchanged), `parity` (the parity gate). The run stops at the first failure and keeps the
+//! work directory for diagnosis. `--quick` runs the parity gate's quick shard and says the
+//! report is not release evidence; so does any skipped step.
+
+mod git;
+mod lifecycle;
+mod report;
+mod versions;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+pub use report::{Report, Status, StepReport};
+
+/// Every step id, in run order.
+pub const STEPS: &[&str] = &[
+    "checkout",
+    "tag",
+    "versions",
+    "lint",
+    "tests",
+    "bundle",
+    "signature",
+    "lifecycle",
+    "parity",
+];
+
+/// What to run, on what.
+#[derive(Debug, Clone)]
+pub struct PreflightOptions {
+    pub repo: PathBuf,
+    /// The release tag (default `v<workspace version>`).
+    pub tag: Option<String>,
+    pub quick: bool,
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+    /// Where the suite's binaries are (default: next to this executable).
+    pub bin_dir: PathBuf,
+    /// The development Python for parity and the lifecycle's runtime.
+    pub python: Option<PathBuf>,
+    /// Where preflight.json and preflight.md go (default: the work directory).
+    pub report_dir: Option<PathBuf>,
+    pub keep_workdir: bool,
+}
+
+/// Run the preflight; returns the report (also written to disk).
+pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Report> {
+    for id in opts.only.iter().chain(&opts.skip) {
+        anyhow::ensure!(
+            STEPS.contains(&id.as_str()),
+            "unknown preflight step '{id}'; steps are: {}",
+            STEPS.join(", ")
+        );
+    }
+    let version = scimcp_core::version::SUITE_VERSION.to_string();
+    let tag = opts.tag.clone().unwrap_or_else(|| format!("v{version}"));
+    let work = tempfile::Builder::new()
+        .prefix("scimcp-preflight-")
+        .tempdir()?;
+    let work_dir = work.path().to_path_buf();
+    let commit = git::git(&opts.repo, &["rev-parse", "HEAD"]).unwrap_or_else(|_| "unknown".into());
+    let mut report = Report {
+        schema_version: report::REPORT_SCHEMA_VERSION,
+        version: version.clone(),
+        tag: Some(tag.clone()),
+        commit,
+        quick: opts.quick,
+        release_evidence: !opts.quick,
+        passed: true,
+        work_dir: work_dir.display().to_string(),
+        steps: Vec::new(),
+    };
+    writeln!(
+        out,
+        "preflight for scimcp {version} ({tag}) in {}",
+        work_dir.display()
+    )?;
+    let ctx = Ctx {
+        opts,
+        version: &version,
+        tag: &tag,
+        work: &work_dir,
+    };
+    for &id in STEPS {
+        let wanted = (opts.only.is_empty() || opts.only.iter().any(|s| s == id))
+            && !opts.skip.iter().any(|s| s == id);
+        if !wanted {
+            report.release_evidence = false;
+            report.steps.push(StepReport {
+                id: id.into(),
+                title: title(id).into(),
+                status: Status::Skipped,
+                duration_ms: 0,
+                detail: "not selected".into(),
+            });
+            continue;
+        }
+        let t0 = Instant::now();
+        write!(out, "  {id:<10} {} … ", title(id))?;
+        out.flush()?;
+        let result = ctx.step(id);
+        let ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (status, detail) = match result {
+            Ok(detail) => (Status::Passed, detail),
+            Err(detail) => (Status::Failed, detail),
+        };
+        writeln!(
+            out,
+            "{} ({:.1} s)",
+            if status == Status::Passed {
+                "ok"
+            } else {
+                "FAILED"
+            },
+            ms as f64 / 1000.0
+        )?;
+        if status == Status::Failed {
+            writeln!(out, "    {detail}")?;
+        }
+        report.steps.push(StepReport {
+            id: id.into(),
+            title: title(id).into(),
+            status,
+            duration_ms: ms,
+            detail,
+        });
+        if status == Status::Failed {
+            report.passed = false;
+            break;
+        }
+    }
+    if opts.quick {
+        writeln!(
+            out,
+            "note: --quick skipped the slow parity shards; this report is not release evidence"
+        )?;
+    }
+    let report_dir = opts.report_dir.clone().unwrap_or_else(|| work_dir.clone());
+    fs_err::create_dir_all(&report_dir)?;
+    scimcp_core::fs::write_json_atomic(&report_dir.join("preflight.json"), &report)?;
+    fs_err::write(report_dir.join("preflight.md"), report.markdown())?;
+    writeln!(
+        out,
+        "report: {} and preflight.md",
+        report_dir.join("preflight.json").display()
+    )?;
+    if !report.passed || opts.keep_workdir {
+        let kept = work.keep();
+        writeln!(out, "work directory kept for diagnosis: {}", kept.display())?;
+    }
+    Ok(report)
+}
+
+fn title(id: &str) -> &'static str {
+    match id {
+        "checkout" => "clean checkout",
+        "tag" => "annotated tag at HEAD",
+        "versions" => "crate, adapter and changelog versions",
+        "lint" => "cargo fmt and clippy -D warnings",
+        "tests" => "the test suite",
+        "bundle" => "bundles reproducible and clean",
+        "signature" => "sign, verify, tamper check",
+        "lifecycle" => "install, doctor, repair, upgrade, rollback, uninstall",
+        "parity" => "the parity gate",
+        _ => "",
+    }
+}
+
+struct Ctx<'a> {
+    opts: &'a PreflightOptions,
+    version: &'a str,
+    tag: &'a str,
+    work: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn step(&self, id: &str) -> Result<String, String> {
+        let repo = &self.opts.repo;
+        match id {
+            "checkout" => git::clean_checkout(repo),
+            "tag" => git::tag_at_head(repo, self.tag),
+            "versions" => versions::check(repo, self.version),
+            "lint" => {
+                run_cmd(
+                    Command::new("cargo")
+                        .args(["fmt", "--all", "--", "--check"])
+                        .current_dir(repo),
+                    "cargo fmt --check",
+                )?;
+                run_cmd(
+                    Command::new("cargo")
+                        .args([
+                            "clippy",
+                            "--workspace",
+                            "--all-targets",
+                            "--",
+                            "-D",
+                            "warnings",
+                        ])
+                        .current_dir(repo),
+                    "cargo clippy",
+                )?;
+                Ok("formatted; clippy clean with -D warnings".into())
+            }
+            "tests" => {
+                let nextest = Command::new("cargo")
+                    .args(["nextest", "--version"])
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                let mut cmd = Command::new("cargo");
+                if nextest {
+                    cmd.args(["nextest", "run", "--workspace"]);
+                } else {
+                    cmd.args(["test", "--workspace"]);
+                }
+                run_cmd(cmd.current_dir(repo), "the test suite")?;
+                Ok("every test passed".into())
+            }
+            "bundle" => self.bundles(),
+            "signature" => self.signature(),
+            "lifecycle" => lifecycle::run(&self.opts.bin_dir, self.work, self.python().as_deref()),
+            "parity" => self.parity(),
+            _ => Err(format!("unknown step {id}")),
+        }
+    }
+
+    fn python(&self) -> Option<PathBuf> {
+        self.opts
+            .python
+            .clone()
+            .or_else(|| std::env::var_os("SCIMCP_PYTHON").map(PathBuf::from))
+            .or_else(|| {
+                [".venv/bin/python", ".venv/Scripts/python.exe"]
+                    .iter()
+                    .map(|p| self.opts.repo.join(p))
+                    .find(|p| p.is_file())
+            })
+    }
+
+    fn bundle_into(&self, out: &Path) -> Result<crate::bundle::ReleaseIndex, String> {
+        let opts = crate::bundle::BundleOptions {
+            repo_root: self.opts.repo.clone(),
+            binaries: crate::bundle::BinarySource::Dir(self.opts.bin_dir.clone()),
+            targets: vec![crate::commands::host_target()],
+            out_dir: out.to_path_buf(),
+            epoch: crate::bundle::source_date_epoch(&self.opts.repo).map_err(|e| e.to_string())?,
+            git_commit: crate::bundle::git_commit(&self.opts.repo),
+            tag: Some(self.tag.to_string()),
+        };
+        crate::bundle::build(&opts).map_err(|e| e.to_string())
+    }
+
+    fn bundles(&self) -> Result<String, String> {
+        let (a, b) = (self.work.join("bundles-a"), self.work.join("bundles-b"));
+        let first = self.bundle_into(&a)?;
+        let second = self.bundle_into(&b)?;
+        for rec in &first.bundles {
+            let (x, y) = (
+                fs_err::read(a.join(&rec.file)).map_err(|e| e.to_string())?,
+                fs_err::read(b.join(&rec.file)).map_err(|e| e.to_string())?,
+            );
+            if x != y {
+                return Err(format!(
+                    "{} differs between two builds of the same commit: the bundle is not reproducible",
+                    rec.file
+                ));
+            }
+        }
+        if first != second {
+            return Err("the two builds' RELEASE.json differ".into());
+        }
+        let manifest =
+            crate::bundle::write_manifest(&self.work.join("mcpb"), &crate::commands::host_target())
+                .map_err(|e| e.to_string())?;
+        let npx = Command::new("npx")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        let mcpb = if npx {
+            run_cmd(
+                Command::new("npx")
+                    .args(["--yes", "@anthropic-ai/mcpb@2.1.2", "validate"])
+                    .arg(&manifest),
+                "mcpb validate",
+            )?;
+            "mcpb validate accepts manifest.json"
+        } else {
+            "mcpb validate skipped: npx not available"
+        };
+        Ok(format!(
+            "{} bundle(s) byte-identical across two builds ({}); allowlist clean; {mcpb}",
+            first.bundles.len(),
+            first
+                .bundles
+                .iter()
+                .map(|b| format!("{} sha256 {}", b.file, &b.sha256[..12]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+
+    fn signature(&self) -> Result<String, String> {
+        use crate::verify::{ArtifactInput, Policy, TrustedKey, TrustedRoot, verify_bundle};
+        let dir = self.work.join("bundles-a");
+        let zip = fs_err::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "zip"));
+        let files: Vec<PathBuf> = zip
+            .into_iter()
+            .chain([dir.join("RELEASE.json")])
+            .filter(|p| p.is_file())
+            .collect();
+        if files.is_empty() {
+            return Err("no bundle to sign: the bundle step must run first".into());
+        }
+        let key = crate::sign::generate_key();
+        let public = crate::sign::public_key_pem(&key).map_err(|e| e.to_string())?;
+        let policy = Policy::Key(TrustedKey::from_pem(&public).map_err(|e| e.to_string())?);
+        let root = TrustedRoot::production().map_err(|e| e.to_string())?;
+        for file in &files {
+            let bytes = fs_err::read(file).map_err(|e| e.to_string())?;
+            let bundle = crate::sign::sign_bundle(&key, &bytes).map_err(|e| e.to_string())?;
+            verify_bundle(
+                ArtifactInput::Bytes(&bytes),
+                bundle.as_bytes(),
+                &policy,
+                &root,
+            )
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+            let mut tampered = bytes.clone();
+            let middle = tampered.len() / 2;
+            tampered[middle] ^= 0x01;
+            if verify_bundle(
+                ArtifactInput::Bytes(&tampered),
+                bundle.as_bytes(),
+                &policy,
+                &root,
+            )
+            .is_ok()
+            {
+                return Err(format!(
+                    "a flipped byte in {} was NOT refused",
+                    file.display()
+                ));
+            }
+        }
+        Ok(format!(
+            "{} file(s) signed and verified with a fresh key pair; a flipped byte was refused in each",
+            files.len()
+        ))
+    }
+
+    fn parity(&self) -> Result<String, String> {
+        let parity = self
+            .opts
+            .bin_dir
+            .join(format!("scimcp-parity{}", std::env::consts::EXE_SUFFIX));
+        let mut cmd = Command::new(&parity);
+        cmd.arg("check").current_dir(&self.opts.repo);
+        if self.opts.quick {
+            cmd.arg("--quick");
+        }
+        cmd.arg("--json").arg(self.work.join("parity.json"));
+        cmd.arg("--scimcp").arg(
+            self.opts
+                .bin_dir
+                .join(format!("scimcp{}", std::env::consts::EXE_SUFFIX)),
+        );
+        if let Some(py) = self.python() {
+            cmd.arg("--python").arg(py);
+        }
+        run_cmd(&mut cmd, "scimcp-parity check")?;
+        Ok(if self.opts.quick {
+            "the quick parity shard passed (not release evidence)".into()
+        } else {
+            "every parity scenario passed".into()
+        })
+    }
+}
+
+/// Run `cmd`; on failure, the last lines of its output say why.
+fn run_cmd(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        return Ok(text);
+    }
+    let tail: Vec<&str> = text
+        .lines()
+        .rev()
+        .take(12)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    Err(format!(
+        "{what} failed ({}):\n{}",
+        out.status,
+        tail.join("\n")
+    ))
+}
