@@ -42,7 +42,7 @@ pub enum ReleaseVerifyError {
     EmbeddedTrustedRoot(#[source] TrustRootError),
     #[error(
         "{file} has no Sigstore bundle beside it (expected {bundle}); every release file must \
-         be signed, and an unsigned file is never installed"
+         be signed, so the release is refused"
     )]
     MissingBundle { file: PathBuf, bundle: PathBuf },
     #[error(transparent)]
@@ -151,7 +151,8 @@ pub fn verify_release_files(
     Ok(verified_files)
 }
 
-/// The Build Config URI of a (verified) keyless bundle's certificate.
+/// The Build Config URI of a (verified) keyless bundle's certificate. The bundle is parsed a
+/// second time (a few kilobytes) so that [`verify_bundle`] and its result stay policy-neutral.
 fn build_config_uri(bundle_json: &[u8]) -> Result<Option<String>, VerifyError> {
     let bundle = Bundle::parse(bundle_json)?;
     let Material::Certificate { cert, .. } = &bundle.material else {
