@@ -20,7 +20,7 @@ struct Cli {
 enum Command {
     /// Build one deterministic MCP bundle zip per target.
     Bundle(BundleArgs),
-    /// Sign release artifacts with a key pair (`--key`); keyless signing is not implemented yet.
+    /// Sign release artifacts: keyless (`--keyless`, Fulcio and Rekor) or with a key pair (`--key`).
     Sign(SignArgs),
     /// Write a new ECDSA P-256 key pair for key-pair signing.
     Keygen(KeygenArgs),
@@ -93,11 +93,27 @@ pub(crate) struct BundleArgs {
 
 /// Arguments of `scimcp-release sign`.
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["key", "keyless"])))]
 pub(crate) struct SignArgs {
-    /// PKCS#8 PEM ECDSA P-256 private key (from `keygen`). Without it, keyless signing is
-    /// requested, which is not implemented yet.
+    /// Key-pair signing with this PKCS#8 PEM ECDSA P-256 private key (from `keygen`).
     #[arg(long)]
     pub key: Option<PathBuf>,
+    /// Keyless signing: a Fulcio certificate for your OIDC identity, each signature logged in
+    /// Rekor.
+    #[arg(long)]
+    pub keyless: bool,
+    /// OIDC identity token for --keyless; without it, the GitHub Actions job's token
+    /// (audience `sigstore`) is requested.
+    #[arg(long, env = "SIGSTORE_ID_TOKEN", hide_env_values = true)]
+    pub identity_token: Option<String>,
+    /// Signing config JSON naming the Fulcio and Rekor to use (default: the public-good
+    /// instance's, embedded).
+    #[arg(long, requires = "keyless")]
+    pub signing_config: Option<PathBuf>,
+    /// Trusted root JSON each new bundle must verify against before it is written (default:
+    /// the embedded public-good root).
+    #[arg(long, requires = "keyless")]
+    pub trusted_root: Option<PathBuf>,
     /// Files to sign; each gets `<file>.sigstore.json` beside it.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
@@ -133,6 +149,13 @@ pub(crate) struct TrustArgs {
 pub(crate) struct VerifyArgs {
     #[command(flatten)]
     pub trust: TrustArgs,
+    /// The release tag (e.g. v1.2.3): verify against the signer the release policy pins for
+    /// it, with no identity flags.
+    #[arg(long, conflicts_with_all = ["key", "certificate_identity", "bundle"])]
+    pub tag: Option<String>,
+    /// Release policy replacing the embedded `release.toml` (with --tag).
+    #[arg(long, requires = "tag")]
+    pub release_policy: Option<PathBuf>,
     /// Bundle path (only with a single file); defaults to `<file>.sigstore.json`.
     #[arg(long)]
     pub bundle: Option<PathBuf>,
@@ -161,13 +184,6 @@ pub(crate) fn run() -> ExitCode {
     let result = match cli.command {
         Command::Bundle(args) => crate::commands::bundle::run(&args),
         Command::Preflight(args) => return crate::commands::preflight::run(&args),
-        Command::Sign(args) if args.key.is_none() => {
-            return scimcp_core::planned::not_implemented(
-                "scimcp-release",
-                "sign (keyless)",
-                "release milestone; use --key for key-pair signing",
-            );
-        }
         Command::Sign(args) => crate::commands::sign::run(&args),
         Command::Keygen(args) => crate::commands::keygen::run(&args),
         Command::Verify(args) => crate::commands::verify::run(&args),

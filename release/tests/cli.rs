@@ -151,14 +151,19 @@ fn keyless_verify_reads_the_bundle_beside_the_file() {
 }
 
 #[test]
-fn unfinished_subcommands_say_so() {
-    for args in [&["preflight"][..], &["sign", "x"]] {
-        let out = run(&args.iter().map(std::ffi::OsStr::new).collect::<Vec<_>>());
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            stderr(&out).contains("not implemented yet"),
-            "{}",
-            stderr(&out)
-        );
-    }
+fn an_unknown_preflight_step_is_refused_with_the_list() {
+    let out = run(args!["preflight", "--only", "nonsense"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("unknown preflight step 'nonsense'") && stderr(&out).contains("checkout, tag"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn sign_needs_a_mode() {
+    let out = run(args!["sign", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--keyless"), "{}", stderr(&out));
 }

@@ -1,7 +1,12 @@
 //! One module per subcommand; each returns `anyhow::Result` and `finish` turns it into an
 //! exit code with the error chain on stderr.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::verify::TrustedRoot;
 
 pub(crate) mod bundle;
 pub(crate) mod keygen;
@@ -24,5 +29,17 @@ pub(crate) fn finish(result: anyhow::Result<()>) -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The trusted root at `path`, or the embedded public-good root.
+pub(crate) fn trusted_root(path: Option<&Path>) -> anyhow::Result<TrustedRoot> {
+    match path {
+        Some(path) => {
+            let bytes = fs_err::read(path)?;
+            TrustedRoot::from_json(&bytes)
+                .with_context(|| format!("reading the trusted root {}", path.display()))
+        }
+        None => Ok(TrustedRoot::production()?),
     }
 }

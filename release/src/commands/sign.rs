@@ -1,29 +1,75 @@
-//! `scimcp-release sign --key PRIVATE.pem FILE...`: key-pair bundles beside each file.
+//! `scimcp-release sign --keyless | --key PRIVATE.pem FILE...`: a Sigstore bundle beside each
+//! file (`<file>.sigstore.json`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
+use jiff::Timestamp;
 use scimcp_core::fs::{Privacy, write_atomic};
 
 use crate::cli::SignArgs;
+use crate::keyless::{KeylessSigner, Services, UreqTransport, identity_token};
 use crate::sign;
+use crate::verify::bundle_path;
 
-/// `<file>.sigstore.json`, the bundle name Sigstore clients look for.
-pub(crate) fn bundle_path(file: &Path) -> PathBuf {
-    let mut name = file.as_os_str().to_owned();
-    name.push(".sigstore.json");
-    PathBuf::from(name)
-}
-
-#[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &SignArgs) -> anyhow::Result<()> {
-    let key_path = args.key.as_deref().context("--key is required")?;
+    if args.keyless {
+        return run_keyless(args);
+    }
+    let key_path = args
+        .key
+        .as_deref()
+        .context("--key or --keyless is required")?;
     let pem = fs_err::read_to_string(key_path)?;
     let key = sign::load_private_key(&pem)
         .with_context(|| format!("reading the private key {}", key_path.display()))?;
+    let mut bundles = Vec::with_capacity(args.files.len());
     for file in &args.files {
         let artifact = fs_err::read(file)?;
-        let bundle = sign::sign_bundle(&key, &artifact)?;
+        bundles.push((file.as_path(), sign::sign_bundle(&key, &artifact)?));
+    }
+    write_bundles(&bundles)
+}
+
+fn run_keyless(args: &SignArgs) -> anyhow::Result<()> {
+    let services = match &args.signing_config {
+        Some(path) => Services::from_signing_config(&fs_err::read(path)?, Timestamp::now())
+            .with_context(|| format!("reading the signing config {}", path.display()))?,
+        None => Services::production()?,
+    };
+    let root = super::trusted_root(args.trusted_root.as_deref())?;
+    let transport = UreqTransport::new();
+    let token = identity_token(args.identity_token.as_deref(), &transport, &|name| {
+        std::env::var(name).ok()
+    })?;
+    let mut signer = KeylessSigner::new(&transport, services, token, root);
+    let mut bundles = Vec::with_capacity(args.files.len());
+    for file in &args.files {
+        let artifact = fs_err::read(file)?;
+        let signed = signer
+            .sign(&artifact)
+            .with_context(|| format!("signing {}", file.display()))?;
+        log_signed(file, &signed);
+        bundles.push((file.as_path(), signed.json));
+    }
+    // Nothing is written until every file is signed and its bundle verified.
+    write_bundles(&bundles)
+}
+
+#[allow(clippy::print_stderr)]
+fn log_signed(file: &Path, signed: &crate::keyless::SignedBundle) {
+    eprintln!(
+        "signed {} as {} (issuer {}), transparency log index {}",
+        file.display(),
+        signed.identity,
+        signed.issuer,
+        signed.log_index
+    );
+}
+
+#[allow(clippy::print_stdout)]
+fn write_bundles(bundles: &[(&Path, String)]) -> anyhow::Result<()> {
+    for (file, bundle) in bundles {
         let out = bundle_path(file);
         write_atomic(&out, bundle.as_bytes(), Privacy::KeepExisting)?;
         println!("{}", out.display());

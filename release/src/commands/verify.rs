@@ -1,11 +1,15 @@
-//! `scimcp-release verify` (release artifacts) and `verify-bundle` (the sigstore-conformance
-//! protocol), both thin over [`crate::verify::verify_bundle`].
+//! `scimcp-release verify` (release artifacts: against the release policy's pinned signer with
+//! `--tag`, or an explicit identity or key) and `verify-bundle` (the sigstore-conformance
+//! protocol), thin over [`crate::verify::verify_release_files`] and
+//! [`crate::verify::verify_bundle`].
 
 use anyhow::{Context, bail};
 
 use crate::cli::{TrustArgs, VerifyArgs, VerifyBundleArgs};
-use crate::commands::sign::bundle_path;
-use crate::verify::{ArtifactInput, Policy, TrustedKey, TrustedRoot, Verified, verify_bundle};
+use crate::release_policy::ReleasePolicy;
+use crate::verify::{
+    ArtifactInput, Policy, TrustedKey, Verified, bundle_path, verify_bundle, verify_release_files,
+};
 
 fn policy(trust: &TrustArgs) -> anyhow::Result<Policy> {
     match (
@@ -24,20 +28,10 @@ fn policy(trust: &TrustArgs) -> anyhow::Result<Policy> {
             issuer: issuer.clone(),
         }),
         _ => bail!(
-            "say who must have signed: --key PUBLIC.pem, or --certificate-identity and \
+            "say who must have signed: --tag vX.Y.Z (the signer release.toml pins for that \
+             release), --key PUBLIC.pem, or --certificate-identity and \
              --certificate-oidc-issuer"
         ),
-    }
-}
-
-fn trusted_root(trust: &TrustArgs) -> anyhow::Result<TrustedRoot> {
-    match &trust.trusted_root {
-        Some(path) => {
-            let bytes = fs_err::read(path)?;
-            TrustedRoot::from_json(&bytes)
-                .with_context(|| format!("reading the trusted root {}", path.display()))
-        }
-        None => Ok(TrustedRoot::production()?),
     }
 }
 
@@ -50,11 +44,14 @@ fn describe(verified: &Verified) -> String {
 
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
+    if let Some(tag) = &args.tag {
+        return run_release(args, tag);
+    }
     if args.bundle.is_some() && args.files.len() != 1 {
         bail!("--bundle names the bundle of one file; pass a single FILE or drop --bundle");
     }
     let policy = policy(&args.trust)?;
-    let root = trusted_root(&args.trust)?;
+    let root = super::trusted_root(args.trust.trusted_root.as_deref())?;
     for file in &args.files {
         let bundle_file = args.bundle.clone().unwrap_or_else(|| bundle_path(file));
         let artifact = fs_err::read(file)?;
@@ -68,6 +65,30 @@ pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
                 )
             })?;
         println!("verified: {} ({})", file.display(), describe(&verified));
+    }
+    Ok(())
+}
+
+/// `verify --tag`: every file against the signer the release policy pins for the tag.
+#[allow(clippy::print_stdout)]
+fn run_release(args: &VerifyArgs, tag: &str) -> anyhow::Result<()> {
+    let policy = match &args.release_policy {
+        Some(path) => ReleasePolicy::load(path)?,
+        None => ReleasePolicy::embedded()?,
+    };
+    let verified = verify_release_files(
+        &args.files,
+        &policy,
+        tag,
+        args.trust.trusted_root.as_deref(),
+    )?;
+    for file in &verified {
+        println!(
+            "verified: {} ({}, release {tag}, policy {})",
+            file.file.display(),
+            describe(&file.verified),
+            policy.source
+        );
     }
     Ok(())
 }
@@ -88,7 +109,7 @@ pub(crate) fn run_conformance(args: &VerifyBundleArgs) -> anyhow::Result<()> {
         bail!("the staging trusted root is not embedded; pass --trusted-root");
     }
     let policy = policy(&args.trust)?;
-    let root = trusted_root(&args.trust)?;
+    let root = super::trusted_root(args.trust.trusted_root.as_deref())?;
     let bundle = fs_err::read(&args.bundle)?;
     let artifact_bytes;
     let artifact = match parse_digest(&args.file_or_digest)? {

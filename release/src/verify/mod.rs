@@ -19,14 +19,15 @@
 
 mod asn1;
 mod bundle;
-mod certificate;
+pub(crate) mod certificate;
 mod checkpoint;
 mod dsse;
-mod encoding;
+pub(crate) mod encoding;
 mod error;
 mod keys;
 mod merkle;
-mod policy;
+pub(crate) mod policy;
+mod release;
 mod sct;
 mod set;
 mod timestamp;
@@ -40,6 +41,7 @@ pub use bundle::{BUNDLE_V03_MEDIA_TYPE, BundleVersion};
 pub use error::VerifyError;
 pub use keys::{KeyError, PublicKey};
 pub use policy::{Policy, TrustedKey};
+pub use release::{ReleaseVerifyError, VerifiedFile, bundle_path, verify_release_files};
 pub use trust_root::{TrustRootError, TrustedRoot};
 
 use bundle::{Bundle, Content, Material};
