@@ -17,9 +17,9 @@ pub fn group_gone(pgid: u32) -> bool {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
+        if name.to_str().and_then(|n| n.parse::<u32>().ok()).is_none() {
+            continue; // not a process directory
+        }
         let Ok(stat) = fs_err::read_to_string(entry.path().join("stat")) else {
             continue; // gone while we looked
         };
@@ -30,7 +30,7 @@ pub fn group_gone(pgid: u32) -> bool {
         let mut fields = after.split_whitespace();
         let state = fields.next().unwrap_or("");
         let pgrp = fields.nth(1).and_then(|p| p.parse::<u32>().ok());
-        if pgrp == Some(pgid) && state != "Z" && state != "X" && pid != 0 {
+        if pgrp == Some(pgid) && state != "Z" && state != "X" {
             return false;
         }
     }
