@@ -114,6 +114,22 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
         .filter(|(_, s)| settings.filter.as_ref().is_none_or(|f| f.is_match(&s.name)))
         .map(|(_, s)| s)
         .collect();
+    // A filter that matches nothing is a typo, not a passing gate (an empty shard is fine:
+    // a CI matrix may have more shards than scenarios).
+    if let Some(filter) = &settings.filter
+        && !scenarios.iter().any(|s| filter.is_match(&s.name))
+    {
+        return Err(Error::Setup(format!(
+            "--scenario {} matches no scenario in {}; the scenarios are: {}",
+            settings.filters.join(" --scenario "),
+            settings.scenarios_dir.display(),
+            scenarios
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let whole_set = settings.filter.is_none() && settings.shard.is_none();
     let mut orphans = Vec::new();
     if settings.filter.is_none() {

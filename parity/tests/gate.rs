@@ -140,8 +140,8 @@ fn a_workflow_without_a_scenario_or_a_snapshot_without_a_scenario_fails_the_chec
     let adapters = tmp.path().join("adapters");
     copy_dir(&workspace().join("adapters"), &adapters);
     let manifest = adapters.join("refsci.toml");
-    let mut text = fs_err::read_to_string(&manifest).unwrap();
-    text.push_str(
+    let mut toml = fs_err::read_to_string(&manifest).unwrap();
+    toml.push_str(
         r#"
 [[workflow]]
 id = "regression_again"
@@ -156,7 +156,7 @@ media_type = "application/json"
 required = true
 "#,
     );
-    fs_err::write(&manifest, text).unwrap();
+    fs_err::write(&manifest, toml).unwrap();
     let snapshots = tmp.path().join("snapshots");
     copy_dir(&workspace().join("parity/snapshots"), &snapshots);
     fs_err::copy(
@@ -164,33 +164,31 @@ required = true
         snapshots.join("parity__retired_scenario.snap"),
     )
     .unwrap();
-    // Coverage does not depend on which scenarios run: select none, so nothing executes.
-    let out = parity(
-        &[
-            "check",
-            "--adapters",
-            adapters.to_str().unwrap(),
-            "--snapshots",
-            snapshots.to_str().unwrap(),
-            "--scenario",
-            "no_scenario_has_this_name",
-        ],
-        None,
-    );
-    assert_refused(&out, &["workflow refsci/regression_again has no scenario"]);
-    // Orphans are judged over the whole set (no --scenario filter); run only one shard of
-    // 18 to keep this quick.
+    // Coverage and orphans do not depend on which scenarios run: shard 100 of 100 holds
+    // none of the 18 scenarios, so nothing executes.
     let out = parity(
         &[
             "check",
             "--shard",
-            "18/18",
+            "100/100",
+            "--adapters",
+            adapters.to_str().unwrap(),
             "--snapshots",
             snapshots.to_str().unwrap(),
         ],
         None,
     );
-    assert_refused(&out, &["orphan snapshot: retired_scenario has no scenario"]);
+    assert_refused(
+        &out,
+        &[
+            "workflow refsci/regression_again has no scenario",
+            "orphan snapshot: retired_scenario has no scenario",
+        ],
+    );
+    // A --scenario filter that matches nothing cannot pass the gate.
+    let out = parity(&["check", "--scenario", "no_such_scenario"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("matches no scenario"), "{}", text(&out));
 }
 
 #[test]
