@@ -550,16 +550,6 @@ fn snapshot_step(
 ) -> &'static str {
     let path = snapshot::path_for(&settings.snapshots_dir, &s.name);
     let text = current.to_snapshot_text();
-    let recorded = match snapshot::read_contents(&path) {
-        Ok(r) => r,
-        Err(e) => {
-            diffs.push(Difference::Error {
-                side: "snapshot",
-                message: e.to_string(),
-            });
-            return "not_compared";
-        }
-    };
     if settings.mode == Mode::Run {
         if !clean {
             return "not_recorded";
@@ -588,6 +578,17 @@ fn snapshot_step(
             }
         };
     }
+    // Only verification reads the recorded file: `run` replaces it whatever it holds.
+    let recorded = match snapshot::read_contents(&path) {
+        Ok(r) => r,
+        Err(e) => {
+            diffs.push(Difference::Error {
+                side: "snapshot",
+                message: e.to_string(),
+            });
+            return "not_compared";
+        }
+    };
     let Some(recorded) = recorded else {
         diffs.push(Difference::Snapshot {
             field: "(whole snapshot)".into(),
