@@ -297,8 +297,8 @@ pub fn render_summary(r: &Report) -> String {
         if !failed.is_empty() {
             let _ = write!(
                 out,
-                "\nhint: `scimcp-parity review --scenario {}` shows each drift as a diff; `scimcp-parity run` records new snapshots once both paths agree",
-                failed[0]
+                "\nhint: a parity difference means the MCP path and the literal command line disagree: fix the server or the scenario;\n      a snapshot drift means the agreed evidence changed: `scimcp-parity review --scenario {}` shows it as a diff,\n      and `scimcp-parity run --scenario {}` records it once it is intended",
+                failed[0], failed[0]
             );
         }
     }
