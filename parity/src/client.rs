@@ -22,6 +22,8 @@ pub struct ToolOutcome {
     pub structured: Value,
     /// All text content blocks joined by newlines.
     pub text: String,
+    /// Bytes of the whole result as it crossed the wire (JSON).
+    pub wire_bytes: usize,
 }
 
 impl ToolOutcome {
@@ -131,6 +133,7 @@ impl McpSession {
             .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
             .await
             .with_context(|| format!("calling {tool} failed at the protocol level"))?;
+        let wire_bytes = serde_json::to_vec(&result).map(|b| b.len()).unwrap_or(0);
         let text = result
             .content
             .iter()
@@ -141,6 +144,7 @@ impl McpSession {
             is_error: result.is_error.unwrap_or(false),
             structured: result.structured_content.unwrap_or(Value::Null),
             text,
+            wire_bytes,
         })
     }
 

@@ -23,6 +23,8 @@ pub const BUILTIN_PREFIX: &str = "builtin:";
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest cell text shown in samples.
 const MAX_CELL_CHARS: usize = 120;
+/// Longest column name reported.
+const MAX_NAME_CHARS: usize = 256;
 /// Most files listed per root.
 const MAX_LISTED: usize = 1000;
 
@@ -534,7 +536,7 @@ pub fn inspect_csv(dataset: ResolvedDataset, sample_rows: usize) -> Result<Inspe
         .zip(kinds)
         .zip(missing)
         .map(|((name, kind), missing)| ColumnInfo {
-            name: name.to_string(),
+            name: name.chars().take(MAX_NAME_CHARS).collect(),
             inferred_type: kind.unwrap_or(ColumnType::Empty),
             missing,
         })

@@ -44,6 +44,8 @@ pub enum ErrorCode {
     TooManyRuns,
     /// The scientific runtime is missing or broken.
     RuntimeUnavailable,
+    /// The answer would exceed the response ceiling; page or narrow the request.
+    ResponseTooLarge,
     /// Something failed inside the server; the message says what.
     Internal,
 }

@@ -16,6 +16,7 @@ mod cli;
 mod commands;
 pub mod datasets;
 pub mod envelope;
+pub mod paging;
 pub mod plan;
 pub mod request;
 pub mod runs;

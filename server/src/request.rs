@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::paging::Detail;
+
 /// An analysis: a workflow, a dataset and the workflow's parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +61,24 @@ pub struct CapabilitiesRequest {
     /// Only this workflow, with its exact parameter schema and the schema's hash.
     #[serde(default)]
     pub workflow: Option<String>,
+    /// `compact` (default) lists workflows with their schema hashes; `full` includes every
+    /// workflow's schema.
+    #[serde(default)]
+    pub detail: Detail,
+}
+
+/// `list_datasets` arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetsRequest {
+    /// Skip this many datasets (sorted by reference).
+    #[serde(default)]
+    pub offset: usize,
+    /// Page size (default 50; at most 100 compact, 1000 full).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub detail: Detail,
 }
 
 /// Arguments of tools that take nothing.
@@ -72,10 +92,19 @@ pub struct NoArguments {}
 pub struct InspectRequest {
     /// Dataset reference (`builtin:<id>` or a CSV path).
     pub dataset: String,
-    /// How many leading rows to include (0-10, default 3).
+    /// How many leading rows to include (0-10, default 3), restricted to the columns of
+    /// this page.
     #[serde(default = "default_sample_rows")]
     #[schemars(range(min = 0, max = 10))]
     pub sample_rows: u8,
+    /// First column of the page of columns.
+    #[serde(default)]
+    pub column_offset: usize,
+    /// Columns per page (default 50; at most 100 compact, 2000 full).
+    #[serde(default)]
+    pub column_limit: Option<usize>,
+    #[serde(default)]
+    pub detail: Detail,
 }
 
 fn default_sample_rows() -> u8 {
@@ -101,6 +130,18 @@ pub struct ResultRequest {
     #[serde(default = "default_wait_s")]
     #[schemars(range(min = 0, max = 300))]
     pub wait_s: u32,
+    /// The `result_sha256` of a result already held: an unchanged terminal result is
+    /// answered with a short `not_modified`.
+    #[serde(default)]
+    pub if_result_sha256: Option<String>,
+    /// First artifact of the page of artifacts.
+    #[serde(default)]
+    pub artifact_offset: usize,
+    /// Artifacts per page (default 50; at most 100 compact, 2000 full).
+    #[serde(default)]
+    pub artifact_limit: Option<usize>,
+    #[serde(default)]
+    pub detail: Detail,
 }
 
 fn default_wait_s() -> u32 {
@@ -114,10 +155,12 @@ pub struct ListRunsRequest {
     /// Skip this many runs (newest first).
     #[serde(default)]
     pub offset: u32,
-    /// At most this many runs (1-100, default 20).
+    /// At most this many runs (default 20; at most 100 compact, 1000 full).
     #[serde(default = "default_limit")]
-    #[schemars(range(min = 1, max = 100))]
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: u32,
+    #[serde(default)]
+    pub detail: Detail,
 }
 
 fn default_limit() -> u32 {
@@ -141,10 +184,12 @@ pub struct LogRequest {
     /// `stdout` or `stderr` (default stderr).
     #[serde(default = "default_stream")]
     pub stream: LogStream,
-    /// Bytes of the tail to return (1-65536, default 8192).
+    /// Bytes of the tail to return (default 8192; at most 16384 compact, 262144 full).
     #[serde(default = "default_max_bytes")]
-    #[schemars(range(min = 1, max = 65536))]
+    #[schemars(range(min = 1, max = 262144))]
     pub max_bytes: u32,
+    #[serde(default)]
+    pub detail: Detail,
 }
 
 fn default_stream() -> LogStream {

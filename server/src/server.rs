@@ -1,8 +1,9 @@
 //! The MCP server: settings resolved at start-up, the shared context every tool uses, and
 //! the rmcp handler that routes `tools/list` and `tools/call`.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use rmcp::model::{
@@ -71,6 +72,46 @@ pub struct ServerContext {
     pub runs: Arc<RunManager>,
     pub(crate) validators: Validators,
     pub data_root: PathBuf,
+    /// Datasets of recent validations, by validation id, so a start can say precisely that
+    /// the dataset changed since the validation it names.
+    validations: Mutex<VecDeque<(String, RecalledDataset)>>,
+}
+
+/// What a validation recorded about its dataset.
+#[derive(Debug, Clone)]
+pub(crate) struct RecalledDataset {
+    pub reference: String,
+    pub sha256: String,
+}
+
+/// Validations remembered for [`ServerContext::recalled_dataset`].
+const REMEMBERED_VALIDATIONS: usize = 1024;
+
+impl ServerContext {
+    pub(crate) fn remember_validation(&self, v: &crate::validate::Validation) {
+        let mut memory = self.validations.lock().expect("validations lock");
+        if memory.iter().any(|(id, _)| id == &v.validation_id) {
+            return;
+        }
+        if memory.len() >= REMEMBERED_VALIDATIONS {
+            memory.pop_front();
+        }
+        memory.push_back((
+            v.validation_id.clone(),
+            RecalledDataset {
+                reference: v.dataset.reference.clone(),
+                sha256: v.dataset.sha256.clone(),
+            },
+        ));
+    }
+
+    pub(crate) fn recalled_dataset(&self, validation_id: &str) -> Option<RecalledDataset> {
+        let memory = self.validations.lock().expect("validations lock");
+        memory
+            .iter()
+            .find(|(id, _)| id == validation_id)
+            .map(|(_, d)| d.clone())
+    }
 }
 
 impl ServerContext {
@@ -106,6 +147,7 @@ impl ServerContext {
             runs: Arc::new(runs),
             validators,
             data_root: settings.data_root,
+            validations: Mutex::new(VecDeque::new()),
         }))
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// Artifact hashes of a finished run, keyed by path.
 fn result_hashes(result: &Value) -> BTreeMap<String, String> {
-    result["artifacts"]
+    result["artifacts"]["items"]
         .as_array()
         .expect("artifacts")
         .iter()
@@ -184,7 +184,7 @@ async fn five_workflows_succeed_with_the_direct_cli_hashes() {
         assert_eq!(result["state"], "succeeded", "{workflow}: {result:#}");
         let r = &result["result"];
         assert_eq!(r["plan_sha256"], validation["plan_sha256"]);
-        assert!(r["problems"].as_array().unwrap().is_empty(), "{r:#}");
+        assert_eq!(r["problems"]["total"], 0, "{r:#}");
 
         let out = h.direct(&direct_args);
         assert!(
@@ -407,7 +407,7 @@ async fn bad_requests_are_refused_naming_the_field_before_any_process() {
     assert_eq!(e["allowed"], json!(["linear", "ridge", "random_forest"]));
     // Nothing was started: no run directory exists and no run is listed.
     let runs = h.ok("list_runs", json!({})).await;
-    assert_eq!(runs["total"], 0, "{runs:#}");
+    assert_eq!(runs["runs"]["total"], 0, "{runs:#}");
     let dirs = fs_err::read_dir(h.runs_dir())
         .map(|d| d.count())
         .unwrap_or(0);
@@ -443,7 +443,7 @@ async fn without_a_runtime_the_server_says_what_is_missing() {
 async fn datasets_are_listed_inspected_and_built_ins_resolve() {
     let h = Harness::start().await.unwrap();
     let listed = h.ok("list_datasets", json!({})).await;
-    let refs: Vec<&str> = listed["datasets"]
+    let refs: Vec<&str> = listed["datasets"]["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -461,8 +461,8 @@ async fn datasets_are_listed_inspected_and_built_ins_resolve() {
         .await;
     assert_eq!(inspected["row_count"], 150);
     assert_eq!(inspected["column_count"], 5);
-    assert_eq!(inspected["columns"][4]["name"], "target");
-    assert_eq!(inspected["columns"][4]["inferred_type"], "integer");
+    assert_eq!(inspected["columns"]["items"][4]["name"], "target");
+    assert_eq!(inspected["columns"]["items"][4]["inferred_type"], "integer");
     assert_eq!(inspected["sample_rows"].as_array().unwrap().len(), 2);
     let direct = scimcp_core::hash::sha256_file(&h.cwd.join("data/iris.csv"))
         .unwrap()

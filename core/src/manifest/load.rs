@@ -520,6 +520,15 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
             }
         }
     }
+    if let Some(src) = &rt.package_source
+        && !is_safe_relative(src)
+    {
+        c.error(
+            &at("package_source"),
+            format!("'{src}' must be a relative path inside the bundle"),
+            Some("give the source tree's path relative to the bundle root, e.g. \"refsci\"".into()),
+        );
+    }
     let mut names = BTreeSet::new();
     for (i, req) in rt.requirements.iter().enumerate() {
         let path = [Seg::Key("runtime"), Seg::Key("requirements"), Seg::Index(i)];

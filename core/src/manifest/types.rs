@@ -90,6 +90,11 @@ pub struct Runtime {
     /// The distribution whose installed files form the runtime identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+    /// A source tree of `package` shipped in the bundle (relative to the bundle root, the
+    /// directory holding `adapters/`), installed after the pins; absent when the package
+    /// comes from an index through `requirements`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_source: Option<String>,
     /// Arguments after the interpreter or executable, before the workflow's argv.
     #[serde(default)]
     pub launch: Vec<String>,

@@ -26,14 +26,16 @@ pub(super) async fn validate(
     ctx: &ServerContext,
     req: AnalysisRequest,
 ) -> Result<Validation, ToolError> {
-    validate_request(
+    let v = validate_request(
         &ctx.adapter,
         &ctx.validators,
         &ctx.datasets,
         &ctx.runtime,
         &req,
     )
-    .await
+    .await?;
+    ctx.remember_validation(&v);
+    Ok(v)
 }
 
 pub(super) async fn start(
@@ -54,15 +56,34 @@ pub(super) async fn start(
     if let Some(given) = &req.validation_id
         && given != &validation.validation_id
     {
+        if let Some(then) = ctx.recalled_dataset(given)
+            && then.sha256 != validation.dataset.sha256
+        {
+            return Err(ToolError::new(
+                ErrorCode::DatasetChanged,
+                format!(
+                    "dataset '{}' changed since validation {given}: sha256 was {}, now {}",
+                    then.reference, then.sha256, validation.dataset.sha256
+                ),
+                "call validate_analysis again so the new bytes are checked, review the plan, then start with the new validation_id",
+            )
+            .field("dataset"));
+        }
         return Err(ToolError::new(
             ErrorCode::StaleValidation,
-            format!("validation {given} no longer matches: the request, the dataset bytes or the plan changed (now {})", validation.validation_id),
+            format!(
+                "validation {given} does not match this request: the request, the dataset bytes or the plan differ (now {})",
+                validation.validation_id
+            ),
             "call validate_analysis again, review the new plan, then start with its validation_id",
         )
         .field("validation_id"));
     }
     let request = serde_json::to_value(&analysis).expect("request serializes");
-    let status = ctx.runs.start(&validation, &request)?;
+    // The runtime identity goes into the run manifest; a runtime that cannot be probed is
+    // recorded as unknown rather than blocking a run the plan says can start.
+    let probe = ctx.runtime.probe().await.ok();
+    let status = ctx.runs.start(&validation, &request, probe)?;
     Ok(StartOutput {
         run_id: status.run_id.clone(),
         state: status.state,

@@ -47,8 +47,10 @@ pub struct ArtifactInfo {
 pub struct WorkflowInfo {
     pub id: String,
     pub summary: String,
-    /// The strict JSON Schema of `parameters`.
-    pub parameters_schema: serde_json::Value,
+    /// The strict JSON Schema of `parameters` (when one workflow is asked for, or with
+    /// `detail = "full"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters_schema: Option<serde_json::Value>,
     pub parameters_schema_sha256: String,
     pub artifacts: Vec<ArtifactInfo>,
 }
@@ -71,6 +73,7 @@ pub(super) async fn get(
     req: CapabilitiesRequest,
 ) -> Result<CapabilitiesOutput, ToolError> {
     let m = &ctx.adapter.manifest;
+    let with_schema = req.workflow.is_some() || req.detail == crate::paging::Detail::Full;
     let selected: Vec<_> = match &req.workflow {
         None => m.workflows.iter().collect(),
         Some(id) => vec![ctx.adapter.workflow(id).ok_or_else(|| {
@@ -105,7 +108,7 @@ pub(super) async fn get(
                 id: w.id.clone(),
                 summary: w.summary.clone(),
                 parameters_schema_sha256: canonical_sha256(&w.parameters_schema),
-                parameters_schema: w.parameters_schema.clone(),
+                parameters_schema: with_schema.then(|| w.parameters_schema.clone()),
                 artifacts: w
                     .artifacts
                     .iter()

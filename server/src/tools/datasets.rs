@@ -3,15 +3,17 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::datasets::{DatasetEntry, Inspection, inspect_csv};
+use crate::datasets::{ColumnInfo, DatasetEntry, ResolvedDataset, inspect_csv};
 use crate::envelope::ToolError;
-use crate::request::InspectRequest;
+use crate::paging::Page;
+use crate::request::{DatasetsRequest, InspectRequest};
 use crate::server::ServerContext;
 
 /// `list_datasets` output.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct DatasetsOutput {
-    pub datasets: Vec<DatasetEntry>,
+    /// Datasets sorted by reference, paged.
+    pub datasets: Page<DatasetEntry>,
     /// Directories datasets may come from.
     pub allowed_roots: Vec<String>,
     /// Why some datasets could not be listed (e.g. the runtime cannot export built-ins).
@@ -20,12 +22,28 @@ pub struct DatasetsOutput {
 }
 
 /// `inspect_dataset` output.
-pub type InspectOutput = Inspection;
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct InspectOutput {
+    pub dataset: ResolvedDataset,
+    pub row_count: u64,
+    pub column_count: usize,
+    /// A page of the columns, in file order.
+    pub columns: Page<ColumnInfo>,
+    /// The first rows, restricted to the columns of this page, each cell cut to 120 characters.
+    pub sample_rows: Vec<Vec<String>>,
+}
 
-pub(super) async fn list(ctx: &ServerContext) -> Result<DatasetsOutput, ToolError> {
+pub(super) async fn list(
+    ctx: &ServerContext,
+    req: DatasetsRequest,
+) -> Result<DatasetsOutput, ToolError> {
     let (datasets, notes) = ctx.datasets.list(&ctx.runtime).await;
+    let limit = req
+        .limit
+        .unwrap_or(50)
+        .clamp(1, req.detail.max_page(100, 1000));
     Ok(DatasetsOutput {
-        datasets,
+        datasets: Page::of(&datasets, req.offset, limit),
         allowed_roots: ctx
             .datasets
             .roots()
@@ -39,10 +57,32 @@ pub(super) async fn list(ctx: &ServerContext) -> Result<DatasetsOutput, ToolErro
 pub(super) async fn inspect(
     ctx: &ServerContext,
     req: InspectRequest,
-) -> Result<Inspection, ToolError> {
+) -> Result<InspectOutput, ToolError> {
     let resolved = ctx.datasets.resolve(&req.dataset, &ctx.runtime).await?;
     let rows = usize::from(req.sample_rows.min(10));
-    tokio::task::spawn_blocking(move || inspect_csv(resolved, rows))
+    let full = tokio::task::spawn_blocking(move || inspect_csv(resolved, rows))
         .await
-        .map_err(|e| ToolError::internal(format!("inspection panicked: {e}")))?
+        .map_err(|e| ToolError::internal(format!("inspection panicked: {e}")))??;
+    let limit = req
+        .column_limit
+        .unwrap_or(50)
+        .clamp(1, req.detail.max_page(100, 2000));
+    let columns = Page::of(&full.columns, req.column_offset, limit);
+    let range = columns.offset..columns.offset + columns.items.len();
+    let sample_rows = full
+        .sample_rows
+        .into_iter()
+        .map(|row| {
+            row.get(range.clone())
+                .map(<[String]>::to_vec)
+                .unwrap_or_default()
+        })
+        .collect();
+    Ok(InspectOutput {
+        dataset: full.dataset,
+        row_count: full.row_count,
+        column_count: full.column_count,
+        columns,
+        sample_rows,
+    })
 }

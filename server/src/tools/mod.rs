@@ -14,10 +14,13 @@ use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::envelope::{ToolError, parse_args};
+use crate::envelope::{ErrorCode, ToolError, parse_args};
+#[cfg(test)]
+use crate::paging::COMPACT_CEILING;
+use crate::paging::Detail;
 use crate::request::{
-    AnalysisRequest, CapabilitiesRequest, InspectRequest, ListRunsRequest, LogRequest, NoArguments,
-    ResultRequest, RunRef, StartRequest,
+    AnalysisRequest, CapabilitiesRequest, DatasetsRequest, InspectRequest, ListRunsRequest,
+    LogRequest, NoArguments, ResultRequest, RunRef, StartRequest,
 };
 use crate::server::ServerContext;
 
@@ -67,7 +70,7 @@ pub fn catalog() -> Vec<Tool> {
             "What this server can run: the adapter, its workflows with their parameter schemas and artifacts, limits and runtime readiness. Pass `workflow` to get one workflow's exact schema and its hash.",
             true,
         ),
-        tool::<NoArguments, DatasetsOutput>(
+        tool::<DatasetsRequest, DatasetsOutput>(
             "list_datasets",
             "Datasets the server may read: the adapter's built-in datasets (`builtin:<id>`) and CSV files in the allowed directories. Pass a `reference` to the other tools.",
             true,
@@ -120,60 +123,113 @@ pub fn catalog() -> Vec<Tool> {
     ]
 }
 
-fn respond<T: Serialize>(result: Result<T, ToolError>) -> CallToolResult {
-    match result {
+/// The tool result for `result`, refusing (explicitly, never by silent truncation) an answer
+/// whose whole serialized response would exceed the view's ceiling.
+fn respond<T: Serialize>(result: Result<T, ToolError>, detail: Detail) -> CallToolResult {
+    let response = match result {
         Ok(value) => {
             CallToolResult::structured(serde_json::to_value(value).expect("tool output serializes"))
         }
         Err(e) => e.into_result(),
+    };
+    let size = serde_json::to_vec(&response)
+        .map(|b| b.len())
+        .unwrap_or(usize::MAX);
+    if size <= detail.ceiling() {
+        return response;
     }
+    ToolError::new(
+        ErrorCode::ResponseTooLarge,
+        format!(
+            "the answer is {size} bytes, above the {} byte ceiling of the {detail:?} view",
+            detail.ceiling()
+        ),
+        "ask for a smaller page (offset/limit), or detail=\"full\" for the larger ceiling",
+    )
+    .into_result()
 }
 
 type Args = Option<serde_json::Map<String, serde_json::Value>>;
 
+/// The detail view requested, when the arguments name one (for the ceiling check).
+fn detail_of(args: &Args) -> Detail {
+    args.as_ref()
+        .and_then(|a| a.get("detail"))
+        .and_then(|d| serde_json::from_value(d.clone()).ok())
+        .unwrap_or_default()
+}
+
 /// Run tool `name`; `None` when no tool has that name.
 pub async fn dispatch(ctx: &Arc<ServerContext>, name: &str, args: Args) -> Option<CallToolResult> {
+    let d = detail_of(&args);
     let result = match name {
-        "get_capabilities" => {
-            respond(async { capabilities::get(ctx, parse_args(name, args)?).await }.await)
-        }
-        "list_datasets" => respond(
-            async {
-                parse_args::<NoArguments>(name, args)?;
-                datasets::list(ctx).await
-            }
-            .await,
+        "get_capabilities" => respond(
+            async { capabilities::get(ctx, parse_args(name, args)?).await }.await,
+            d,
         ),
-        "inspect_dataset" => {
-            respond(async { datasets::inspect(ctx, parse_args(name, args)?).await }.await)
-        }
-        "validate_analysis" => {
-            respond(async { analysis::validate(ctx, parse_args(name, args)?).await }.await)
-        }
-        "start_analysis" => {
-            respond(async { analysis::start(ctx, parse_args(name, args)?).await }.await)
-        }
-        "get_run_status" => {
-            respond(parse_args::<RunRef>(name, args).and_then(|r| runs::status(ctx, r)))
-        }
-        "get_run_result" => {
-            respond(async { runs::result(ctx, parse_args(name, args)?).await }.await)
-        }
-        "cancel_run" => respond(async { runs::cancel(ctx, parse_args(name, args)?).await }.await),
-        "list_runs" => {
-            respond(parse_args::<ListRunsRequest>(name, args).map(|r| runs::list(ctx, r)))
-        }
-        "get_run_log" => {
-            respond(parse_args::<LogRequest>(name, args).and_then(|r| runs::log(ctx, r)))
-        }
+        "list_datasets" => respond(
+            async { datasets::list(ctx, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "inspect_dataset" => respond(
+            async { datasets::inspect(ctx, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "validate_analysis" => respond(
+            async { analysis::validate(ctx, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "start_analysis" => respond(
+            async { analysis::start(ctx, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "get_run_status" => respond(
+            parse_args::<RunRef>(name, args).and_then(|r| runs::status(ctx, r)),
+            d,
+        ),
+        "get_run_result" => respond(
+            async { runs::result(ctx, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "cancel_run" => respond(
+            async { runs::cancel(ctx, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "list_runs" => respond(
+            parse_args::<ListRunsRequest>(name, args).map(|r| runs::list(ctx, r)),
+            d,
+        ),
+        "get_run_log" => respond(
+            parse_args::<LogRequest>(name, args).and_then(|r| runs::log(ctx, r)),
+            d,
+        ),
         "get_environment" => respond(
             async {
                 parse_args::<NoArguments>(name, args)?;
                 environment::get(ctx).await
             }
             .await,
+            d,
         ),
         _ => return None,
     };
     Some(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_answer_becomes_an_explicit_error() {
+        let big = serde_json::json!({"text": "x".repeat(COMPACT_CEILING)});
+        let r = respond(Ok::<_, ToolError>(big.clone()), Detail::Compact);
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            r.structured_content.unwrap()["error"]["code"],
+            "response_too_large"
+        );
+        let r = respond(Ok::<_, ToolError>(big), Detail::Full);
+        assert_eq!(r.is_error, Some(false));
+    }
 }

@@ -1,20 +1,116 @@
 //! `get_run_status`, `get_run_result`, `cancel_run`, `list_runs`, `get_run_log`.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::envelope::ToolError;
+use crate::paging::{Detail, Page};
+use crate::plan::PlannedDataset;
 use crate::request::{ListRunsRequest, LogRequest, LogStream, ResultRequest, RunRef};
 use crate::runs::RunSummary;
-use crate::runs::state::{RunResult, RunState, RunStatus};
+use crate::runs::state::{
+    AdapterIdentity, ArtifactProblem, ArtifactRecord, RunResult, RunState, RunStatus,
+};
 use crate::server::ServerContext;
+
+/// Largest reported value shown inline; larger ones are replaced by their size and hash.
+const MAX_REPORTED_VALUE_BYTES: usize = 4096;
 
 /// `get_run_status` output.
 pub type StatusOutput = RunStatus;
 
-/// `get_run_result` output: the result once terminal, a pending receipt before.
+/// A terminal result as the tool shows it: the record of `result.json`, with its long
+/// lists paged and oversized reported values replaced by their size and hash.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ResultView {
+    pub run_id: String,
+    pub state: RunState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub adapter: AdapterIdentity,
+    pub workflow: String,
+    pub validation_id: String,
+    pub request_sha256: String,
+    pub plan_sha256: String,
+    pub dataset: PlannedDataset,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    pub started_at: Option<String>,
+    pub ended_at: String,
+    pub duration_ms: u64,
+    pub run_dir: String,
+    pub output_dir: String,
+    /// Every regular file of the output directory with its SHA-256, paged.
+    pub artifacts: Page<ArtifactRecord>,
+    /// Declared artifacts that are missing or invalid (first page).
+    pub problems: Page<ArtifactProblem>,
+    /// Values of the declared `json_keys`, per artifact id.
+    pub reported: BTreeMap<String, BTreeMap<String, Value>>,
+    /// Files not indexed, and why (first page).
+    pub skipped: Page<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
+}
+
+fn bounded_value(v: Value) -> Value {
+    let text = serde_json::to_string(&v).unwrap_or_default();
+    if text.len() <= MAX_REPORTED_VALUE_BYTES {
+        return v;
+    }
+    serde_json::json!({"omitted": true, "bytes": text.len(), "sha256": scimcp_core::hash::sha256_hex(text.as_bytes())})
+}
+
+impl ResultView {
+    fn of(r: RunResult, artifact_offset: usize, artifact_limit: usize) -> ResultView {
+        ResultView {
+            artifacts: Page::of(&r.artifacts, artifact_offset, artifact_limit),
+            problems: Page::of(&r.problems, 0, 50),
+            skipped: Page::of(&r.skipped, 0, 20),
+            reported: r
+                .reported
+                .into_iter()
+                .map(|(id, values)| {
+                    (
+                        id,
+                        values
+                            .into_iter()
+                            .map(|(k, v)| (k, bounded_value(v)))
+                            .collect(),
+                    )
+                })
+                .collect(),
+            run_id: r.run_id,
+            state: r.state,
+            reason: r.reason,
+            message: r.message,
+            adapter: r.adapter,
+            workflow: r.workflow,
+            validation_id: r.validation_id,
+            request_sha256: r.request_sha256,
+            plan_sha256: r.plan_sha256,
+            dataset: r.dataset,
+            exit_code: r.exit_code,
+            signal: r.signal,
+            started_at: r.started_at,
+            ended_at: r.ended_at,
+            duration_ms: r.duration_ms,
+            run_dir: r.run_dir,
+            output_dir: r.output_dir,
+            stderr_tail: r.stderr_tail,
+        }
+    }
+}
+
+/// `get_run_result` output: the result once terminal, a pending receipt before, or a short
+/// `not_modified` when the caller already holds this exact result.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ResultOutput {
     pub run_id: String,
@@ -22,9 +118,15 @@ pub struct ResultOutput {
     pub terminal: bool,
     /// Seconds this call waited.
     pub waited_s: f64,
+    /// SHA-256 of the published `result.json`; pass it as `if_result_sha256` next time.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<RunResult>,
-    /// Present for a terminal run without a published result (an interrupted run).
+    pub result_sha256: Option<String>,
+    /// True when `if_result_sha256` matched: the result is unchanged and not repeated.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_modified: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultView>,
+    /// The status, for a run that has not ended or ended without a published result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<RunStatus>,
     pub next_action: String,
@@ -43,13 +145,8 @@ pub struct CancelOutput {
 /// `list_runs` output.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RunsOutput {
-    pub runs: Vec<RunSummary>,
-    pub total: usize,
-    pub offset: usize,
-    pub limit: usize,
-    /// Pass as `offset` for the next page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<usize>,
+    /// Runs, newest first.
+    pub runs: Page<RunSummary>,
 }
 
 /// `get_run_log` output.
@@ -75,55 +172,80 @@ pub(super) async fn result(
     let started = Instant::now();
     let wait = Duration::from_secs(u64::from(req.wait_s.min(300)));
     let status = ctx.runs.wait_terminal(&req.run_id, wait).await?;
-    let waited_s = (started.elapsed().as_millis() as f64 / 1000.0 * 10.0).round() / 10.0;
-    if !status.state.is_terminal() {
-        return Ok(ResultOutput {
-            run_id: status.run_id.clone(),
-            state: status.state,
-            terminal: false,
-            waited_s,
-            result: None,
-            status: Some(status.clone()),
-            next_action: format!(
-                "the run is still {:?}; call get_run_result again (or cancel_run)",
-                status.state
-            )
-            .to_lowercase(),
-        });
-    }
-    let result = ctx.runs.result(&req.run_id)?;
-    let next_action = match status.state {
-        RunState::Succeeded => {
-            "summarize the reported metrics and artifacts for the scientist".to_string()
-        }
-        RunState::PartialFailure => {
-            "tell the scientist which declared artifacts are missing (see problems)".to_string()
-        }
-        RunState::Cancelled => "the run was cancelled; start a new analysis if needed".to_string(),
-        _ => "explain the failure from message and stderr_tail; fix the request and validate again"
-            .to_string(),
-    };
-    Ok(ResultOutput {
+    let waited_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    let base = |status: &RunStatus, next_action: String| ResultOutput {
         run_id: status.run_id.clone(),
         state: status.state,
-        terminal: true,
+        terminal: status.state.is_terminal(),
         waited_s,
-        status: result.is_none().then_some(status),
-        result,
+        result_sha256: None,
+        not_modified: false,
+        result: None,
+        status: None,
         next_action,
+    };
+    if !status.state.is_terminal() {
+        let next = format!(
+            "the run is still {}; call get_run_result again (or cancel_run)",
+            state_word(status.state)
+        );
+        return Ok(ResultOutput {
+            status: Some(status.clone()),
+            ..base(&status, next)
+        });
+    }
+    let Some((result, sha)) = ctx.runs.result(&req.run_id)? else {
+        let next = "the run ended without a result (see status.reason); start the analysis again"
+            .to_string();
+        return Ok(ResultOutput {
+            status: Some(status.clone()),
+            ..base(&status, next)
+        });
+    };
+    if req.if_result_sha256.as_deref() == Some(sha.as_str()) {
+        let next = "unchanged since you last read it".to_string();
+        return Ok(ResultOutput {
+            result_sha256: Some(sha),
+            not_modified: true,
+            ..base(&status, next)
+        });
+    }
+    let next = match result.state {
+        RunState::Succeeded => "summarize the reported metrics and artifacts for the scientist",
+        RunState::PartialFailure => {
+            "tell the scientist which declared artifacts are missing (see problems)"
+        }
+        RunState::Cancelled => "the run was cancelled; start a new analysis if needed",
+        _ => "explain the failure from message and stderr_tail; fix the request and validate again",
+    };
+    let limit = req
+        .artifact_limit
+        .unwrap_or(50)
+        .clamp(1, req.detail.max_page(100, 2000));
+    Ok(ResultOutput {
+        result_sha256: Some(sha),
+        result: Some(ResultView::of(result, req.artifact_offset, limit)),
+        ..base(&status, next.to_string())
     })
+}
+
+fn state_word(state: RunState) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 pub(super) async fn cancel(ctx: &ServerContext, req: RunRef) -> Result<CancelOutput, ToolError> {
     let (status, changed) = ctx.runs.cancel(&req.run_id).await?;
     let message = if changed {
-        format!("run {} is now {:?}", status.run_id, status.state).to_lowercase()
+        format!("run {} is now {}", status.run_id, state_word(status.state))
     } else {
         format!(
-            "run {} had already ended ({:?}); nothing to cancel",
-            status.run_id, status.state
+            "run {} had already ended ({}); nothing to cancel",
+            status.run_id,
+            state_word(status.state)
         )
-        .to_lowercase()
     };
     Ok(CancelOutput {
         run_id: status.run_id,
@@ -134,27 +256,34 @@ pub(super) async fn cancel(ctx: &ServerContext, req: RunRef) -> Result<CancelOut
 }
 
 pub(super) fn list(ctx: &ServerContext, req: ListRunsRequest) -> RunsOutput {
-    let offset = req.offset as usize;
-    let limit = req.limit.clamp(1, 100) as usize;
-    let (runs, total) = ctx.runs.list(offset, limit);
-    let next = offset + runs.len();
+    let limit = (req.limit as usize).clamp(1, req.detail.max_page(100, 1000));
+    let all = ctx.runs.list();
     RunsOutput {
-        runs,
-        total,
-        offset,
-        limit,
-        next_offset: (next < total).then_some(next),
+        runs: Page::of(&all, req.offset as usize, limit),
     }
 }
 
 pub(super) fn log(ctx: &ServerContext, req: LogRequest) -> Result<LogOutput, ToolError> {
-    let max = req.max_bytes.clamp(1, 65536) as usize;
-    let tail = ctx.runs.log_tail(&req.run_id, req.stream, max)?;
-    Ok(LogOutput {
-        run_id: req.run_id,
-        stream: req.stream,
-        text: tail.text,
-        total_bytes: tail.total_bytes,
-        truncated: tail.truncated,
-    })
+    let cap = match req.detail {
+        Detail::Compact => 16 * 1024,
+        Detail::Full => 256 * 1024,
+    };
+    let mut max = (req.max_bytes as usize).clamp(1, cap);
+    loop {
+        let tail = ctx.runs.log_tail(&req.run_id, req.stream, max)?;
+        // Escaping can inflate text (control bytes become \\u00XX): shrink until it fits.
+        let escaped = serde_json::to_string(&tail.text)
+            .map(|s| s.len())
+            .unwrap_or(usize::MAX);
+        if escaped <= cap || max <= 64 {
+            return Ok(LogOutput {
+                run_id: req.run_id,
+                stream: req.stream,
+                text: tail.text,
+                total_bytes: tail.total_bytes,
+                truncated: tail.truncated,
+            });
+        }
+        max /= 2;
+    }
 }

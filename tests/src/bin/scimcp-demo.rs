@@ -85,7 +85,7 @@ async fn demo() -> anyhow::Result<()> {
         "output directory: {}",
         r["output_dir"].as_str().unwrap_or_default()
     )?;
-    for a in r["artifacts"].as_array().into_iter().flatten() {
+    for a in r["artifacts"]["items"].as_array().into_iter().flatten() {
         writeln!(
             out,
             "  {}  {:>8} bytes  sha256 {}",

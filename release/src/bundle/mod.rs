@@ -1,0 +1,250 @@
+//! `scimcp-release bundle`: one deterministic MCP bundle zip per target.
+//!
+//! A bundle holds `manifest.json` (MCP Bundle manifest), `bin/` (the suite's binaries for
+//! the target), `adapters/`, `refsci/` (the reference CLI's source, no tests), `LICENSE` and
+//! `RELEASE.json` (every other file's path, size, mode and SHA-256; the suite and adapter
+//! versions; the git commit). Beside the zips, a release-level `RELEASE.json` lists every
+//! bundle with its SHA-256: that file and each zip are what gets signed.
+//!
+//! Reproducible: entries sorted, one timestamp (`SOURCE_DATE_EPOCH`, else the commit time),
+//! normalized modes, fixed compression. Two builds of one commit are byte-identical.
+
+mod allowlist;
+mod binaries;
+pub mod mcpb;
+mod zipper;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use allowlist::{Allowlist, denied};
+pub use binaries::BinarySource;
+use zipper::Entry;
+
+/// Version of both `RELEASE.json` formats.
+pub const RELEASE_SCHEMA_VERSION: u32 = 1;
+
+/// Why a bundle cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the bundle allowlist {path} is invalid: {message}")]
+    Allowlist { path: PathBuf, message: String },
+    #[error("{path} must never ship in a bundle ({why}); remove it from release/bundle.toml")]
+    Denied { path: String, why: String },
+    #[error("no binary '{name}' for target {target} in {source_dir}; build it (or run dist build) first")]
+    MissingBinary { name: String, target: String, source_dir: PathBuf },
+    #[error("{target} is not a target scimcp bundles (use a linux, apple-darwin or windows triple)")]
+    UnknownTarget { target: String },
+    #[error("adapter {path} is invalid:\n{message}")]
+    Adapter { path: PathBuf, message: String },
+    #[error("cannot write the zip: {0}")]
+    Zip(String),
+    #[error("cannot determine the source date: set SOURCE_DATE_EPOCH or build inside a git checkout ({0})")]
+    NoEpoch(String),
+}
+
+impl BundleError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> BundleError {
+        BundleError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// What to bundle, from where, into where.
+#[derive(Debug, Clone)]
+pub struct BundleOptions {
+    /// The repository root (holds `adapters/`, `refsci/`, `LICENSE`, `release/bundle.toml`).
+    pub repo_root: PathBuf,
+    pub binaries: BinarySource,
+    /// Rust target triples, one bundle each.
+    pub targets: Vec<String>,
+    pub out_dir: PathBuf,
+    /// Seconds since 1970 used as every entry's timestamp.
+    pub epoch: i64,
+    /// The commit the bundle is built from.
+    pub git_commit: String,
+    /// The release tag, when building for one.
+    pub tag: Option<String>,
+}
+
+/// One file listed in a bundle's `RELEASE.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    pub path: String,
+    pub size: u64,
+    pub mode: String,
+    pub sha256: String,
+}
+
+/// An adapter shipped in a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdapterRecord {
+    pub name: String,
+    pub version: String,
+    pub sha256: String,
+}
+
+/// `RELEASE.json` inside a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleRelease {
+    pub schema_version: u32,
+    pub name: String,
+    pub version: String,
+    pub target: String,
+    pub git_commit: String,
+    pub source_date_epoch: i64,
+    pub adapters: Vec<AdapterRecord>,
+    pub files: Vec<FileRecord>,
+}
+
+/// One bundle in the release-level `RELEASE.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleRecord {
+    pub file: String,
+    pub target: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// The release-level `RELEASE.json` beside the zips.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseIndex {
+    pub schema_version: u32,
+    pub name: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    pub git_commit: String,
+    pub source_date_epoch: i64,
+    pub bundles: Vec<BundleRecord>,
+}
+
+/// Build every target's bundle and the release index; returns the index.
+pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
+    let allowlist = Allowlist::load(&opts.repo_root.join("release/bundle.toml"))?;
+    let repo_files = allowlist.select(&opts.repo_root)?;
+    let adapters = adapters(&opts.repo_root)?;
+    fs_err::create_dir_all(&opts.out_dir).map_err(|e| BundleError::io(&opts.out_dir, e))?;
+    let version = scimcp_core::version::SUITE_VERSION.to_string();
+    let mut bundles = Vec::new();
+    for target in &opts.targets {
+        let mut entries = Vec::new();
+        for rel in &repo_files {
+            let path = opts.repo_root.join(rel);
+            let bytes = fs_err::read(&path).map_err(|e| BundleError::io(&path, e))?;
+            entries.push(Entry { path: rel.clone(), bytes, executable: false });
+        }
+        for (name, bytes) in opts.binaries.collect(&allowlist.binaries, target)? {
+            entries.push(Entry { path: format!("bin/{name}"), bytes, executable: true });
+        }
+        let manifest = mcpb::manifest(&version, target, "refsci", &tool_list());
+        entries.push(Entry { path: "manifest.json".into(), bytes: pretty(&manifest), executable: false });
+        let release = BundleRelease {
+            schema_version: RELEASE_SCHEMA_VERSION,
+            name: "scimcp".into(),
+            version: version.clone(),
+            target: target.clone(),
+            git_commit: opts.git_commit.clone(),
+            source_date_epoch: opts.epoch,
+            adapters: adapters.clone(),
+            files: {
+                let mut files: Vec<FileRecord> = entries
+                    .iter()
+                    .map(|e| FileRecord {
+                        path: e.path.clone(),
+                        size: e.bytes.len() as u64,
+                        mode: if e.executable { "0755".into() } else { "0644".into() },
+                        sha256: scimcp_core::hash::sha256_hex(&e.bytes),
+                    })
+                    .collect();
+                files.sort_by(|a, b| a.path.cmp(&b.path));
+                files
+            },
+        };
+        entries.push(Entry { path: "RELEASE.json".into(), bytes: pretty(&release), executable: false });
+        let zip = zipper::write_zip(&mut entries, opts.epoch).map_err(|e| BundleError::Zip(e.to_string()))?;
+        let file = format!("scimcp-{version}-{target}.zip");
+        let path = opts.out_dir.join(&file);
+        scimcp_core::fs::write_atomic(&path, &zip, scimcp_core::fs::Privacy::KeepExisting).map_err(|e| BundleError::Zip(e.to_string()))?;
+        bundles.push(BundleRecord { file, target: target.clone(), size: zip.len() as u64, sha256: scimcp_core::hash::sha256_hex(&zip) });
+    }
+    let index = ReleaseIndex {
+        schema_version: RELEASE_SCHEMA_VERSION,
+        name: "scimcp".into(),
+        version,
+        tag: opts.tag.clone(),
+        git_commit: opts.git_commit.clone(),
+        source_date_epoch: opts.epoch,
+        bundles,
+    };
+    let path = opts.out_dir.join("RELEASE.json");
+    scimcp_core::fs::write_atomic(&path, &pretty(&index), scimcp_core::fs::Privacy::KeepExisting).map_err(|e| BundleError::Zip(e.to_string()))?;
+    Ok(index)
+}
+
+/// Write only `manifest.json` for `target` into `out_dir` (for `mcpb validate`).
+pub fn write_manifest(out_dir: &Path, target: &str) -> Result<PathBuf, BundleError> {
+    mcpb::platform_of(target).ok_or_else(|| BundleError::UnknownTarget { target: target.into() })?;
+    fs_err::create_dir_all(out_dir).map_err(|e| BundleError::io(out_dir, e))?;
+    let manifest = mcpb::manifest(scimcp_core::version::SUITE_VERSION, target, "refsci", &tool_list());
+    let path = out_dir.join("manifest.json");
+    fs_err::write(&path, pretty(&manifest)).map_err(|e| BundleError::io(&path, e))?;
+    Ok(path)
+}
+
+fn pretty<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("serializable");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// The server's real tools, from its own catalog.
+fn tool_list() -> Vec<(String, String)> {
+    scimcp_server::tools::catalog()
+        .into_iter()
+        .map(|t| (t.name.to_string(), t.description.map(|d| d.to_string()).unwrap_or_default()))
+        .collect()
+}
+
+/// Every adapter manifest under `adapters/`, validated, sorted by name.
+fn adapters(root: &Path) -> Result<Vec<AdapterRecord>, BundleError> {
+    let dir = root.join("adapters");
+    let mut out = Vec::new();
+    for entry in fs_err::read_dir(&dir).map_err(|e| BundleError::io(&dir, e))?.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let a = scimcp_core::manifest::load_file(&path).map_err(|e| BundleError::Adapter { path: path.clone(), message: e.to_string() })?;
+            out.push(AdapterRecord { name: a.manifest.name.clone(), version: a.manifest.version.clone(), sha256: a.sha256 });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// `SOURCE_DATE_EPOCH` when set, else the commit time of `HEAD`.
+pub fn source_date_epoch(repo_root: &Path) -> Result<i64, BundleError> {
+    if let Ok(v) = std::env::var("SOURCE_DATE_EPOCH") {
+        return v.trim().parse().map_err(|_| BundleError::NoEpoch(format!("SOURCE_DATE_EPOCH={v} is not an integer")));
+    }
+    let out = git(repo_root, &["log", "-1", "--format=%ct"]).map_err(BundleError::NoEpoch)?;
+    out.trim().parse().map_err(|_| BundleError::NoEpoch(format!("git printed '{out}'")))
+}
+
+/// The commit of `HEAD`, or `uncommitted` outside a checkout.
+pub fn git_commit(repo_root: &Path) -> String {
+    git(repo_root, &["rev-parse", "HEAD"]).map(|s| s.trim().to_string()).unwrap_or_else(|_| "uncommitted".into())
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().map_err(|e| format!("git: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}

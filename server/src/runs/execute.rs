@@ -1,0 +1,434 @@
+//! Executing one run: prepare the working directory, start the CLI isolated, wait for exit,
+//! timeout or cancel, then index the artifacts, publish the result once and write the run
+//! manifest that binds request, validation, plan, runtime identity, inputs and artifacts.
+
+use std::io::{Read, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use scimcp_core::fs::{Privacy, create_private_dir, publish_once, write_atomic, write_json_atomic};
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+
+use super::child::{Signal, isolated_command, signal_tree};
+use super::logs::{LogCapture, file_tail};
+use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
+use super::{LiveRun, RunManager, artifacts};
+use crate::envelope::{ErrorCode, ToolError};
+use crate::runtime::RuntimeProbe;
+use crate::validate::Validation;
+
+/// How long a terminated process tree gets before it is killed outright.
+const TERMINATE_GRACE: Duration = Duration::from_millis(700);
+/// How long log readers may keep draining after the process is gone.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+/// Bytes of stderr copied into a failed run's result.
+const RESULT_STDERR_TAIL: usize = 2048;
+
+/// Why the wait for the child ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+/// How a run ends, decided before the result is written.
+struct Finish {
+    state: RunState,
+    reason: String,
+    message: String,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+}
+
+impl Finish {
+    fn new(state: RunState, reason: &str, message: &str) -> Finish {
+        Finish {
+            state,
+            reason: reason.into(),
+            message: message.into(),
+            exit_code: None,
+            signal: None,
+        }
+    }
+}
+
+impl RunManager {
+    fn transition(
+        &self,
+        dir: &Path,
+        live: &LiveRun,
+        update: impl FnOnce(&mut RunStatus),
+    ) -> RunStatus {
+        let mut status = live.status.borrow().clone();
+        update(&mut status);
+        if let Err(e) = write_json_atomic(&dir.join("status.json"), &status) {
+            tracing::error!(run_id = status.run_id, "cannot record the run's state: {e}");
+        }
+        live.status.send_replace(status.clone());
+        status
+    }
+
+    pub(super) async fn execute(
+        self: Arc<Self>,
+        dir: PathBuf,
+        live: Arc<LiveRun>,
+        v: Validation,
+        runtime: Option<RuntimeProbe>,
+    ) {
+        let started = Instant::now();
+        let finish = self.run_child(&dir, &live, &v).await;
+        self.finish(&dir, &live, &v, finish, started, runtime.as_ref());
+    }
+
+    async fn run_child(&self, dir: &Path, live: &LiveRun, v: &Validation) -> Finish {
+        let mut cancel_rx = live.cancel.subscribe();
+        let permit = tokio::select! {
+            permit = Arc::clone(&self.slots).acquire_owned() => permit.ok(),
+            _ = cancel_rx.wait_for(|c| *c) => None,
+        };
+        let Some(_permit) = permit else {
+            return Finish::new(
+                RunState::Cancelled,
+                "cancelled",
+                "cancelled before it started",
+            );
+        };
+        let work = dir.join(&v.plan.working_dir);
+        if let Err(e) = prepare(&work, v) {
+            let reason = if e.code == ErrorCode::DatasetChanged {
+                "dataset_changed"
+            } else {
+                "internal"
+            };
+            return Finish::new(RunState::Failed, reason, &e.message);
+        }
+        let logs = (
+            LogCapture::create(&dir.join("stdout.log"), self.limits.max_log_bytes),
+            LogCapture::create(&dir.join("stderr.log"), self.limits.max_log_bytes),
+        );
+        let (stdout_log, stderr_log) = match logs {
+            (Ok(o), Ok(e)) => (o, e),
+            (Err(e), _) | (_, Err(e)) => {
+                return Finish::new(
+                    RunState::Failed,
+                    "internal",
+                    &format!("cannot create the logs: {e}"),
+                );
+            }
+        };
+        *live.logs.lock().expect("logs lock") = Some((stdout_log.clone(), stderr_log.clone()));
+        let mut cmd = isolated_command(Path::new(&v.plan.program), &v.plan.args, &work);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                let msg = format!("cannot start {}: {e}", v.plan.program);
+                return Finish::new(RunState::Failed, "spawn_failed", &msg);
+            }
+        };
+        let pid = child.id();
+        self.transition(dir, live, |s| {
+            s.state = RunState::Running;
+            s.started_at = Some(now());
+            s.pid = pid;
+        });
+        let pumps = [
+            tokio::spawn(
+                stdout_log
+                    .clone()
+                    .pump(child.stdout.take().expect("piped stdout")),
+            ),
+            tokio::spawn(
+                stderr_log
+                    .clone()
+                    .pump(child.stderr.take().expect("piped stderr")),
+            ),
+        ];
+        if let Some(mut stdin) = child.stdin.take() {
+            let answers: Vec<u8> = v
+                .plan
+                .stdin
+                .iter()
+                .flat_map(|l| format!("{l}\n").into_bytes())
+                .collect();
+            tokio::spawn(async move {
+                // A CLI that exits without reading its answers closes the pipe: its business.
+                let _ = stdin.write_all(&answers).await;
+                let _ = stdin.shutdown().await;
+            });
+        }
+        let timeout = Duration::from_secs(v.plan.timeout_s);
+        let ending = tokio::select! {
+            status = child.wait() => match status {
+                Ok(s) => Ending::Exited(s),
+                Err(e) => {
+                    tracing::error!("waiting for the run failed: {e}");
+                    Ending::Cancelled
+                }
+            },
+            _ = tokio::time::sleep(timeout) => Ending::TimedOut,
+            _ = cancel_rx.wait_for(|c| *c) => Ending::Cancelled,
+        };
+        if let Some(pid) = pid {
+            if !matches!(ending, Ending::Exited(_)) {
+                signal_tree(pid, Signal::Terminate);
+                if tokio::time::timeout(TERMINATE_GRACE, child.wait())
+                    .await
+                    .is_err()
+                {
+                    signal_tree(pid, Signal::Kill);
+                }
+            }
+            // Whatever the CLI left behind in its group (workers, daemons) ends with it.
+            signal_tree(pid, Signal::Kill);
+        }
+        let exit = child.wait().await.ok();
+        for pump in pumps {
+            let _ = tokio::time::timeout(DRAIN_GRACE, pump).await;
+        }
+        stdout_log.finish();
+        stderr_log.finish();
+        let mut finish = match ending {
+            Ending::TimedOut => Finish::new(
+                RunState::Failed,
+                "timeout",
+                &format!(
+                    "the run exceeded its {}s timeout and was killed",
+                    v.plan.timeout_s
+                ),
+            ),
+            Ending::Cancelled => Finish::new(
+                RunState::Cancelled,
+                "cancelled",
+                "cancelled at the client's request; the process tree was ended",
+            ),
+            Ending::Exited(status) if status.success() => Finish::new(RunState::Succeeded, "", ""),
+            Ending::Exited(status) => Finish::new(
+                RunState::Failed,
+                "exit_code",
+                &format!("the scientific CLI exited with {status}; see stderr_tail or get_run_log"),
+            ),
+        };
+        if let Some(status) = exit {
+            finish.exit_code = status.code();
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                finish.signal = status.signal();
+            }
+        }
+        finish
+    }
+
+    fn finish(
+        &self,
+        dir: &Path,
+        live: &LiveRun,
+        v: &Validation,
+        mut f: Finish,
+        started: Instant,
+        runtime: Option<&RuntimeProbe>,
+    ) {
+        let work = dir.join(&v.plan.working_dir);
+        let output = work.join(&v.plan.output_dir);
+        let collected = if output.is_dir() {
+            artifacts::collect(&output, &v.plan.artifacts, &self.limits)
+        } else {
+            artifacts::Collected::default()
+        };
+        if f.state == RunState::Succeeded && !collected.problems.is_empty() {
+            let list: Vec<String> = collected
+                .problems
+                .iter()
+                .map(|p| format!("{} ({}): {}", p.id, p.path, p.problem))
+                .collect();
+            f = Finish {
+                state: RunState::PartialFailure,
+                reason: "missing_artifacts".into(),
+                message: format!(
+                    "the CLI succeeded but declared artifacts are missing or invalid: {}",
+                    list.join("; ")
+                ),
+                ..f
+            };
+        }
+        // The copy the CLI read must still be the validated bytes when the result is published.
+        let input_copy = work.join(&v.plan.dataset.run_path);
+        let input_now = scimcp_core::hash::sha256_file(&input_copy)
+            .map(|(h, _)| h)
+            .ok();
+        if f.state == RunState::Succeeded && input_now.as_deref() != Some(v.dataset.sha256.as_str())
+        {
+            f = Finish {
+                state: RunState::Failed,
+                reason: "dataset_changed".into(),
+                message: "the run's copy of the dataset changed while the CLI ran".into(),
+                ..f
+            };
+        }
+        let stderr_tail = (f.state != RunState::Succeeded).then(|| {
+            file_tail(&dir.join("stderr.log"), RESULT_STDERR_TAIL)
+                .map(|t| t.text)
+                .unwrap_or_default()
+        });
+        let status_now = live.status.borrow().clone();
+        let ended_at = now();
+        let reason = (!f.reason.is_empty()).then(|| f.reason.clone());
+        let message = (!f.message.is_empty()).then(|| f.message.clone());
+        let result = RunResult {
+            schema_version: RECORD_SCHEMA_VERSION,
+            run_id: status_now.run_id.clone(),
+            state: f.state,
+            reason: reason.clone(),
+            message: message.clone(),
+            adapter: self.adapter.clone(),
+            workflow: v.workflow.clone(),
+            validation_id: v.validation_id.clone(),
+            request_sha256: v.request_sha256.clone(),
+            plan_sha256: v.plan_sha256.clone(),
+            dataset: v.plan.dataset.clone(),
+            exit_code: f.exit_code,
+            signal: f.signal,
+            started_at: status_now.started_at.clone(),
+            ended_at: ended_at.clone(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            run_dir: dir.display().to_string(),
+            output_dir: output.display().to_string(),
+            artifacts: collected.artifacts,
+            problems: collected.problems,
+            reported: collected.reported,
+            skipped: collected.skipped,
+            stderr_tail,
+        };
+        let mut bytes = serde_json::to_vec_pretty(&result).expect("result serializes");
+        bytes.push(b'\n');
+        match publish_once(&dir.join("result.json"), &bytes) {
+            Ok(()) => write_run_manifest(dir, v, &result, &bytes, runtime, input_now),
+            Err(e) => tracing::error!(
+                run_id = result.run_id,
+                "cannot publish the run's result: {e}"
+            ),
+        }
+        self.transition(dir, live, |s| {
+            s.state = f.state;
+            s.reason = reason;
+            s.message = message;
+            s.ended_at = Some(ended_at);
+            s.exit_code = f.exit_code;
+            s.signal = f.signal;
+        });
+        // Terminal: release ownership so a later server may treat the run as settled.
+        live.owner_lock.lock().expect("owner lock").take();
+    }
+}
+
+/// `manifest.json`: one record binding everything the run depended on and produced.
+fn write_run_manifest(
+    dir: &Path,
+    v: &Validation,
+    result: &RunResult,
+    result_bytes: &[u8],
+    runtime: Option<&RuntimeProbe>,
+    input_sha256: Option<String>,
+) {
+    let work = dir.join(&v.plan.working_dir);
+    let input_files: Vec<serde_json::Value> = v
+        .plan
+        .input_files
+        .iter()
+        .map(|f| serde_json::json!({"path": f.path, "sha256": scimcp_core::hash::sha256_file(&work.join(&f.path)).map(|(h, _)| h).ok()}))
+        .collect();
+    let manifest = serde_json::json!({
+        "schema_version": RECORD_SCHEMA_VERSION,
+        "run_id": result.run_id,
+        "state": result.state,
+        "adapter": result.adapter,
+        "workflow": result.workflow,
+        "request_sha256": v.request_sha256,
+        "request_file_sha256": scimcp_core::hash::sha256_file(&dir.join("request.json")).map(|(h, _)| h).ok(),
+        "validation_id": v.validation_id,
+        "resolved_parameters": v.resolved_parameters,
+        "plan_sha256": v.plan_sha256,
+        "runtime": {
+            "program": v.plan.program,
+            "python": runtime.map(|r| r.python.clone()),
+            "package": runtime.and_then(|r| r.package.clone()),
+            "versions": runtime.map(|r| r.versions.clone()),
+        },
+        "inputs": [{
+            "reference": v.plan.dataset.reference,
+            "path": v.plan.dataset.run_path,
+            "validated_sha256": v.dataset.sha256,
+            "sha256_at_end": input_sha256,
+            "size_bytes": v.dataset.size_bytes,
+        }],
+        "input_files": input_files,
+        "artifacts": result.artifacts.iter().map(|a| serde_json::json!({"path": a.path, "sha256": a.sha256, "size_bytes": a.size_bytes})).collect::<Vec<_>>(),
+        "result_sha256": scimcp_core::hash::sha256_hex(result_bytes),
+    });
+    if let Err(e) = write_json_atomic(&dir.join("manifest.json"), &manifest) {
+        tracing::error!(run_id = result.run_id, "cannot write the run manifest: {e}");
+    }
+}
+
+/// Copy the dataset into `work/inputs/` (checking its hash on the way) and write the
+/// plan's input files.
+fn prepare(work: &Path, v: &Validation) -> Result<(), ToolError> {
+    let internal = |e: &dyn std::fmt::Display| {
+        ToolError::internal(format!("cannot prepare the run's working directory: {e}"))
+    };
+    create_private_dir(&work.join(&v.plan.output_dir)).map_err(|e| internal(&e))?;
+    let target = work.join(&v.plan.dataset.run_path);
+    if let Some(parent) = target.parent() {
+        create_private_dir(parent).map_err(|e| internal(&e))?;
+    }
+    let copied = copy_hashing(&v.dataset.path, &target).map_err(|e| internal(&e))?;
+    if copied != v.dataset.sha256 {
+        return Err(ToolError::new(
+            ErrorCode::DatasetChanged,
+            format!(
+                "dataset '{}' changed after validation: sha256 was {}, now {copied}",
+                v.dataset.reference, v.dataset.sha256
+            ),
+            "validate the analysis again",
+        ));
+    }
+    for file in &v.plan.input_files {
+        let path = work.join(&file.path);
+        if let Some(parent) = path.parent() {
+            fs_err::create_dir_all(parent).map_err(|e| internal(&e))?;
+        }
+        write_atomic(&path, file.content.as_bytes(), Privacy::Private).map_err(|e| internal(&e))?;
+    }
+    Ok(())
+}
+
+/// Copy `from` to a new file `to`, returning the SHA-256 of exactly the bytes written.
+fn copy_hashing(from: &Path, to: &Path) -> std::io::Result<String> {
+    let mut src = fs_err::File::open(from)?;
+    let mut dst = fs_err::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .open(to)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        dst.write_all(&buf[..n])?;
+        hasher.update(&buf[..n]);
+    }
+    dst.flush()?;
+    dst.sync_all()?;
+    Ok(hex::encode(hasher.finalize()))
+}

@@ -1,0 +1,150 @@
+//! Start-up recovery: runs left `queued` or `running` by a server that died.
+//!
+//! A run is orphaned when nobody holds its `owner.lock` (the OS releases the lock of a dead
+//! process, so this is immune to pid reuse). An orphan is marked `failed` with reason
+//! `interrupted` and gets a `receipt.json`; no `result.json` is ever written for it. When its
+//! CLI is still running, the process group is ended, but only after the process is proven to
+//! be that run's CLI (on Linux its working directory is the run's `work/`; elsewhere its
+//! process group and command must match), so an unrelated process that reused the pid is
+//! never touched.
+
+use std::path::Path;
+
+use scimcp_core::fs::write_json_atomic;
+
+use super::child::{Signal, signal_tree};
+use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
+use super::{is_run_id, read_json, try_own};
+
+/// Recover every orphaned run under `root`.
+pub(super) fn recover(root: &Path, server_pid: u32) {
+    let Ok(entries) = fs_err::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let run_id = entry.file_name().to_string_lossy().into_owned();
+        if !is_run_id(&run_id) {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(status) = read_json::<RunStatus>(&dir.join("status.json")) else {
+            continue;
+        };
+        if status.state.is_terminal() {
+            continue;
+        }
+        // A live owner holds the lock: another server is running this run right now.
+        let Ok(Some(_lock)) = try_own(&dir) else {
+            continue;
+        };
+        recover_one(&dir, status, server_pid);
+    }
+}
+
+fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) {
+    let previous = status.state;
+    if let Ok(result) = read_json::<RunResult>(&dir.join("result.json")) {
+        // The server died between publishing the result and recording it: adopt it.
+        status.state = result.state;
+        status.reason = result.reason;
+        status.message = result.message;
+        status.ended_at = Some(result.ended_at);
+        let _ = write_json_atomic(&dir.join("status.json"), &status);
+        return;
+    }
+    let orphan = status.pid.map(|pid| {
+        let plan: Option<serde_json::Value> = read_json(&dir.join("plan.json")).ok();
+        let program = plan.as_ref().and_then(|p| p["program"].as_str().map(String::from)).unwrap_or_default();
+        match is_our_cli(pid, &dir.join("work"), &program) {
+            Identity::Ours => {
+                signal_tree(pid, Signal::Kill);
+                serde_json::json!({"pid": pid, "ended": true, "note": "the run's CLI was still running and its process group was killed"})
+            }
+            Identity::Gone => serde_json::json!({"pid": pid, "ended": true, "note": "the run's CLI had already exited"}),
+            Identity::NotOurs(why) => serde_json::json!({"pid": pid, "ended": false, "note": format!("not ended: {why}")}),
+        }
+    });
+    status.state = RunState::Failed;
+    status.reason = Some("interrupted".into());
+    status.message = Some(format!(
+        "the server (pid {}) running this analysis stopped before it finished; start the analysis again",
+        status.server_pid
+    ));
+    status.ended_at = Some(now());
+    let receipt = serde_json::json!({
+        "schema_version": RECORD_SCHEMA_VERSION,
+        "run_id": status.run_id,
+        "state": status.state,
+        "reason": "interrupted",
+        "previous_state": previous,
+        "recovered_at": status.ended_at,
+        "recovered_by_server_pid": server_pid,
+        "original_server_pid": status.server_pid,
+        "orphan": orphan,
+    });
+    tracing::warn!(
+        run_id = status.run_id,
+        "recovered a run left unfinished by a stopped server"
+    );
+    let _ = write_json_atomic(&dir.join("receipt.json"), &receipt);
+    let _ = write_json_atomic(&dir.join("status.json"), &status);
+}
+
+enum Identity {
+    Ours,
+    Gone,
+    NotOurs(String),
+}
+
+#[cfg(target_os = "linux")]
+fn is_our_cli(pid: u32, work: &Path, _program: &str) -> Identity {
+    let proc_dir = Path::new("/proc").join(pid.to_string());
+    let Ok(stat) = fs_err::read_to_string(proc_dir.join("stat")) else {
+        return Identity::Gone;
+    };
+    // The state letter follows the command name's closing parenthesis.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or("");
+    if state == "Z" {
+        return Identity::Gone;
+    }
+    let cwd = fs_err::read_link(proc_dir.join("cwd")).ok();
+    let work = fs_err::canonicalize(work).ok();
+    if cwd.is_some() && cwd == work {
+        Identity::Ours
+    } else {
+        Identity::NotOurs("the pid now belongs to a process outside this run's directory".into())
+    }
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn is_our_cli(pid: u32, _work: &Path, program: &str) -> Identity {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "pgid=,stat=,command=", "-p", &pid.to_string()])
+        .output();
+    let Ok(out) = out else {
+        return Identity::NotOurs("ps is not available".into());
+    };
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if line.is_empty() {
+        return Identity::Gone;
+    }
+    let mut parts = line.split_whitespace();
+    let pgid = parts.next().unwrap_or_default();
+    let stat = parts.next().unwrap_or_default();
+    if stat.starts_with('Z') {
+        return Identity::Gone;
+    }
+    if pgid == pid.to_string() && !program.is_empty() && line.contains(program) {
+        Identity::Ours
+    } else {
+        Identity::NotOurs("the pid now belongs to a different program".into())
+    }
+}
+
+#[cfg(windows)]
+fn is_our_cli(_pid: u32, _work: &Path, _program: &str) -> Identity {
+    Identity::NotOurs("the process identity cannot be verified on Windows".into())
+}
