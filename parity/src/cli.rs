@@ -41,6 +41,10 @@ struct GateArgs {
     /// Run only shard I of N (1-based): scenario k of the name-sorted list goes to shard (k mod N) + 1.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     shard: Option<(usize, usize)>,
+    /// Run one scenario per workflow (the first by name that expects success): a fast
+    /// signal for pull requests, not release evidence. Coverage is still checked in full.
+    #[arg(long)]
+    quick: bool,
     /// Run only the scenarios whose name matches GLOB (repeatable).
     #[arg(long = "scenario", value_name = "GLOB")]
     scenarios_glob: Vec<String>,
@@ -107,6 +111,8 @@ pub struct Settings {
     pub filters: Vec<String>,
     pub filter: Option<GlobSet>,
     pub shard: Option<(usize, usize)>,
+    /// One scenario per workflow only.
+    pub quick: bool,
     pub json: Option<PathBuf>,
     /// Test hook: the scenario whose direct artifact gets one flipped byte.
     pub perturb: Option<String>,
@@ -226,6 +232,7 @@ impl Settings {
             filters: a.scenarios_glob,
             filter,
             shard: a.shard,
+            quick: a.quick,
             json: a.json,
             perturb: std::env::var(PERTURB_ENV).ok().filter(|s| !s.is_empty()),
         })

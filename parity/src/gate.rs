@@ -24,7 +24,7 @@ use crate::report::{
     AdapterCoverage, Coverage, Difference, Report, ScenarioReport, ShardInfo, Timing,
     TimingSummary, WorkflowCoverage, render_scenario, render_summary,
 };
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, Expect, Scenario};
 use crate::snapshot;
 
 /// A loaded adapter and the manifest file it came from.
@@ -60,6 +60,30 @@ fn load_adapters(dir: &Path) -> Result<Vec<LoadedAdapter>, Error> {
 /// Is scenario number `index` (in name order) in the selected shard?
 fn in_shard(index: usize, shard: Option<(usize, usize)>) -> bool {
     shard.is_none_or(|(i, n)| index % n == i - 1)
+}
+
+/// The scenarios to consider: all of them, or with `quick` one per workflow — the first by
+/// name that expects success (else the first by name), so a quick run exercises every
+/// workflow once on its ordinary path.
+fn quick_set(scenarios: &[Scenario], quick: bool) -> Vec<&Scenario> {
+    if !quick {
+        return scenarios.iter().collect();
+    }
+    let mut chosen: BTreeMap<(&str, &str), &Scenario> = BTreeMap::new();
+    for s in scenarios {
+        let key = (s.adapter.as_str(), s.workflow.as_str());
+        let better = match chosen.get(&key) {
+            None => true,
+            Some(c) => c.expect != Expect::Succeeded && s.expect == Expect::Succeeded,
+        };
+        if better {
+            chosen.insert(key, s);
+        }
+    }
+    scenarios
+        .iter()
+        .filter(|s| chosen.values().any(|c| std::ptr::eq(*c, *s)))
+        .collect()
 }
 
 /// Run the gate and print the human report; returns whether it passed.
@@ -107,8 +131,8 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
     }
     let coverage = coverage(&adapters, &scenarios);
 
-    let selected: Vec<&Scenario> = scenarios
-        .iter()
+    let selected: Vec<&Scenario> = quick_set(&scenarios, settings.quick)
+        .into_iter()
         .enumerate()
         .filter(|(i, _)| in_shard(*i, settings.shard))
         .filter(|(_, s)| settings.filter.as_ref().is_none_or(|f| f.is_match(&s.name)))
@@ -130,7 +154,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
                 .join(", ")
         )));
     }
-    let whole_set = settings.filter.is_none() && settings.shard.is_none();
+    let whole_set = settings.filter.is_none() && settings.shard.is_none() && !settings.quick;
     let mut orphans = Vec::new();
     if settings.filter.is_none() {
         for name in snapshot::recorded_names(&settings.snapshots_dir)? {
@@ -148,10 +172,15 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
     }
 
     say(&format!(
-        "scimcp-parity {}: {} of {} scenarios{}; scimcp {}; python {}",
+        "scimcp-parity {}: {} of {} scenarios{}{}; scimcp {}; python {}",
         settings.mode.as_str(),
         selected.len(),
         scenarios.len(),
+        if settings.quick {
+            " (quick: one per workflow, not release evidence)"
+        } else {
+            ""
+        },
         settings
             .shard
             .map(|(i, n)| format!(" (shard {i}/{n})"))
@@ -209,6 +238,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
         shard: settings
             .shard
             .map(|(index, count)| ShardInfo { index, count }),
+        quick: settings.quick,
         filters: settings.filters.clone(),
         scenarios_total: scenarios.len(),
         scenarios_selected: selected.len(),
@@ -668,6 +698,30 @@ fn source_name(settings: &Settings, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quick_picks_one_ordinary_scenario_per_workflow() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, workflow: &str, expect: &str| {
+            let extra = if expect == "cancelled" {
+                "[cancel]\nwhen_stdout_contains = \"x\"\n"
+            } else {
+                ""
+            };
+            let text = format!(
+                "description = \"d\"\nadapter = \"refsci\"\nworkflow = \"{workflow}\"\nexpect = \"{expect}\"\n[request]\ndataset = \"x.csv\"\n[direct]\nargv = [\"-m\", \"refsci\"]\n{extra}"
+            );
+            fs_err::write(dir.path().join(format!("{name}.toml")), text).unwrap();
+        };
+        write("a_cancelled", "regression", "cancelled");
+        write("b_linear", "regression", "succeeded");
+        write("c_ridge", "regression", "succeeded");
+        write("d_bad", "classification", "failed");
+        let all = scenario::load_dir(dir.path()).unwrap();
+        let names = |v: Vec<&Scenario>| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(quick_set(&all, true)), ["b_linear", "d_bad"]);
+        assert_eq!(quick_set(&all, false).len(), 4);
+    }
 
     #[test]
     fn shards_partition_the_scenarios() {

@@ -34,8 +34,10 @@ pub struct McpPaths {
 /// What the MCP side produced.
 #[derive(Debug)]
 pub struct McpRun {
-    /// `get_run_result`'s `result` (the run's published `result.json`).
+    /// `get_run_result`'s `result` (the view of the run's published `result.json`).
     pub result: Value,
+    /// Every page of `result.artifacts`, joined.
+    pub artifacts: Vec<Value>,
     /// From `validate_analysis` to the terminal result.
     pub wall: Duration,
     /// From spawning the server to closing the session.
@@ -67,7 +69,7 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
     let stderr = session.stderr();
     let _ = session.close().await;
     let session_wall = session_started.elapsed();
-    let (result, wall, tree_ended) = outcome.map_err(|e| {
+    let (result, artifacts, wall, tree_ended) = outcome.map_err(|e| {
         let tail: Vec<&str> = stderr.lines().rev().take(10).collect();
         if tail.is_empty() {
             e
@@ -78,6 +80,7 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
     })?;
     Ok(McpRun {
         result,
+        artifacts,
         wall,
         session_wall,
         tree_ended,
@@ -92,10 +95,11 @@ async fn call(session: &McpSession, tool: &str, args: Value) -> anyhow::Result<V
         .with_context(|| format!("{tool} failed"))
 }
 
-async fn drive(
-    scenario: &Scenario,
-    session: &McpSession,
-) -> anyhow::Result<(Value, Duration, Option<bool>)> {
+/// What [`drive`] hands back: the result view, every artifact, the wall time and, for the
+/// cancelled scenario, whether the run's process group was gone.
+type Driven = (Value, Vec<Value>, Duration, Option<bool>);
+
+async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driven> {
     let timeout = Duration::from_secs(scenario.timeout_s);
     let request = scenario.request();
     let started = Instant::now();
@@ -173,7 +177,8 @@ async fn drive(
             if result.is_null() {
                 bail!("the run ended without a published result: {out}");
             }
-            return Ok((result, started.elapsed(), tree_ended));
+            let artifacts = all_artifacts(session, &run_id, &result).await?;
+            return Ok((result, artifacts, started.elapsed(), tree_ended));
         }
         if started.elapsed() > timeout {
             let _ = call(session, "cancel_run", json!({"run_id": run_id})).await;
@@ -183,6 +188,46 @@ async fn drive(
             );
         }
     }
+}
+
+/// Every artifact of a terminal result: the first page came with it; fetch the rest page by
+/// page, and hold the server to its promise that every page belongs to one sequence.
+async fn all_artifacts(
+    session: &McpSession,
+    run_id: &str,
+    result: &Value,
+) -> anyhow::Result<Vec<Value>> {
+    let mut page = result["artifacts"].clone();
+    let sequence = page["sequence_sha256"].clone();
+    let mut items = Vec::new();
+    loop {
+        let Some(batch) = page["items"].as_array() else {
+            bail!("result.artifacts is not a page of items: {page}");
+        };
+        items.extend(batch.iter().cloned());
+        if page["sequence_sha256"] != sequence {
+            bail!("the artifact pages of {run_id} belong to different sequences");
+        }
+        let Some(next) = page["next_offset"].as_u64() else {
+            break;
+        };
+        let out = call(
+            session,
+            "get_run_result",
+            json!({"run_id": run_id, "wait_s": 0, "artifact_offset": next}),
+        )
+        .await?;
+        page = out["result"]["artifacts"].clone();
+    }
+    if let Some(total) = result["artifacts"]["total"].as_u64()
+        && total != items.len() as u64
+    {
+        bail!(
+            "result.artifacts says {total} artifacts, the pages held {}",
+            items.len()
+        );
+    }
+    Ok(items)
 }
 
 /// The MCP run's evidence, plus any disagreement between the server's artifact index and
@@ -202,9 +247,7 @@ pub fn evidence(
             .as_str()
             .context("result has no output_dir")?,
     );
-    let reported = r["artifacts"]
-        .as_array()
-        .context("result has no artifacts list")?;
+    let reported = &run.artifacts;
     let (on_disk, metrics) = evidence::collect_artifacts(scenario, &output_dir)?;
     let mut index_problems = Vec::new();
     let mut artifacts = Vec::new();
@@ -250,10 +293,10 @@ pub fn evidence(
             ));
         }
     }
-    if let Some(skipped) = r["skipped"].as_array().filter(|s| !s.is_empty()) {
+    if r["skipped"]["total"].as_u64().is_some_and(|t| t > 0) {
         index_problems.push(format!(
-            "the server skipped files: {}",
-            Value::from(skipped.clone())
+            "the server left files out of the index: {}",
+            r["skipped"]["items"]
         ));
     }
     artifacts.sort_by(|a, b| a.path.cmp(&b.path));

@@ -24,6 +24,8 @@ pub struct Report {
     pub passed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
+    /// `--quick`: one scenario per workflow; not release evidence.
+    pub quick: bool,
     /// The `--scenario` globs, when any.
     pub filters: Vec<String>,
     /// Scenario files found (all of them, whatever the filters).
@@ -273,8 +275,14 @@ pub fn render_summary(r: &Report) -> String {
     if r.passed {
         let _ = write!(
             out,
-            "parity {}: passed ({} scenarios)",
-            r.mode, r.scenarios_selected
+            "parity {}: passed ({} scenarios{})",
+            r.mode,
+            r.scenarios_selected,
+            if r.quick {
+                "; --quick: one per workflow, not release evidence"
+            } else {
+                ""
+            }
         );
     } else {
         let _ = write!(
