@@ -1,48 +1,57 @@
 //! `scimcp-parity`: proves that an analysis run through the MCP server gives the same
-//! artifacts as the same analysis typed directly at the scientific CLI.
+//! artifacts as the same analysis typed directly at the scientific CLI, and gates every tag
+//! on it.
 //!
-//! This crate drives the built `scimcp` binary only as a real MCP client would (over
-//! stdio, through [`client::McpSession`]); it must never call the server's planner, since the
-//! direct side of each scenario is written out literally.
+//! For each scenario (`parity/scenarios/*.toml`, see [`scenario`](crate::scenario)) the gate
+//! runs the literal command line a scientist would type, then the same analysis through the
+//! real `scimcp` binary as an MCP client over stdio ([`client::McpSession`]). It compares
+//! the terminal state and exit code, the artifact list, every artifact's SHA-256 and the
+//! parsed metrics (exactly, unless the scenario declares a tolerance), and holds the agreed
+//! evidence against an insta snapshot in `parity/snapshots/`. It also refuses when a
+//! workflow of any adapter in `adapters/` has no scenario: a capability without parity
+//! evidence is not done.
 //!
-//! Status: the MCP client is complete and used by the end-to-end tests and the quickstart;
-//! scenario files, snapshots and the gate arrive with the parity milestone, and until then
-//! the `run`, `check` and `review` subcommands refuse with "not implemented yet".
+//! This crate never calls the server's planner: the direct side of each scenario is
+//! written out literally, so a planner bug cannot hide by producing the same wrong command
+//! on both sides.
+//!
+//! Test hook: when `SCIMCP_PARITY_PERTURB=<scenario>` is set, the gate flips one byte of
+//! the direct side's first artifact of that scenario before comparing, so tests can prove
+//! that one changed byte fails the gate. It is for tests only and announces itself in the
+//! output.
 
 pub mod client;
 
+mod cli;
+mod compare;
+mod direct;
+mod error;
+mod evidence;
+mod gate;
+mod mcp;
+mod process;
+mod report;
+mod scenario;
+mod snapshot;
+
+pub use cli::PERTURB_ENV;
+pub use error::Error;
+pub use report::REPORT_SCHEMA_VERSION;
+
+use std::io::Write as _;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "scimcp-parity",
-    version,
-    about = "Compare direct-CLI runs with runs through the scimcp MCP server"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand, Debug)]
-enum Command {
-    /// Run every scenario and record snapshots.
-    Run,
-    /// Verify scenarios against the snapshots without writing (CI mode).
-    Check,
-    /// Show what drifted.
-    Review,
-}
-
-/// Entry point of the `scimcp-parity` binary.
+/// Entry point of the `scimcp-parity` binary: 0 passed, 1 the gate refused, 2 the gate
+/// could not run.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let name = match cli.command {
-        Command::Run => "run",
-        Command::Check => "check",
-        Command::Review => "review",
-    };
-    scimcp_core::planned::not_implemented("scimcp-parity", name, "parity milestone")
+    let (mode, args) = cli::parse();
+    let outcome = cli::Settings::resolve(mode, args).and_then(|settings| gate::run(&settings));
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr().lock(), "scimcp-parity: error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -51,15 +51,21 @@ pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
     // tested silently: refuse a binary older than any source it is built from.
     let built = fs_err::metadata(&path)?.modified()?;
     let root = workspace_root();
-    for dir in [
-        "core/src",
-        "server/src",
-        "installer/src",
-        "doctor/src",
-        "release/src",
-        "parity/src",
-        "adapters",
-    ] {
+    // Only the sources the binary is built from: cargo does not relink `scimcp` when, say,
+    // parity/src changes, so comparing it with every crate would call a fresh binary stale.
+    let sources: &[&str] = match name {
+        "scimcp" => &["core/src", "server/src", "adapters"],
+        _ => &[
+            "core/src",
+            "server/src",
+            "installer/src",
+            "doctor/src",
+            "release/src",
+            "parity/src",
+            "adapters",
+        ],
+    };
+    for dir in sources {
         if let Some(newer) = newest_file(&root.join(dir)).filter(|(t, _)| *t > built) {
             anyhow::bail!(
                 "{} is older than {}: run `cargo build --workspace --bins` (scripts/test.sh does) before the tests",

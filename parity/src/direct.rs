@@ -1,0 +1,309 @@
+//! The direct side: the scenario's command line, run the way a scientist runs it — the
+//! interpreter, the literal arguments, answers typed on stdin — in a private directory.
+//!
+//! The environment is the caller's, plus the reproducibility settings a careful scientist
+//! exports before a run ([`DIRECT_ENV`]: hash seed, unbuffered UTF-8 output, no user site,
+//! no bytecode litter, a headless plotting backend) and the scenario's own `direct.env`.
+//! These values are restated here on purpose rather than imported from the server: if the
+//! server's fixed environment ever changed results, parity must notice.
+//!
+//! For `expect = "cancelled"` the command is stopped the way the server stops a run: once
+//! stdout shows the scenario's marker and `after_s` more seconds have passed, SIGTERM goes to
+//! the command's whole process group, then SIGKILL after a grace period. What is compared
+//! for such a run is its terminal facts (killed by SIGTERM, no exit code), that no process of
+//! its group is left alive, and the files it had written by then (with any declared
+//! normalization, e.g. of a pid file).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use crate::evidence::{self, Evidence};
+use crate::scenario::{self, Scenario};
+
+/// Variables set for the direct command on top of the inherited environment.
+pub const DIRECT_ENV: &[(&str, &str)] = &[
+    ("PYTHONHASHSEED", "0"),
+    ("PYTHONUNBUFFERED", "1"),
+    ("PYTHONIOENCODING", "utf-8"),
+    ("PYTHONNOUSERSITE", "1"),
+    ("PYTHONDONTWRITEBYTECODE", "1"),
+    ("MPLBACKEND", "Agg"),
+];
+
+/// How long a stopped command may take to exit after SIGTERM before SIGKILL.
+const TERMINATE_GRACE: Duration = Duration::from_secs(5);
+
+/// How the direct command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It exited by itself with this code.
+    Exited(i32),
+    /// A signal ended it that we did not send.
+    Signaled(i32),
+    /// We stopped it (the cancelled scenario); the signal that ended it, if known.
+    Stopped(Option<i32>),
+    /// It exceeded the scenario's timeout and was killed.
+    TimedOut,
+}
+
+/// Everything the direct side left behind.
+#[derive(Debug)]
+pub struct DirectRun {
+    pub ending: Ending,
+    pub out_dir: PathBuf,
+    pub stderr: String,
+    pub wall: Duration,
+    /// For the cancelled scenario: no process of its group was alive afterwards.
+    pub tree_ended: Option<bool>,
+}
+
+/// Paths the direct placeholders stand for.
+#[derive(Debug, Clone)]
+pub struct DirectPaths {
+    pub python: PathBuf,
+    pub datasets: PathBuf,
+    pub work: PathBuf,
+}
+
+impl DirectPaths {
+    pub fn out(&self) -> PathBuf {
+        self.work.join("out")
+    }
+
+    fn values(&self) -> BTreeMap<&'static str, String> {
+        BTreeMap::from([
+            ("{python}", self.python.display().to_string()),
+            ("{datasets}", self.datasets.display().to_string()),
+            ("{work}", self.work.display().to_string()),
+            ("{out}", self.out().display().to_string()),
+        ])
+    }
+}
+
+/// Run the scenario's direct command.
+pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<DirectRun> {
+    let values = paths.values();
+    let args: Vec<String> = scenario
+        .direct
+        .argv
+        .iter()
+        .map(|a| scenario::expand(a, &values))
+        .collect();
+    let program = PathBuf::from(scenario::expand(&scenario.direct.program, &values));
+    let cwd = PathBuf::from(scenario::expand(&scenario.direct.cwd, &values));
+    fs_err::create_dir_all(&paths.work)?;
+    fs_err::create_dir_all(&cwd)?;
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&args)
+        .current_dir(&cwd)
+        .envs(DIRECT_ENV.iter().copied())
+        .envs(&scenario.direct.env)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd.stdin(if scenario.direct.stdin.is_empty() {
+        Stdio::null()
+    } else {
+        Stdio::piped()
+    });
+    // Its own process group, like a job started from a shell, so stopping it reaches every
+    // process it started.
+    #[cfg(unix)]
+    cmd.process_group(0);
+
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", program.display()))?;
+    let pid = child.id();
+    if let Some(mut stdin) = child.stdin.take() {
+        let answers: Vec<u8> = scenario
+            .direct
+            .stdin
+            .iter()
+            .flat_map(|a| format!("{}\n", scenario::expand(a, &values)).into_bytes())
+            .collect();
+        tokio::spawn(async move {
+            // A CLI that exits without reading every answer closes the pipe: not our concern.
+            let _ = stdin.write_all(&answers).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let stdout = Arc::new(Mutex::new(Vec::new()));
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let pumps = [
+        child.stdout.take().map(|s| pump(s, Arc::clone(&stdout))),
+        child.stderr.take().map(|s| pump(s, Arc::clone(&stderr))),
+    ];
+
+    let timeout = Duration::from_secs(scenario.timeout_s);
+    let ending = match &scenario.cancel {
+        None => match tokio::time::timeout(timeout, child.wait()).await {
+            Ok(status) => ending_of(status?, false),
+            Err(_) => {
+                stop(&mut child, pid).await;
+                Ending::TimedOut
+            }
+        },
+        Some(cancel) => {
+            let marker = cancel.when_stdout_contains.as_bytes();
+            let seen = async {
+                loop {
+                    if contains(&stdout.lock().expect("stdout buffer"), marker) {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            };
+            tokio::select! {
+                status = child.wait() => {
+                    // It ended before it could be cancelled: that is a difference to report.
+                    ending_of(status?, false)
+                }
+                () = seen => {
+                    tokio::time::sleep(Duration::from_secs_f64(cancel.after_s)).await;
+                    let status = stop(&mut child, pid).await;
+                    match status {
+                        Some(s) => ending_of(s, true),
+                        None => Ending::Stopped(None),
+                    }
+                }
+                () = tokio::time::sleep(timeout) => {
+                    stop(&mut child, pid).await;
+                    Ending::TimedOut
+                }
+            }
+        }
+    };
+    let wall = started.elapsed();
+    let tree_ended = match (&scenario.cancel, pid) {
+        (Some(_), Some(pid)) => Some(crate::process::wait_group_gone(pid).await),
+        (Some(_), None) => Some(true),
+        _ => None,
+    };
+    for p in pumps.into_iter().flatten() {
+        let _ = tokio::time::timeout(Duration::from_secs(5), p).await;
+    }
+    let text = |b: &Arc<Mutex<Vec<u8>>>| {
+        String::from_utf8_lossy(&b.lock().expect("output buffer")).into_owned()
+    };
+    Ok(DirectRun {
+        ending,
+        out_dir: paths.out(),
+        stderr: text(&stderr),
+        wall,
+        tree_ended,
+    })
+}
+
+fn pump(
+    mut stream: impl AsyncRead + Unpin + Send + 'static,
+    sink: Arc<Mutex<Vec<u8>>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut chunk = vec![0u8; 8192];
+        while let Ok(n) = stream.read(&mut chunk).await {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .expect("output buffer")
+                .extend_from_slice(&chunk[..n]);
+        }
+    })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn ending_of(status: std::process::ExitStatus, stopped: bool) -> Ending {
+    #[cfg(unix)]
+    let signal = {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal()
+    };
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    match (status.code(), signal, stopped) {
+        (_, sig, true) => Ending::Stopped(sig),
+        (Some(code), _, false) => Ending::Exited(code),
+        (None, Some(sig), false) => Ending::Signaled(sig),
+        (None, None, false) => Ending::Exited(-1),
+    }
+}
+
+/// End the command's process group as the server ends a run: SIGTERM, a grace period,
+/// SIGKILL. Returns how the command itself ended.
+async fn stop(
+    child: &mut tokio::process::Child,
+    pid: Option<u32>,
+) -> Option<std::process::ExitStatus> {
+    #[cfg(unix)]
+    if let Some(pid) = pid {
+        use nix::sys::signal::Signal;
+        crate::process::signal_group(pid, Signal::SIGTERM);
+        let status = tokio::time::timeout(TERMINATE_GRACE, child.wait()).await;
+        crate::process::signal_group(pid, Signal::SIGKILL);
+        return match status {
+            Ok(s) => s.ok(),
+            Err(_) => child.wait().await.ok(),
+        };
+    }
+    let _ = pid;
+    let _ = child.start_kill();
+    child.wait().await.ok()
+}
+
+/// The direct run's evidence.
+pub fn evidence(scenario: &Scenario, run: &DirectRun, adapter: &str) -> anyhow::Result<Evidence> {
+    let (state, exit_code, signal) = match run.ending {
+        Ending::Exited(0) => ("succeeded", Some(0), None),
+        Ending::Exited(code) => ("failed", Some(code), None),
+        Ending::Signaled(sig) => ("failed", None, Some(sig)),
+        Ending::Stopped(sig) => ("cancelled", None, sig),
+        Ending::TimedOut => anyhow::bail!(
+            "the direct command did not finish within {} s (timeout_s); it was killed",
+            scenario.timeout_s
+        ),
+    };
+    let (artifacts, metrics) = evidence::collect_artifacts(scenario, &run.out_dir)?;
+    Ok(Evidence {
+        adapter: adapter.to_string(),
+        workflow: scenario.workflow.clone(),
+        state: state.to_string(),
+        exit_code,
+        signal,
+        error_line: (state != "succeeded")
+            .then(|| evidence::error_line(scenario, &run.stderr))
+            .flatten(),
+        process_tree_ended: run.tree_ended,
+        artifacts,
+        metrics,
+    })
+}
+
+/// The test hook behind `SCIMCP_PARITY_PERTURB`: flip one bit of one byte in the first
+/// artifact (by path) of `out_dir`, so a test can prove that one changed byte fails the
+/// gate. Returns the path it changed.
+pub fn perturb_first_artifact(out_dir: &Path) -> anyhow::Result<Option<String>> {
+    let Some(first) = evidence::list_files(out_dir)?.into_iter().next() else {
+        return Ok(None);
+    };
+    let path = out_dir.join(&first);
+    let mut bytes = fs_err::read(&path)?;
+    let middle = bytes.len() / 2;
+    if let Some(b) = bytes.get_mut(middle) {
+        *b ^= 0x01;
+    } else {
+        bytes.push(b'\n');
+    }
+    fs_err::write(&path, bytes)?;
+    Ok(Some(first))
+}

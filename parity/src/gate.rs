@@ -1,0 +1,740 @@
+//! The gate: load adapters and scenarios, check coverage, run the selected scenarios both
+//! ways, compare, and hold the result against the snapshots (`check`, `review`) or record
+//! it (`run`).
+//!
+//! Scenarios run one after the other, direct side first: the report's wall times compare
+//! the two paths, and running them side by side on a small CI machine would make each slow
+//! the other down.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use scimcp_core::Adapter;
+use scimcp_core::manifest::load_file;
+
+use crate::cli::{Mode, Settings};
+use crate::compare::compare;
+use crate::direct::{self, DirectPaths};
+use crate::error::Error;
+use crate::evidence::Evidence;
+use crate::mcp::{self, McpPaths};
+use crate::report::{
+    AdapterCoverage, Coverage, Difference, Report, ScenarioReport, ShardInfo, Timing,
+    TimingSummary, WorkflowCoverage, render_scenario, render_summary,
+};
+use crate::scenario::{self, Expect, Scenario};
+use crate::snapshot;
+
+/// A loaded adapter and the manifest file it came from.
+struct LoadedAdapter {
+    path: PathBuf,
+    adapter: Adapter,
+}
+
+/// Every `*.toml` in `dir`, loaded and validated with the same loader the server uses.
+fn load_adapters(dir: &Path) -> Result<Vec<LoadedAdapter>, Error> {
+    let mut paths = Vec::new();
+    for entry in fs_err::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let path = entry.map_err(|e| Error::io(dir, e))?.path();
+        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            paths.push(path);
+        }
+    }
+    if paths.is_empty() {
+        return Err(Error::NoAdapters {
+            dir: dir.to_path_buf(),
+        });
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| match load_file(&path) {
+            Ok(adapter) => Ok(LoadedAdapter { path, adapter }),
+            Err(errors) => Err(Error::Adapter { path, errors }),
+        })
+        .collect()
+}
+
+/// Is scenario number `index` (in name order) in the selected shard?
+fn in_shard(index: usize, shard: Option<(usize, usize)>) -> bool {
+    shard.is_none_or(|(i, n)| index % n == i - 1)
+}
+
+/// The scenarios to consider: all of them, or with `quick` one per workflow — the first by
+/// name that expects success (else the first by name), so a quick run exercises every
+/// workflow once on its ordinary path.
+fn quick_set(scenarios: &[Scenario], quick: bool) -> Vec<&Scenario> {
+    if !quick {
+        return scenarios.iter().collect();
+    }
+    let mut chosen: BTreeMap<(&str, &str), &Scenario> = BTreeMap::new();
+    for s in scenarios {
+        let key = (s.adapter.as_str(), s.workflow.as_str());
+        let better = match chosen.get(&key) {
+            None => true,
+            Some(c) => c.expect != Expect::Succeeded && s.expect == Expect::Succeeded,
+        };
+        if better {
+            chosen.insert(key, s);
+        }
+    }
+    scenarios
+        .iter()
+        .filter(|s| chosen.values().any(|c| std::ptr::eq(*c, *s)))
+        .collect()
+}
+
+/// Run the gate and print the human report; returns whether it passed.
+pub fn run(settings: &Settings) -> Result<bool, Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Setup(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(run_async(settings))
+}
+
+async fn run_async(settings: &Settings) -> Result<bool, Error> {
+    let started = Instant::now();
+    let adapters = load_adapters(&settings.adapters_dir)?;
+    let scenarios = scenario::load_dir(&settings.scenarios_dir)?;
+
+    // Every scenario must name a workflow that exists, whatever is selected to run.
+    for s in &scenarios {
+        let Some(a) = adapters
+            .iter()
+            .find(|a| a.adapter.manifest.name == s.adapter)
+        else {
+            return Err(Error::invalid(
+                &s.path,
+                "adapter",
+                format!(
+                    "names adapter {:?}, which no manifest in {} declares",
+                    s.adapter,
+                    settings.adapters_dir.display()
+                ),
+            ));
+        };
+        if a.adapter.workflow(&s.workflow).is_none() {
+            return Err(Error::invalid(
+                &s.path,
+                "workflow",
+                format!(
+                    "names workflow {:?}, which adapter {} does not declare (it has: {})",
+                    s.workflow,
+                    s.adapter,
+                    a.adapter.workflow_ids().join(", ")
+                ),
+            ));
+        }
+    }
+    let coverage = coverage(&adapters, &scenarios);
+
+    let selected: Vec<&Scenario> = quick_set(&scenarios, settings.quick)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| in_shard(*i, settings.shard))
+        .filter(|(_, s)| settings.filter.as_ref().is_none_or(|f| f.is_match(&s.name)))
+        .map(|(_, s)| s)
+        .collect();
+    // A filter that matches nothing is a typo, not a passing gate (an empty shard is fine:
+    // a CI matrix may have more shards than scenarios).
+    if let Some(filter) = &settings.filter
+        && !scenarios.iter().any(|s| filter.is_match(&s.name))
+    {
+        return Err(Error::Setup(format!(
+            "--scenario {} matches no scenario in {}; the scenarios are: {}",
+            settings.filters.join(" --scenario "),
+            settings.scenarios_dir.display(),
+            scenarios
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let whole_set = settings.filter.is_none() && settings.shard.is_none() && !settings.quick;
+    let mut orphans = Vec::new();
+    if settings.filter.is_none() {
+        for name in snapshot::recorded_names(&settings.snapshots_dir)? {
+            if !scenarios.iter().any(|s| s.name == name) {
+                orphans.push(name);
+            }
+        }
+    }
+    if settings.mode == Mode::Run && whole_set {
+        for name in std::mem::take(&mut orphans) {
+            let path = snapshot::path_for(&settings.snapshots_dir, &name);
+            fs_err::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            say(&format!("removed orphan snapshot {}", path.display()));
+        }
+    }
+
+    say(&format!(
+        "scimcp-parity {}: {} of {} scenarios{}{}; scimcp {}; python {}",
+        settings.mode.as_str(),
+        selected.len(),
+        scenarios.len(),
+        if settings.quick {
+            " (quick: one per workflow, not release evidence)"
+        } else {
+            ""
+        },
+        settings
+            .shard
+            .map(|(i, n)| format!(" (shard {i}/{n})"))
+            .unwrap_or_default(),
+        settings.scimcp.display(),
+        settings.python.display()
+    ));
+
+    let exports = tempfile::Builder::new()
+        .prefix("scimcp-parity datasets ")
+        .tempdir()
+        .map_err(|e| Error::Setup(format!("cannot create a temporary directory: {e}")))?;
+    let mut exported: BTreeMap<String, PathBuf> = BTreeMap::new();
+
+    let mut reports = Vec::new();
+    for s in &selected {
+        let adapter = adapters
+            .iter()
+            .find(|a| a.adapter.manifest.name == s.adapter)
+            .expect("checked above");
+        let datasets = match exported.get(&s.adapter) {
+            Some(d) => d.clone(),
+            None => {
+                let dir = exports.path().join(&s.adapter);
+                export_datasets(&adapter.adapter, &settings.python, &dir).await?;
+                exported.insert(s.adapter.clone(), dir.clone());
+                dir
+            }
+        };
+        let report = run_scenario(settings, s, adapter, &datasets).await;
+        say(&render_scenario(&report));
+        reports.push(report);
+    }
+
+    let mut timing = TimingSummary::default();
+    for r in &reports {
+        if let (Some(d), Some(m), Some(ms)) =
+            (r.timing.direct_s, r.timing.mcp_s, r.timing.mcp_session_s)
+        {
+            timing.direct_s += d;
+            timing.mcp_s += m;
+            timing.mcp_session_s += ms;
+        }
+    }
+    timing.ratio = (timing.direct_s > 0.0).then(|| timing.mcp_s / timing.direct_s);
+    let passed = coverage.missing.is_empty()
+        && orphans.is_empty()
+        && reports.iter().all(|r| r.status == "pass");
+    let report = Report {
+        schema_version: crate::report::REPORT_SCHEMA_VERSION,
+        tool: "scimcp-parity",
+        version: env!("CARGO_PKG_VERSION"),
+        mode: settings.mode.as_str(),
+        passed,
+        shard: settings
+            .shard
+            .map(|(index, count)| ShardInfo { index, count }),
+        quick: settings.quick,
+        filters: settings.filters.clone(),
+        scenarios_total: scenarios.len(),
+        scenarios_selected: selected.len(),
+        coverage,
+        orphan_snapshots: orphans,
+        scenarios: reports,
+        wall_time_s: round3(started.elapsed().as_secs_f64()),
+        timing: TimingSummary {
+            direct_s: round3(timing.direct_s),
+            mcp_s: round3(timing.mcp_s),
+            mcp_session_s: round3(timing.mcp_session_s),
+            ratio: timing.ratio.map(round3),
+        },
+    };
+    say(&render_summary(&report));
+    if let Some(path) = &settings.json {
+        let mut bytes = serde_json::to_vec_pretty(&report).expect("report serializes");
+        bytes.push(b'\n');
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs_err::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        scimcp_core::fs::write_atomic(path, &bytes, scimcp_core::fs::Privacy::KeepExisting)
+            .map_err(|e| Error::Write {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+    }
+    Ok(passed)
+}
+
+/// Print one block of the human report on stdout (a closed pipe is not an error).
+fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+fn coverage(adapters: &[LoadedAdapter], scenarios: &[Scenario]) -> Coverage {
+    let mut missing = Vec::new();
+    let adapters = adapters
+        .iter()
+        .map(|a| {
+            let name = &a.adapter.manifest.name;
+            let workflows = a
+                .adapter
+                .workflow_ids()
+                .into_iter()
+                .map(|id| {
+                    let names: Vec<String> = scenarios
+                        .iter()
+                        .filter(|s| &s.adapter == name && s.workflow == id)
+                        .map(|s| s.name.clone())
+                        .collect();
+                    if names.is_empty() {
+                        missing.push(format!("{name}/{id}"));
+                    }
+                    WorkflowCoverage {
+                        id: id.to_string(),
+                        scenarios: names,
+                    }
+                })
+                .collect();
+            AdapterCoverage {
+                name: name.clone(),
+                manifest: a.path.display().to_string(),
+                sha256: a.adapter.sha256.clone(),
+                workflows,
+            }
+        })
+        .collect();
+    Coverage { adapters, missing }
+}
+
+/// Write the adapter's built-in datasets into `dir` with its own export command (from the
+/// manifest's `[datasets] export`), once per invocation. An adapter without built-in
+/// datasets gets an empty directory.
+async fn export_datasets(adapter: &Adapter, python: &Path, dir: &Path) -> Result<(), Error> {
+    fs_err::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let Some(spec) = &adapter.manifest.datasets else {
+        return Ok(());
+    };
+    let runtime = &adapter.manifest.runtime;
+    let program = match runtime.kind {
+        scimcp_core::RuntimeKind::Python => python.to_path_buf(),
+        scimcp_core::RuntimeKind::Executable => {
+            PathBuf::from(runtime.executable.clone().unwrap_or_default())
+        }
+    };
+    let dir_text = dir.display().to_string();
+    let args: Vec<String> = runtime
+        .launch
+        .iter()
+        .cloned()
+        .chain(
+            spec.export
+                .iter()
+                .map(|a| a.replace("{output_dir}", &dir_text)),
+        )
+        .collect();
+    let out = tokio::process::Command::new(&program)
+        .args(&args)
+        .envs(direct::DIRECT_ENV.iter().copied())
+        .output()
+        .await
+        .map_err(|e| Error::Setup(format!("cannot run {}: {e}", program.display())))?;
+    if !out.status.success() {
+        return Err(Error::Setup(format!(
+            "exporting the {} datasets failed ({} {}): {}; is the runtime at {} complete? (scripts/dev-env.sh)",
+            adapter.manifest.name,
+            program.display(),
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim(),
+            python.display()
+        )));
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs_err::create_dir_all(to)?;
+    for entry in fs_err::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs_err::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_scenario(
+    settings: &Settings,
+    s: &Scenario,
+    adapter: &LoadedAdapter,
+    exported: &Path,
+) -> ScenarioReport {
+    let mut report = ScenarioReport {
+        name: s.name.clone(),
+        adapter: s.adapter.clone(),
+        workflow: s.workflow.clone(),
+        expect: s.expect.as_str(),
+        status: "fail",
+        parity: "not_compared",
+        snapshot: "not_compared",
+        differences: Vec::new(),
+        timing: Timing::default(),
+        direct_command: std::iter::once(s.direct.program.clone())
+            .chain(s.direct.argv.iter().cloned())
+            .collect(),
+        request: s.request(),
+        evidence: None,
+    };
+    let (direct, mcp) = match both_sides(settings, s, adapter, exported).await {
+        Ok(v) => v,
+        Err(e) => {
+            report.differences.push(Difference::Error {
+                side: "setup",
+                message: format!("{e:#}"),
+            });
+            return report;
+        }
+    };
+    let diffs = &mut report.differences;
+    let direct_ev = match direct {
+        Ok((run, ev)) => {
+            report.timing.direct_s = Some(round3(run.wall.as_secs_f64()));
+            match ev {
+                Ok(ev) => Some(ev),
+                Err(e) => {
+                    diffs.push(Difference::Error {
+                        side: "direct",
+                        message: format!("{e:#}"),
+                    });
+                    None
+                }
+            }
+        }
+        Err(e) => {
+            diffs.push(Difference::Error {
+                side: "direct",
+                message: format!("{e:#}"),
+            });
+            None
+        }
+    };
+    let mcp_ev = match mcp {
+        Ok((run, ev)) => {
+            report.timing.mcp_s = Some(round3(run.wall.as_secs_f64()));
+            report.timing.mcp_session_s = Some(round3(run.session_wall.as_secs_f64()));
+            match ev {
+                Ok((ev, index_problems)) => {
+                    diffs.extend(
+                        index_problems
+                            .into_iter()
+                            .map(|message| Difference::Index { message }),
+                    );
+                    Some(ev)
+                }
+                Err(e) => {
+                    diffs.push(Difference::Error {
+                        side: "mcp",
+                        message: format!("{e:#}"),
+                    });
+                    None
+                }
+            }
+        }
+        Err(e) => {
+            diffs.push(Difference::Error {
+                side: "mcp",
+                message: format!("{e:#}"),
+            });
+            None
+        }
+    };
+    if let (Some(d), Some(m)) = (report.timing.direct_s, report.timing.mcp_s) {
+        report.timing.ratio = (d > 0.0).then(|| round3(m / d));
+    }
+    for (side, ev) in [("direct", &direct_ev), ("mcp", &mcp_ev)] {
+        if let Some(ev) = ev
+            && ev.state != s.expect.as_str()
+        {
+            let mut actual = ev.state.clone();
+            if let Some(code) = ev.exit_code {
+                actual.push_str(&format!(" (exit {code})"));
+            }
+            if let Some(line) = &ev.error_line {
+                actual.push_str(&format!(": {line}"));
+            }
+            diffs.push(Difference::Expectation {
+                side,
+                expected: s.expect.as_str().to_string(),
+                actual,
+            });
+        }
+        if let Some(ev) = ev
+            && ev.process_tree_ended == Some(false)
+        {
+            diffs.push(Difference::Expectation {
+                side,
+                expected: "no process of the run left alive".into(),
+                actual: format!(
+                    "processes of its group still ran {} s after it ended",
+                    crate::process::TREE_GRACE.as_secs()
+                ),
+            });
+        }
+    }
+    if let (Some(d), Some(m)) = (&direct_ev, &mcp_ev) {
+        let parity = compare(s, d, m);
+        report.parity = if parity.is_empty() { "agree" } else { "differ" };
+        diffs.extend(parity.into_iter().map(|f| Difference::Parity {
+            field: f.field,
+            direct: f.left,
+            mcp: f.right,
+        }));
+    }
+    if let Some(current) = &mcp_ev {
+        let clean = report.differences.is_empty();
+        report.snapshot = snapshot_step(settings, s, current, clean, &mut report.differences);
+    }
+    report.evidence = mcp_ev;
+    if report.differences.is_empty() {
+        report.status = "pass";
+    }
+    report
+}
+
+type DirectSide = anyhow::Result<(direct::DirectRun, anyhow::Result<Evidence>)>;
+type McpSide = anyhow::Result<(mcp::McpRun, anyhow::Result<(Evidence, Vec<String>)>)>;
+
+/// Run the direct side, then the MCP side, each in its own temporary directory.
+async fn both_sides(
+    settings: &Settings,
+    s: &Scenario,
+    adapter: &LoadedAdapter,
+    exported: &Path,
+) -> anyhow::Result<(DirectSide, McpSide)> {
+    // Spaces and non-ASCII letters in every path: the way real home directories look.
+    let root = tempfile::Builder::new()
+        .prefix(&format!("scimcp-parity {} ", s.name))
+        .tempdir()?;
+    let name = &adapter.adapter.manifest.name;
+
+    let direct_root = root.path().join("direct côté");
+    let paths = DirectPaths {
+        python: settings.python.clone(),
+        datasets: direct_root.join("datasets"),
+        work: direct_root.join("work"),
+    };
+    copy_dir(exported, &paths.datasets)?;
+    let direct_side: DirectSide = async {
+        let run = direct::run(s, &paths).await?;
+        if settings.perturb.as_deref() == Some(s.name.as_str())
+            && let Some(path) = direct::perturb_first_artifact(&run.out_dir)?
+        {
+            say(&format!(
+                "      test hook {}: flipped one byte of the direct side's {path}",
+                crate::cli::PERTURB_ENV
+            ));
+        }
+        let ev = direct::evidence(s, &run, name);
+        Ok((run, ev))
+    }
+    .await;
+
+    let mcp_root = root.path().join("mcp côté");
+    let mpaths = McpPaths {
+        scimcp: settings.scimcp.clone(),
+        python: settings.python.clone(),
+        manifest: std::path::absolute(&adapter.path).unwrap_or_else(|_| adapter.path.clone()),
+        home: mcp_root.join("home"),
+        start: mcp_root.join("start"),
+    };
+    copy_dir(exported, &mpaths.start.join("data"))?;
+    let mcp_side: McpSide = async {
+        let run = mcp::run(s, &mpaths).await?;
+        let ev = mcp::evidence(s, &run, name);
+        Ok((run, ev))
+    }
+    .await;
+    Ok((direct_side, mcp_side))
+}
+
+/// Record (`run`) or verify (`check`, `review`) the scenario's snapshot. `clean` says both
+/// paths agreed and met the expectation: only then is evidence worth recording.
+fn snapshot_step(
+    settings: &Settings,
+    s: &Scenario,
+    current: &Evidence,
+    clean: bool,
+    diffs: &mut Vec<Difference>,
+) -> &'static str {
+    let path = snapshot::path_for(&settings.snapshots_dir, &s.name);
+    let text = current.to_snapshot_text();
+    if settings.mode == Mode::Run {
+        if !clean {
+            return "not_recorded";
+        }
+        let header = snapshot::Header {
+            source: source_name(settings, &s.path),
+            description: s.description.clone(),
+        };
+        let file = snapshot::render(&header, &text);
+        let unchanged = fs_err::read_to_string(&path).is_ok_and(|old| old == file);
+        let pending = snapshot::pending_path_for(&settings.snapshots_dir, &s.name);
+        if pending.is_file() {
+            let _ = fs_err::remove_file(&pending);
+        }
+        if unchanged {
+            return "unchanged";
+        }
+        return match snapshot::write(&path, &file) {
+            Ok(()) => "recorded",
+            Err(e) => {
+                diffs.push(Difference::Error {
+                    side: "snapshot",
+                    message: e.to_string(),
+                });
+                "not_recorded"
+            }
+        };
+    }
+    // Only verification reads the recorded file: `run` replaces it whatever it holds.
+    let recorded = match snapshot::read_contents(&path) {
+        Ok(r) => r,
+        Err(e) => {
+            diffs.push(Difference::Error {
+                side: "snapshot",
+                message: e.to_string(),
+            });
+            return "not_compared";
+        }
+    };
+    let Some(recorded) = recorded else {
+        diffs.push(Difference::Snapshot {
+            field: "(whole snapshot)".into(),
+            snapshot: format!("missing: {}", path.display()),
+            current: "evidence to record with `scimcp-parity run`".into(),
+        });
+        if settings.mode == Mode::Review {
+            review_output(settings, s, "", &text);
+        }
+        return "missing";
+    };
+    if snapshot::matches(&recorded, &text) {
+        return "matched";
+    }
+    let drift = match serde_json::from_str::<Evidence>(&recorded) {
+        Ok(old) => compare(s, &old, current),
+        Err(e) => vec![crate::compare::FieldDiff {
+            field: "(whole snapshot)".into(),
+            left: format!("not parity evidence JSON ({e})"),
+            right: "parity evidence".into(),
+        }],
+    };
+    if drift.is_empty() {
+        // Only tolerated metric differences: the evidence still holds.
+        return "matched";
+    }
+    diffs.extend(drift.into_iter().map(|f| Difference::Snapshot {
+        field: f.field,
+        snapshot: f.left,
+        current: f.right,
+    }));
+    if settings.mode == Mode::Review {
+        review_output(settings, s, &recorded, &text);
+    }
+    "drifted"
+}
+
+/// `review`: print the drift as a unified diff and leave a pending `.snap.new` for it.
+fn review_output(settings: &Settings, s: &Scenario, recorded: &str, current: &str) {
+    let name = snapshot::path_for(&settings.snapshots_dir, &s.name);
+    say(&snapshot::unified_diff(
+        &name.display().to_string(),
+        &format!("{}\n", recorded.trim_end()),
+        &format!("{}\n", current.trim_end()),
+    ));
+    let pending = snapshot::pending_path_for(&settings.snapshots_dir, &s.name);
+    let header = snapshot::Header {
+        source: source_name(settings, &s.path),
+        description: s.description.clone(),
+    };
+    match snapshot::write(&pending, &snapshot::render(&header, current)) {
+        Ok(()) => say(&format!(
+            "      pending snapshot written: {}",
+            pending.display()
+        )),
+        Err(e) => say(&format!("      cannot write the pending snapshot: {e}")),
+    }
+}
+
+/// The scenario file as the snapshot header names it: relative to the workspace root when
+/// inside it, so snapshots do not record anyone's home directory.
+fn source_name(settings: &Settings, path: &Path) -> String {
+    settings
+        .workspace_root
+        .as_deref()
+        .and_then(|root| path.strip_prefix(root).ok())
+        .map_or_else(
+            || {
+                path.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            },
+            |rel| rel.to_string_lossy().replace('\\', "/"),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_picks_one_ordinary_scenario_per_workflow() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, workflow: &str, expect: &str| {
+            let extra = if expect == "cancelled" {
+                "[cancel]\nwhen_stdout_contains = \"x\"\n"
+            } else {
+                ""
+            };
+            let text = format!(
+                "description = \"d\"\nadapter = \"refsci\"\nworkflow = \"{workflow}\"\nexpect = \"{expect}\"\n[request]\ndataset = \"x.csv\"\n[direct]\nargv = [\"-m\", \"refsci\"]\n{extra}"
+            );
+            fs_err::write(dir.path().join(format!("{name}.toml")), text).unwrap();
+        };
+        write("a_cancelled", "regression", "cancelled");
+        write("b_linear", "regression", "succeeded");
+        write("c_ridge", "regression", "succeeded");
+        write("d_bad", "classification", "failed");
+        let all = scenario::load_dir(dir.path()).unwrap();
+        let names = |v: Vec<&Scenario>| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(quick_set(&all, true)), ["b_linear", "d_bad"]);
+        assert_eq!(quick_set(&all, false).len(), 4);
+    }
+
+    #[test]
+    fn shards_partition_the_scenarios() {
+        let n = 3;
+        let mut seen = vec![0; 10];
+        for shard in 1..=n {
+            for (k, count) in seen.iter_mut().enumerate() {
+                if in_shard(k, Some((shard, n))) {
+                    *count += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|c| *c == 1), "{seen:?}");
+        assert!((0..10).all(|k| in_shard(k, None)));
+    }
+}

@@ -1,0 +1,537 @@
+//! Scenario files: one analysis, described twice — once as the MCP request an AI client
+//! sends, once as the command line a scientist types — plus what both must agree on.
+//!
+//! The direct command line is written out literally in the file. It is never derived from
+//! the server's planner: if it were, a planner bug would produce the same wrong command on
+//! both sides and parity would prove nothing. The only substitutions are a small, fixed set
+//! of placeholders for paths that differ per machine ([`DIRECT_PLACEHOLDERS`]).
+//!
+//! Format (see `parity/scenarios/README.md` for a worked example):
+//!
+//! ```toml
+//! description = "…"
+//! adapter = "refsci"
+//! workflow = "regression"
+//! expect = "succeeded"            # succeeded | failed | cancelled
+//! metrics_file = "metrics.json"   # default
+//! timeout_s = 600                 # default, per side
+//!
+//! [request]                       # the MCP request (validate_analysis / start_analysis)
+//! dataset = "data/diabetes.csv"
+//! parameters = { target = "target", model = "ridge" }
+//!
+//! [direct]                        # what a scientist types
+//! program = "{python}"            # default: the runtime's interpreter
+//! argv = ["-m", "refsci", "regress", "--data", "{datasets}/diabetes.csv", "--out", "{out}"]
+//! stdin = []                      # answers to interactive prompts, one per line
+//! cwd = "{work}"                  # default
+//! env = {}                        # added to the inherited environment
+//!
+//! [tolerance]                     # per metrics key; absent keys compare exactly
+//! r2 = 1e-12
+//!
+//! [[normalize]]                   # never applied unless declared here
+//! pattern = '^\d+\n$'
+//! replacement = "[PID]\n"
+//! artifacts = ["worker.pid"]      # artifact globs whose text is normalized before hashing
+//! stderr = false                  # also normalize the error line
+//!
+//! [cancel]                        # only with expect = "cancelled"
+//! when_stdout_contains = "sleeping"
+//! after_s = 0.5
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobMatcher};
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// The placeholders a direct command line may use, and what each stands for.
+pub const DIRECT_PLACEHOLDERS: &[(&str, &str)] = &[
+    (
+        "{python}",
+        "the interpreter of the scientific runtime (--python)",
+    ),
+    (
+        "{datasets}",
+        "a directory holding the adapter's exported built-in datasets",
+    ),
+    (
+        "{work}",
+        "the direct run's private working directory (the default cwd)",
+    ),
+    (
+        "{out}",
+        "the direct run's output directory ({work}/out), whose files are the artifacts",
+    ),
+];
+
+/// How the analysis must end on both sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    /// Exit status 0 directly; `succeeded` through MCP.
+    Succeeded,
+    /// The same non-zero exit code on both sides; `failed` through MCP.
+    Failed,
+    /// Ended on request: killed directly, `cancel_run` through MCP.
+    Cancelled,
+}
+
+impl Expect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expect::Succeeded => "succeeded",
+            Expect::Failed => "failed",
+            Expect::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    description: String,
+    adapter: String,
+    workflow: String,
+    expect: Expect,
+    #[serde(default = "default_metrics_file")]
+    metrics_file: String,
+    #[serde(default = "default_timeout")]
+    timeout_s: u64,
+    request: RawRequest,
+    direct: RawDirect,
+    #[serde(default)]
+    tolerance: BTreeMap<String, f64>,
+    #[serde(default)]
+    normalize: Vec<RawNormalize>,
+    #[serde(default)]
+    cancel: Option<RawCancel>,
+}
+
+fn default_metrics_file() -> String {
+    "metrics.json".to_string()
+}
+
+fn default_timeout() -> u64 {
+    600
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequest {
+    dataset: String,
+    #[serde(default)]
+    parameters: toml::Table,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDirect {
+    #[serde(default = "default_program")]
+    program: String,
+    argv: Vec<String>,
+    #[serde(default)]
+    stdin: Vec<String>,
+    #[serde(default = "default_cwd")]
+    cwd: String,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+fn default_program() -> String {
+    "{python}".to_string()
+}
+
+fn default_cwd() -> String {
+    "{work}".to_string()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNormalize {
+    pattern: String,
+    replacement: String,
+    #[serde(default)]
+    artifacts: Vec<String>,
+    #[serde(default)]
+    stderr: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCancel {
+    when_stdout_contains: String,
+    #[serde(default)]
+    after_s: f64,
+}
+
+/// A loaded, validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The file stem: `[a-z0-9][a-z0-9_-]*`, no `__` (it names the snapshot).
+    pub name: String,
+    pub path: PathBuf,
+    pub description: String,
+    pub adapter: String,
+    pub workflow: String,
+    pub expect: Expect,
+    pub metrics_file: String,
+    pub timeout_s: u64,
+    /// The MCP request's `dataset`.
+    pub dataset: String,
+    /// The MCP request's `parameters` (a JSON object).
+    pub parameters: Value,
+    pub direct: Direct,
+    pub tolerance: BTreeMap<String, f64>,
+    pub normalize: Vec<Normalize>,
+    pub cancel: Option<Cancel>,
+}
+
+/// The direct command line, with placeholders still in place.
+#[derive(Debug, Clone)]
+pub struct Direct {
+    /// The program (default `{python}`, the runtime's interpreter).
+    pub program: String,
+    /// Everything after the program.
+    pub argv: Vec<String>,
+    pub stdin: Vec<String>,
+    pub cwd: String,
+    pub env: BTreeMap<String, String>,
+}
+
+/// One declared normalization: `pattern` → `replacement` (regex syntax, `$1` groups).
+#[derive(Debug, Clone)]
+pub struct Normalize {
+    pub pattern: Regex,
+    pub replacement: String,
+    pub artifacts: Vec<GlobMatcher>,
+    pub stderr: bool,
+}
+
+/// When to cancel: once stdout shows `when_stdout_contains`, after `after_s` more seconds.
+#[derive(Debug, Clone)]
+pub struct Cancel {
+    pub when_stdout_contains: String,
+    pub after_s: f64,
+}
+
+impl Scenario {
+    /// The MCP request object for `validate_analysis` and `start_analysis`.
+    pub fn request(&self) -> Value {
+        serde_json::json!({
+            "workflow": self.workflow,
+            "dataset": self.dataset,
+            "parameters": self.parameters,
+        })
+    }
+
+    /// Apply every normalization that covers artifact `path` to its text. `None` when no
+    /// declared normalization covers it (its raw bytes are compared).
+    pub fn normalize_artifact(&self, path: &str, bytes: &[u8]) -> Option<Vec<u8>> {
+        let rules: Vec<&Normalize> = self
+            .normalize
+            .iter()
+            .filter(|n| n.artifacts.iter().any(|g| g.is_match(path)))
+            .collect();
+        if rules.is_empty() {
+            return None;
+        }
+        let mut text = String::from_utf8_lossy(bytes).into_owned();
+        for rule in rules {
+            text = rule
+                .pattern
+                .replace_all(&text, rule.replacement.as_str())
+                .into_owned();
+        }
+        Some(text.into_bytes())
+    }
+
+    /// Apply every normalization declared for the error line.
+    pub fn normalize_stderr(&self, line: &str) -> String {
+        let mut text = line.to_string();
+        for rule in self.normalize.iter().filter(|n| n.stderr) {
+            text = rule
+                .pattern
+                .replace_all(&text, rule.replacement.as_str())
+                .into_owned();
+        }
+        text
+    }
+}
+
+/// Is `name` usable as a scenario (and snapshot) name?
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+        && !name.contains("__")
+}
+
+/// Load and validate one scenario file.
+pub fn load(path: &Path) -> Result<Scenario, Error> {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !valid_name(&name) {
+        return Err(Error::invalid(
+            path,
+            "file name",
+            "must be [a-z0-9][a-z0-9_-]* without `__` (it names the snapshot); rename the file",
+        ));
+    }
+    let text = fs_err::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let raw: RawScenario = toml::from_str(&text).map_err(|e| Error::ScenarioSyntax {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let parameters = serde_json::to_value(&raw.request.parameters)
+        .map_err(|e| Error::invalid(path, "request.parameters", e.to_string()))?;
+    if raw.direct.argv.is_empty() {
+        return Err(Error::invalid(
+            path,
+            "direct.argv",
+            "is empty; write the arguments a scientist types after the interpreter",
+        ));
+    }
+    let fields = [
+        ("direct.program", &vec![raw.direct.program.clone()]),
+        ("direct.argv", &raw.direct.argv),
+        ("direct.stdin", &raw.direct.stdin),
+        ("direct.cwd", &vec![raw.direct.cwd.clone()]),
+    ];
+    for (field, values) in fields {
+        for value in values {
+            check_placeholders(path, field, value)?;
+        }
+    }
+    for (key, tol) in &raw.tolerance {
+        if !tol.is_finite() || *tol < 0.0 {
+            return Err(Error::invalid(
+                path,
+                format!("tolerance.{key}"),
+                "must be a finite, non-negative absolute tolerance",
+            ));
+        }
+    }
+    let mut normalize = Vec::new();
+    for (i, n) in raw.normalize.iter().enumerate() {
+        let pattern = Regex::new(&n.pattern)
+            .map_err(|e| Error::invalid(path, format!("normalize[{i}].pattern"), e.to_string()))?;
+        if n.artifacts.is_empty() && !n.stderr {
+            return Err(Error::invalid(
+                path,
+                format!("normalize[{i}]"),
+                "applies to nothing: list `artifacts` globs and/or set `stderr = true`",
+            ));
+        }
+        let artifacts = n
+            .artifacts
+            .iter()
+            .map(|g| {
+                Glob::new(g).map(|g| g.compile_matcher()).map_err(|e| {
+                    Error::invalid(path, format!("normalize[{i}].artifacts"), e.to_string())
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        normalize.push(Normalize {
+            pattern,
+            replacement: n.replacement.clone(),
+            artifacts,
+            stderr: n.stderr,
+        });
+    }
+    let cancel = match (raw.expect, raw.cancel) {
+        (Expect::Cancelled, Some(c)) => {
+            if !c.after_s.is_finite() || c.after_s < 0.0 || c.when_stdout_contains.is_empty() {
+                return Err(Error::invalid(
+                    path,
+                    "cancel",
+                    "needs a non-empty `when_stdout_contains` and a non-negative `after_s`",
+                ));
+            }
+            Some(Cancel {
+                when_stdout_contains: c.when_stdout_contains,
+                after_s: c.after_s,
+            })
+        }
+        (Expect::Cancelled, None) => {
+            return Err(Error::invalid(
+                path,
+                "cancel",
+                "is required with expect = \"cancelled\": say when to cancel",
+            ));
+        }
+        (_, Some(_)) => {
+            return Err(Error::invalid(
+                path,
+                "cancel",
+                "is only allowed with expect = \"cancelled\"",
+            ));
+        }
+        (_, None) => None,
+    };
+    Ok(Scenario {
+        name,
+        path: path.to_path_buf(),
+        description: raw.description,
+        adapter: raw.adapter,
+        workflow: raw.workflow,
+        expect: raw.expect,
+        metrics_file: raw.metrics_file,
+        timeout_s: raw.timeout_s,
+        dataset: raw.request.dataset,
+        parameters,
+        direct: Direct {
+            program: raw.direct.program,
+            argv: raw.direct.argv,
+            stdin: raw.direct.stdin,
+            cwd: raw.direct.cwd,
+            env: raw.direct.env,
+        },
+        tolerance: raw.tolerance,
+        normalize,
+        cancel,
+    })
+}
+
+/// Refuse `{name}` placeholders outside [`DIRECT_PLACEHOLDERS`], so a typo fails loudly
+/// instead of reaching the CLI as literal text.
+fn check_placeholders(path: &Path, field: &str, value: &str) -> Result<(), Error> {
+    let mut rest = value;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start..];
+        let Some(end) = after.find('}') else { break };
+        let candidate = &after[..=end];
+        let inner = &candidate[1..candidate.len() - 1];
+        let looks_like_placeholder =
+            !inner.is_empty() && inner.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+        if looks_like_placeholder && !DIRECT_PLACEHOLDERS.iter().any(|(p, _)| *p == candidate) {
+            let known: Vec<&str> = DIRECT_PLACEHOLDERS.iter().map(|(p, _)| *p).collect();
+            return Err(Error::invalid(
+                path,
+                field,
+                format!(
+                    "uses unknown placeholder {candidate} in {value:?}; known: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        rest = &after[end + 1..];
+    }
+    Ok(())
+}
+
+/// Load every `*.toml` in `dir`, sorted by name.
+pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, Error> {
+    let mut paths = Vec::new();
+    for entry in fs_err::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            paths.push(path);
+        }
+    }
+    if paths.is_empty() {
+        return Err(Error::NoScenarios {
+            dir: dir.to_path_buf(),
+        });
+    }
+    paths.sort();
+    paths.iter().map(|p| load(p)).collect()
+}
+
+/// Substitute the direct placeholders in `value`.
+pub fn expand(value: &str, values: &BTreeMap<&str, String>) -> String {
+    let mut out = value.to_string();
+    for (key, replacement) in values {
+        out = out.replace(key, replacement);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        fs_err::write(&path, text).unwrap();
+        path
+    }
+
+    const GOOD: &str = r#"
+description = "d"
+adapter = "refsci"
+workflow = "regression"
+expect = "succeeded"
+[request]
+dataset = "data/diabetes.csv"
+parameters = { target = "target", params = { alpha = 0.5 } }
+[direct]
+argv = ["-m", "refsci", "regress", "--data", "{datasets}/diabetes.csv", "--params", "{\"alpha\":0.5}", "--out", "{out}"]
+"#;
+
+    #[test]
+    fn a_good_scenario_loads_with_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = load(&write(dir.path(), "ridge_alpha.toml", GOOD)).unwrap();
+        assert_eq!(s.name, "ridge_alpha");
+        assert_eq!(s.metrics_file, "metrics.json");
+        assert_eq!(s.direct.cwd, "{work}");
+        assert_eq!(
+            s.request(),
+            serde_json::json!({"workflow": "regression", "dataset": "data/diabetes.csv",
+                "parameters": {"target": "target", "params": {"alpha": 0.5}}})
+        );
+    }
+
+    #[test]
+    fn unknown_fields_placeholders_and_names_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = load(&write(
+            dir.path(),
+            "a.toml",
+            &format!("{GOOD}\ncolour = \"red\"\n"),
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("colour"), "{e}");
+        let e = load(&write(
+            dir.path(),
+            "b.toml",
+            &GOOD.replace("{out}", "{output}"),
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("{output}"), "{e}");
+        let e = load(&write(dir.path(), "Bad__Name.toml", GOOD)).unwrap_err();
+        assert!(e.to_string().contains("file name"), "{e}");
+        let e = load(&write(
+            dir.path(),
+            "c.toml",
+            &format!("{GOOD}\n[cancel]\nwhen_stdout_contains = \"x\"\n"),
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("only allowed"), "{e}");
+    }
+
+    #[test]
+    fn normalization_applies_only_where_declared() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!(
+            "{GOOD}\n[[normalize]]\npattern = '^\\d+'\nreplacement = \"[PID]\"\nartifacts = [\"*.pid\"]\n"
+        );
+        let s = load(&write(dir.path(), "n.toml", &text)).unwrap();
+        assert_eq!(
+            s.normalize_artifact("worker.pid", b"4242\n").unwrap(),
+            b"[PID]\n"
+        );
+        assert_eq!(s.normalize_artifact("metrics.json", b"4242"), None);
+        assert_eq!(s.normalize_stderr("4242"), "4242");
+    }
+}

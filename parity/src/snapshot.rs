@@ -1,0 +1,186 @@
+//! Parity snapshots: each scenario's agreed evidence, checked in as an `insta` snapshot file
+//! `parity/snapshots/parity__<scenario>.snap`.
+//!
+//! Why we write the files ourselves instead of calling `insta::assert_snapshot!`: insta's
+//! assertion machinery is built for `#[test]` functions. It reports a mismatch by panicking,
+//! decides between writing `.snap.new` files and failing from `INSTA_UPDATE`/`CI` in the
+//! environment, and names snapshots after the calling test module. The gate must decide
+//! for itself (`run` records, `check` never writes, `review` shows a diff), keep going after
+//! one scenario drifts, and report every drift at the end. Insta's API to build and save a
+//! snapshot outside its macros is crate-private or `#[doc(hidden)]`, so depending on it
+//! would break on any insta upgrade.
+//!
+//! So this module writes insta's file format directly — a YAML metadata block between two
+//! `---` lines, then the contents — which is small, documented and stable, and it reads
+//! every snapshot back through insta's own public parser ([`insta::Snapshot::from_file`])
+//! and compares by insta's own rule (see [`matches`]). A file
+//! this module wrote is therefore a file insta (and `cargo insta review`) reads; the unit
+//! test below proves the round trip. `review` writes `<name>.snap.new` pending files in the
+//! same format (git-ignored), which `scimcp-parity run` or `cargo insta review` accepts.
+
+use std::path::{Path, PathBuf};
+
+use insta::Snapshot;
+use scimcp_core::fs::{Privacy, write_atomic};
+
+use crate::error::Error;
+
+/// The module part of every snapshot name (`<module>__<name>.snap`, insta's convention).
+pub const MODULE: &str = "parity";
+
+/// `dir/parity__<name>.snap`.
+pub fn path_for(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{MODULE}__{name}.snap"))
+}
+
+/// The pending file `review` writes beside a drifted snapshot.
+pub fn pending_path_for(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{MODULE}__{name}.snap.new"))
+}
+
+/// The scenario names of every `parity__*.snap` in `dir` (empty when `dir` is missing).
+pub fn recorded_names(dir: &Path) -> Result<Vec<String>, Error> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut names = Vec::new();
+    for entry in fs_err::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if let Some(name) = file
+            .strip_prefix(&format!("{MODULE}__"))
+            .and_then(|f| f.strip_suffix(".snap"))
+        {
+            names.push(name.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// What a snapshot header says about where the evidence came from.
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// The scenario file, relative to the workspace root when it lies inside it.
+    pub source: String,
+    /// The scenario's description.
+    pub description: String,
+}
+
+/// The whole `.snap` file for `contents`.
+pub fn render(header: &Header, contents: &str) -> String {
+    format!(
+        "---\nsource: {}\ndescription: {}\nexpression: {}\n---\n{}\n",
+        yaml_string(&header.source),
+        yaml_string(&header.description),
+        yaml_string("parity evidence (direct CLI == MCP)"),
+        contents.trim_end()
+    )
+}
+
+/// A YAML scalar for `s`: plain when that is unambiguous, otherwise double-quoted with
+/// JSON escapes (a JSON string is a valid YAML double-quoted scalar).
+fn yaml_string(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '.'))
+        && s.starts_with(|c: char| c.is_ascii_alphanumeric());
+    if plain {
+        s.to_string()
+    } else {
+        serde_json::Value::String(s.to_string()).to_string()
+    }
+}
+
+/// Read the contents of the snapshot at `path` through insta's parser; `None` when the
+/// file does not exist.
+pub fn read_contents(path: &Path) -> Result<Option<String>, Error> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let snapshot = Snapshot::from_file(path).map_err(|e| Error::Setup(format!(
+        "{} is not a readable insta snapshot: {e}; delete it and record it again with `scimcp-parity run`",
+        path.display()
+    )))?;
+    // Display of a text snapshot is insta's normalized form of its contents.
+    match snapshot.as_text() {
+        Some(text) => Ok(Some(text.to_string())),
+        None => Err(Error::Setup(format!(
+            "{} is a binary insta snapshot; parity snapshots are text: delete it and run `scimcp-parity run`",
+            path.display()
+        ))),
+    }
+}
+
+/// Do the recorded contents and the current contents match? Insta's rule for file
+/// snapshots (`TextSnapshotContents::matches_latest`): trailing whitespace does not count
+/// and CRLF equals LF. It is restated here because insta exposes the type only through
+/// `insta::internals`, which carries no stability promise.
+pub fn matches(recorded: &str, current: &str) -> bool {
+    let normal = |s: &str| s.trim_end().replace("\r\n", "\n");
+    normal(recorded) == normal(current)
+}
+
+/// Write `text` to `path` atomically, creating the directory.
+pub fn write(path: &Path, text: &str) -> Result<(), Error> {
+    if let Some(parent) = path.parent() {
+        fs_err::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    write_atomic(path, text.as_bytes(), Privacy::KeepExisting).map_err(|e| Error::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// A unified diff from the recorded contents to the current ones, for humans.
+pub fn unified_diff(name: &str, recorded: &str, current: &str) -> String {
+    similar::TextDiff::from_lines(recorded, current)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("{name} (snapshot)"), &format!("{name} (this run)"))
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_files_read_back_through_insta() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_for(dir.path(), "regression_ridge");
+        let header = Header {
+            source: "parity/scenarios/regression_ridge.toml".into(),
+            description: "Ridge: \"alpha\" 0.5 — données: diabetes".into(),
+        };
+        let contents = "{\n  \"state\": \"succeeded\",\n  \"exit_code\": 0\n}";
+        write(&path, &render(&header, contents)).unwrap();
+        let snapshot = Snapshot::from_file(&path).unwrap();
+        assert_eq!(snapshot.module_name(), MODULE);
+        assert_eq!(snapshot.snapshot_name(), Some("regression_ridge"));
+        assert_eq!(
+            snapshot.metadata().source(),
+            Some("parity/scenarios/regression_ridge.toml")
+        );
+        assert_eq!(
+            snapshot.metadata().description(),
+            Some(header.description.as_str())
+        );
+        let read = read_contents(&path).unwrap().unwrap();
+        assert_eq!(read, contents);
+        assert!(matches(&read, &format!("{contents}\n")));
+        assert!(!matches(&read, &contents.replace("0", "3")));
+        assert_eq!(recorded_names(dir.path()).unwrap(), ["regression_ridge"]);
+    }
+
+    #[test]
+    fn missing_snapshots_read_as_none_and_diffs_name_both_sides() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_contents(&path_for(dir.path(), "x")).unwrap(), None);
+        let d = unified_diff("x", "a\nb\n", "a\nc\n");
+        assert!(
+            d.contains("-b") && d.contains("+c") && d.contains("x (snapshot)"),
+            "{d}"
+        );
+    }
+}
