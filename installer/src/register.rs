@@ -415,7 +415,7 @@ pub struct ClientStatus {
     pub detected: bool,
     /// The file (or `null` for a UI-only client).
     pub path: Option<PathBuf>,
-    /// `file`, `cli` or `manual`.
+    /// `file`, `cli`, `manual` (settings UI only) or `project` (needs `--project`).
     pub method: &'static str,
     pub registered: bool,
     /// The entry equals what scimcp writes and its command exists.
@@ -429,6 +429,7 @@ pub fn status(cx: ClientContext<'_>, server: &ServerCommand, client: &'static dy
     let detected = client.detect(cx);
     let file = client.file(cx);
     let method = match (&file, client.cli(cx)) {
+        (None, _) if client.manual_steps(server).is_none() => "project",
         (None, _) => "manual",
         (Some(_), Some(_)) => "cli",
         (Some(_), None) => "file",

@@ -29,10 +29,11 @@ pub fn table(list: &[ClientStatus]) -> String {
     );
     for c in list {
         let yes = |b: bool| if b { "yes" } else { "no" };
-        let location = c
-            .path
-            .as_ref()
-            .map_or_else(|| "(settings UI only)".to_string(), |p| p.display().to_string());
+        let location = match (&c.path, c.method) {
+            (Some(p), _) => p.display().to_string(),
+            (None, "project") => "(needs --project DIR)".to_string(),
+            (None, _) => "(settings UI only)".to_string(),
+        };
         let _ = writeln!(
             out,
             "{:<20} {:<9} {:<11} {:<8} {}{}",
