@@ -74,7 +74,12 @@ pub fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
         }
     };
     progress.finish();
-    report.map(|r| r.print(setup.json))
+    let report = report?;
+    report.print(setup.json);
+    match report.failures() {
+        0 => Ok(()),
+        n => Err(SetupError::ClientsFailed(n)),
+    }
 }
 
 /// Entry point of the `scimcp-setup` binary.

@@ -13,7 +13,7 @@ use scimcp_installer::commands::{install, uninstall};
 use scimcp_installer::entry::Entry;
 use scimcp_installer::progress::Silent;
 use scimcp_installer::register::status;
-use scimcp_installer::{Host, Layout, Platform, Setup, SetupError};
+use scimcp_installer::{Host, Layout, Platform, Setup};
 
 struct Fake {
     _dir: tempfile::TempDir,
@@ -158,8 +158,11 @@ fn lifecycle(platform: Platform) {
     assert!(s.registered && !s.healthy, "{s:?}");
 
     // Install refuses to overwrite the foreign-looking entry but fixes the rest…
-    let err = install::run(&f.setup, &install_args(&f), false, &Silent).unwrap_err();
-    assert!(matches!(err, SetupError::ClientsFailed(1)), "{err}");
+    let report = install::run(&f.setup, &install_args(&f), false, &Silent).unwrap();
+    let failed: Vec<_> = report.clients.iter().filter(|c| c.error.is_some()).collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].id, "codex");
+    assert!(failed[0].error.as_ref().unwrap().contains("Run `scimcp-setup repair`"));
     // …and repair makes everything exactly what it was.
     install::run(&f.setup, &install_args(&f), true, &Silent).unwrap();
     let repaired = files(&f);

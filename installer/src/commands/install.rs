@@ -56,17 +56,15 @@ pub(crate) fn lock(setup: &Setup) -> Result<Option<SetupLock>, SetupError> {
     Ok(Some(SetupLock::acquire(&setup.layout.lock_path())?))
 }
 
-/// Write the receipt and fill in the report's version fields.
+/// Write the receipt and fill in the report's version fields. Client failures stay in the
+/// report: the caller prints it, then fails with [`SetupError::ClientsFailed`].
 pub(crate) fn finish(setup: &Setup, before: &InstallState, state: &InstallState, report: &mut Report) -> Result<(), SetupError> {
     report.active = state.active.clone();
     report.previous = state.previous.clone();
     if !setup.dry_run {
         setup.save_state(before, state)?;
     }
-    match report.failures() {
-        0 => Ok(()),
-        n => Err(SetupError::ClientsFailed(n)),
-    }
+    Ok(())
 }
 
 /// Which bundle to install: `--from`, else the running binaries. A repair without `--from`
