@@ -186,7 +186,10 @@ impl InstallState {
 
 /// The interpreter the installer provisioned for `adapter` under `data_root`, if any: what
 /// the server uses when neither `--python` nor `SCIMCP_PYTHON` is given.
-pub fn recorded_interpreter(data_root: &Path, adapter: &str) -> Result<Option<PathBuf>, StateError> {
+pub fn recorded_interpreter(
+    data_root: &Path,
+    adapter: &str,
+) -> Result<Option<PathBuf>, StateError> {
     Ok(InstallState::load(data_root)?.and_then(|s| s.interpreter(adapter).map(Path::to_path_buf)))
 }
 
@@ -227,11 +230,12 @@ mod tests {
         fs_err::write(InstallState::path(dir.path()), br#"{"schema_version": 99}"#).unwrap();
         let err = InstallState::load(dir.path()).unwrap_err();
         assert!(matches!(err, StateError::TooNew { found: 99, .. }), "{err}");
-        fs_err::write(InstallState::path(dir.path()), b"{\n  \"schema_version\": 1,\n").unwrap();
+        fs_err::write(
+            InstallState::path(dir.path()),
+            b"{\n  \"schema_version\": 1,\n",
+        )
+        .unwrap();
         let err = InstallState::load(dir.path()).unwrap_err();
-        assert!(
-            matches!(err, StateError::Parse { line: 3, .. }),
-            "{err}"
-        );
+        assert!(matches!(err, StateError::Parse { line: 3, .. }), "{err}");
     }
 }

@@ -81,7 +81,10 @@ pub enum BundleKind {
     Dir(PathBuf),
     Zip(PathBuf),
     /// The running binaries: `bin_dir` holds them, `root` holds `adapters/` and `refsci/`.
-    Running { bin_dir: PathBuf, root: PathBuf },
+    Running {
+        bin_dir: PathBuf,
+        root: PathBuf,
+    },
 }
 
 #[derive(serde::Deserialize)]
@@ -106,7 +109,11 @@ pub fn version_from_name(name: &str) -> Option<Version> {
     let rest = rest.strip_suffix(".zip").unwrap_or(rest);
     let core = rest.split('-').next()?;
     let parts: Vec<&str> = core.split('.').collect();
-    if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+    if parts.len() != 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
         return None;
     }
     Version::parse(core).ok()
@@ -134,7 +141,8 @@ impl Bundle {
             let version = if release.is_file() {
                 parse_release(&release, &fs_err::read(&release).map_err(io(&release))?)?
             } else {
-                version_from_name(&name).ok_or_else(|| BundleError::NoVersion { path: path.clone() })?
+                version_from_name(&name)
+                    .ok_or_else(|| BundleError::NoVersion { path: path.clone() })?
             };
             Ok(Bundle {
                 version,
@@ -252,7 +260,10 @@ fn zip_prefix(zip: &zip::ZipArchive<fs_err::File>) -> String {
         .unwrap_or_default()
 }
 
-fn zip_release(path: &Path, zip: &mut zip::ZipArchive<fs_err::File>) -> Result<Option<Version>, BundleError> {
+fn zip_release(
+    path: &Path,
+    zip: &mut zip::ZipArchive<fs_err::File>,
+) -> Result<Option<Version>, BundleError> {
     let name = format!("{}RELEASE.json", zip_prefix(zip));
     let Ok(mut entry) = zip.by_name(&name) else {
         return Ok(None);
@@ -329,9 +340,7 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), BundleError> {
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if SKIPPED.contains(&name.as_str())
-            || name.ends_with(".pyc")
-            || name.ends_with(".egg-info")
+        if SKIPPED.contains(&name.as_str()) || name.ends_with(".pyc") || name.ends_with(".egg-info")
         {
             continue;
         }
@@ -346,7 +355,10 @@ mod tests {
 
     #[test]
     fn versions_from_names() {
-        assert_eq!(version_from_name("scimcp-1.2.3"), Some(Version::new(1, 2, 3)));
+        assert_eq!(
+            version_from_name("scimcp-1.2.3"),
+            Some(Version::new(1, 2, 3))
+        );
         assert_eq!(
             version_from_name("scimcp-0.2.0-aarch64-apple-darwin.zip"),
             Some(Version::new(0, 2, 0))

@@ -51,11 +51,13 @@ pub enum Command {
     /// Re-apply everything idempotently: entries, the runtime, the `current` version.
     Repair(InstallArgs),
     /// Move to the newest version found in a local mirror directory.
-    #[command(long_about = "Move to the newest version found in a local mirror directory.\n\n\
+    #[command(
+        long_about = "Move to the newest version found in a local mirror directory.\n\n\
         --from MIRROR_DIR is required for now: downloading releases from GitHub, with \
         Sigstore signature verification, comes with the release milestone and is not \
         implemented yet. A mirror holds bundles named scimcp-<semver>[-<target>] (directories \
-        or .zip files).")]
+        or .zip files)."
+    )]
     Upgrade(UpgradeArgs),
     /// Go back to the previous version (one atomic switch).
     Rollback,

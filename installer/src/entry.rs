@@ -51,12 +51,9 @@ impl Entry {
             Entry::Bool(b) => C::Bool(*b),
             Entry::Int(i) => C::Number(i.to_string()),
             Entry::List(items) => C::Array(items.iter().map(Entry::to_cst).collect()),
-            Entry::Map(pairs) => C::Object(
-                pairs
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_cst()))
-                    .collect(),
-            ),
+            Entry::Map(pairs) => {
+                C::Object(pairs.iter().map(|(k, v)| (k.clone(), v.to_cst())).collect())
+            }
         }
     }
 }

@@ -38,7 +38,9 @@ pub enum SetupError {
     NotInstalled(PathBuf),
     #[error("there is no previous version to roll back to")]
     NoPrevious,
-    #[error("the previous version {0} is no longer under versions/; run `scimcp-setup upgrade` or `repair` instead")]
+    #[error(
+        "the previous version {0} is no longer under versions/; run `scimcp-setup upgrade` or `repair` instead"
+    )]
     PreviousMissing(String),
     #[error(
         "upgrading from GitHub releases (with signature verification) is not implemented yet; \
@@ -51,7 +53,9 @@ pub enum SetupError {
     NoSuchVersion { mirror: PathBuf, version: String },
     #[error("already at {0}, the newest version in the mirror")]
     UpToDate(String),
-    #[error("{target} is older than the active {active}; pass --allow-downgrade to install it anyway")]
+    #[error(
+        "{target} is older than the active {active}; pass --allow-downgrade to install it anyway"
+    )]
     Downgrade { active: String, target: String },
     #[error(
         "the active version {active} is damaged and this scimcp-setup is {running}; run \
@@ -67,7 +71,10 @@ pub enum SetupError {
 }
 
 impl SetupError {
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SetupError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> SetupError {
         let path = path.into();
         move |source| SetupError::Io {
             action,
@@ -76,7 +83,9 @@ impl SetupError {
         }
     }
 
-    pub(crate) fn write(path: impl Into<PathBuf>) -> impl FnOnce(scimcp_core::fs::WriteError) -> SetupError {
+    pub(crate) fn write(
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(scimcp_core::fs::WriteError) -> SetupError {
         let path = path.into();
         move |source| SetupError::Write { path, source }
     }

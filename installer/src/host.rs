@@ -70,7 +70,7 @@ impl Host {
             .get(home_var)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-            .or_else(|| std::env::home_dir())
+            .or_else(std::env::home_dir)
             .ok_or(NoHomeDir)?;
         Ok(Host {
             platform,

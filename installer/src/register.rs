@@ -320,9 +320,10 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
                 None => None,
             };
             checkpoint();
-            let backup_text = backup
-                .as_ref()
-                .map_or_else(|| "(none: the file was new)".to_string(), |b| b.display().to_string());
+            let backup_text = backup.as_ref().map_or_else(
+                || "(none: the file was new)".to_string(),
+                |b| b.display().to_string(),
+            );
             match after {
                 Some(text) => {
                     if let Some(dir) = path.parent() {
@@ -363,7 +364,12 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
 }
 
 /// Re-read `file` and check it is `text`, parses, and holds (or no longer holds) the entry.
-fn verify(file: &ConfigFile, text: &str, plan: &ClientPlan, backup: &str) -> Result<(), ClientError> {
+fn verify(
+    file: &ConfigFile,
+    text: &str,
+    plan: &ClientPlan,
+    backup: &str,
+) -> Result<(), ClientError> {
     let fail = |message: String| ClientError::Verify {
         path: file.path.clone(),
         message,
@@ -425,7 +431,11 @@ pub struct ClientStatus {
 }
 
 /// Inspect `client` without changing anything.
-pub fn status(cx: ClientContext<'_>, server: &ServerCommand, client: &'static dyn Client) -> ClientStatus {
+pub fn status(
+    cx: ClientContext<'_>,
+    server: &ServerCommand,
+    client: &'static dyn Client,
+) -> ClientStatus {
     let detected = client.detect(cx);
     let file = client.file(cx);
     let method = match (&file, client.cli(cx)) {
@@ -480,16 +490,22 @@ pub fn status(cx: ClientContext<'_>, server: &ServerCommand, client: &'static dy
 }
 
 /// The receipt record for an applied plan (`None` when scimcp no longer has an entry).
-pub fn record(plan: &ClientPlan, previous: Option<&ClientRecord>, applied: &Applied) -> Option<ClientRecord> {
-    let present = match plan.outcome {
-        Outcome::Added | Outcome::Replaced | Outcome::Unchanged => true,
-        _ => false,
-    };
+pub fn record(
+    plan: &ClientPlan,
+    previous: Option<&ClientRecord>,
+    applied: &Applied,
+) -> Option<ClientRecord> {
+    let present = matches!(
+        plan.outcome,
+        Outcome::Added | Outcome::Replaced | Outcome::Unchanged
+    );
     if !present {
         return None;
     }
     let (method, created) = match &plan.how {
-        How::File { created, before, .. } => ("file", *created || before.is_none()),
+        How::File {
+            created, before, ..
+        } => ("file", *created || before.is_none()),
         How::Cli { .. } => ("cli", false),
         How::Manual(_) => return None,
     };

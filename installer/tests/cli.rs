@@ -23,7 +23,13 @@ fn home() -> Home {
     let home = root.join("home");
     let path = root.join("empty bin");
     fs_err::create_dir_all(&path).unwrap();
-    for d in [".cursor", ".codex", ".config/zed", ".config/goose", ".gemini"] {
+    for d in [
+        ".cursor",
+        ".codex",
+        ".config/zed",
+        ".config/goose",
+        ".gemini",
+    ] {
         fs_err::create_dir_all(home.join(d)).unwrap();
     }
     let bundle = fake_bundle(&root, "scimcp-0.1.0", None);
@@ -51,12 +57,21 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = fs_err::read_dir(&d) else { continue };
+        let Ok(entries) = fs_err::read_dir(&d) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             let meta = fs_err::symlink_metadata(&p).unwrap();
             if meta.file_type().is_symlink() {
-                out.push((p.clone(), fs_err::read_link(&p).unwrap().to_string_lossy().as_bytes().to_vec()));
+                out.push((
+                    p.clone(),
+                    fs_err::read_link(&p)
+                        .unwrap()
+                        .to_string_lossy()
+                        .as_bytes()
+                        .to_vec(),
+                ));
             } else if meta.is_dir() {
                 stack.push(p);
             } else {
@@ -82,21 +97,36 @@ fn malformed_files_are_left_untouched_with_file_line_and_column() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stdout.contains(&format!("{} does not parse: line 2, column 17: Unterminated object", cursor.display())),
+        stdout.contains(&format!(
+            "{} does not parse: line 2, column 17: Unterminated object",
+            cursor.display()
+        )),
         "{stdout}\n{stderr}"
     );
     assert!(
-        stdout.contains(&format!("{} does not parse: line 2, column 19", codex.display())),
+        stdout.contains(&format!(
+            "{} does not parse: line 2, column 19",
+            codex.display()
+        )),
         "{stdout}"
     );
-    assert!(stderr.contains("2 client(s) could not be updated"), "{stderr}");
+    assert!(
+        stderr.contains("2 client(s) could not be updated"),
+        "{stderr}"
+    );
     assert_eq!(fs_err::read_to_string(&cursor).unwrap(), truncated);
     assert_eq!(fs_err::read_to_string(&codex).unwrap(), invalid);
     // Every other client was still registered.
     let zed = fs_err::read_to_string(h.home.join(".config/zed/settings.json")).unwrap();
     assert!(zed.contains("\"scimcp\""), "{zed}");
     // JSON report names them too.
-    let out = h.run(&["install", "--skip-runtime", "--json", "--from", &h.bundle_arg()]);
+    let out = h.run(&[
+        "install",
+        "--skip-runtime",
+        "--json",
+        "--from",
+        &h.bundle_arg(),
+    ]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let failed: Vec<&str> = report["clients"]
         .as_array()
@@ -111,16 +141,32 @@ fn malformed_files_are_left_untouched_with_file_line_and_column() {
 #[test]
 fn dry_run_prints_diffs_and_touches_nothing() {
     let h = home();
-    fs_err::write(h.home.join(".gemini/settings.json"), "{\n  // mine\n  \"theme\": \"x\"\n}\n").unwrap();
+    fs_err::write(
+        h.home.join(".gemini/settings.json"),
+        "{\n  // mine\n  \"theme\": \"x\"\n}\n",
+    )
+    .unwrap();
     let before = tree(&h.root);
-    let out = ok(h.run(&["--dry-run", "install", "--skip-runtime", "--from", &h.bundle_arg()]));
+    let out = ok(h.run(&[
+        "--dry-run",
+        "install",
+        "--skip-runtime",
+        "--from",
+        &h.bundle_arg(),
+    ]));
     assert_eq!(tree(&h.root), before, "a dry run changed files");
     assert!(!h.data.exists(), "a dry run created the data directory");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let gemini = h.home.join(".gemini/settings.json").display().to_string();
-    assert!(stdout.contains(&format!("--- {gemini}\n+++ {gemini}\n")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("--- {gemini}\n+++ {gemini}\n")),
+        "{stdout}"
+    );
     assert!(stdout.contains("+  \"mcpServers\": {"), "{stdout}");
-    assert!(stdout.contains("--- /dev/null\n+++ "), "new files diff from /dev/null: {stdout}");
+    assert!(
+        stdout.contains("--- /dev/null\n+++ "),
+        "new files diff from /dev/null: {stdout}"
+    );
     assert!(stdout.contains("would unpack"), "{stdout}");
     // Installed, a dry run of uninstall shows the removals and still touches nothing.
     ok(h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]));
@@ -146,7 +192,14 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
     let claude = h.path.join("claude");
     fs_err::write(&claude, script).unwrap();
     fs_err::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-    ok(h.run(&["install", "--skip-runtime", "--client", "claude-code", "--from", &h.bundle_arg()]));
+    ok(h.run(&[
+        "install",
+        "--skip-runtime",
+        "--client",
+        "claude-code",
+        "--from",
+        &h.bundle_arg(),
+    ]));
     let calls = fs_err::read_to_string(&log).unwrap();
     let command = h.data.join("current/bin/scimcp").display().to_string();
     let want = format!(
@@ -155,16 +208,31 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
     );
     assert_eq!(calls, want);
     // Registered already: the CLI is not called again.
-    ok(h.run(&["install", "--skip-runtime", "--client", "claude-code", "--from", &h.bundle_arg()]));
+    ok(h.run(&[
+        "install",
+        "--skip-runtime",
+        "--client",
+        "claude-code",
+        "--from",
+        &h.bundle_arg(),
+    ]));
     assert_eq!(fs_err::read_to_string(&log).unwrap(), want);
     let out = ok(h.run(&["clients", "--json"]));
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cc = list["clients"].as_array().unwrap().iter().find(|c| c["id"] == "claude-code").unwrap();
+    let cc = list["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "claude-code")
+        .unwrap();
     assert_eq!(cc["method"], "cli");
     assert_eq!(cc["healthy"], true, "{cc}");
     ok(h.run(&["uninstall", "--client", "claude-code"]));
     let calls = fs_err::read_to_string(&log).unwrap();
-    assert!(calls.ends_with("mcp|remove|--scope|user|scimcp|\n"), "{calls}");
+    assert!(
+        calls.ends_with("mcp|remove|--scope|user|scimcp|\n"),
+        "{calls}"
+    );
 }
 
 #[test]
@@ -175,16 +243,25 @@ fn eight_concurrent_installs_leave_every_entry_exactly_once() {
     let bundle = h.bundle_arg();
     let children: Vec<_> = (0..8)
         .map(|_| {
-            common::setup_cmd(&h.home, &h.data, &h.path, &["install", "--skip-runtime", "--from", &bundle])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            common::setup_cmd(
+                &h.home,
+                &h.data,
+                &h.path,
+                &["install", "--skip-runtime", "--from", &bundle],
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
         })
         .collect();
     for child in children {
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let files = [
         h.home.join(".cursor/mcp.json"),
@@ -202,7 +279,8 @@ fn eight_concurrent_installs_leave_every_entry_exactly_once() {
         assert_eq!(hits, 1, "{}:\n{text}", f.display());
     }
     assert!(fs_err::read_to_string(&zed).unwrap().contains("// mine"));
-    let state: serde_json::Value = serde_json::from_slice(&bytes(&h.data.join("state.json")).unwrap()).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_slice(&bytes(&h.data.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["clients"].as_object().unwrap().len(), 6, "{state:#}");
     assert_eq!(state["versions"].as_object().unwrap().len(), 1);
 }
@@ -222,10 +300,13 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
         }
     }
     ok(h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]));
-    let clients_before: Vec<_> = [h.home.join(".cursor/mcp.json"), h.home.join(".codex/config.toml")]
-        .iter()
-        .map(|p| bytes(p).unwrap())
-        .collect();
+    let clients_before: Vec<_> = [
+        h.home.join(".cursor/mcp.json"),
+        h.home.join(".codex/config.toml"),
+    ]
+    .iter()
+    .map(|p| bytes(p).unwrap())
+    .collect();
     let runs = h.data.join("runs");
     let mark = |n: &str| {
         let d = runs.join(n);
@@ -241,21 +322,43 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     assert_eq!(current(), Path::new("versions/0.3.0"));
     mark("after-upgrade");
     let out = h.run(&["upgrade", "--skip-runtime", "--from", &mirror_arg]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("already at 0.3.0"), "{out:?}");
-    let out = h.run(&["upgrade", "--skip-runtime", "--from", &mirror_arg, "--version", "0.2.0"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-downgrade"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already at 0.3.0"),
+        "{out:?}"
+    );
+    let out = h.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--from",
+        &mirror_arg,
+        "--version",
+        "0.2.0",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--allow-downgrade"),
+        "{out:?}"
+    );
 
     ok(h.run(&["rollback"]));
     assert_eq!(current(), Path::new("versions/0.1.0"));
     assert!(h.data.join("current/bin/scimcp").is_file());
     mark("after-rollback");
-    let status: serde_json::Value = serde_json::from_slice(&ok(h.run(&["status", "--json"])).stdout).unwrap();
+    let status: serde_json::Value =
+        serde_json::from_slice(&ok(h.run(&["status", "--json"])).stdout).unwrap();
     assert_eq!(status["active"], "0.1.0");
     assert_eq!(status["previous"], "0.3.0");
 
     ok(h.run(&["upgrade", "--skip-runtime", "--from", &mirror_arg]));
     assert_eq!(current(), Path::new("versions/0.3.0"));
-    ok(h.run(&["upgrade", "--skip-runtime", "--from", &mirror_arg, "--version", "0.2.0", "--allow-downgrade"]));
+    ok(h.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--from",
+        &mirror_arg,
+        "--version",
+        "0.2.0",
+        "--allow-downgrade",
+    ]));
     assert_eq!(current(), Path::new("versions/0.2.0"));
     // Only the active and the previous version are kept.
     let mut kept: Vec<String> = fs_err::read_dir(h.data.join("versions"))
@@ -266,15 +369,29 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     assert_eq!(kept, ["0.2.0", "0.3.0"]);
     mark("after-second-upgrade");
 
-    let clients_after: Vec<_> = [h.home.join(".cursor/mcp.json"), h.home.join(".codex/config.toml")]
-        .iter()
-        .map(|p| bytes(p).unwrap())
-        .collect();
-    assert_eq!(clients_before, clients_after, "upgrades and rollback rewrote client files");
+    let clients_after: Vec<_> = [
+        h.home.join(".cursor/mcp.json"),
+        h.home.join(".codex/config.toml"),
+    ]
+    .iter()
+    .map(|p| bytes(p).unwrap())
+    .collect();
+    assert_eq!(
+        clients_before, clients_after,
+        "upgrades and rollback rewrote client files"
+    );
 
     ok(h.run(&["uninstall"]));
-    for n in ["before-upgrade", "after-upgrade", "after-rollback", "after-second-upgrade"] {
-        assert_eq!(fs_err::read_to_string(runs.join(n).join("result.json")).unwrap(), n);
+    for n in [
+        "before-upgrade",
+        "after-upgrade",
+        "after-rollback",
+        "after-second-upgrade",
+    ] {
+        assert_eq!(
+            fs_err::read_to_string(runs.join(n).join("result.json")).unwrap(),
+            n
+        );
     }
     assert!(!h.data.join("versions").exists() && !h.data.join("current").exists());
     // Purging needs a confirmation; without a terminal only --yes gives it.
@@ -292,5 +409,8 @@ fn upgrade_without_a_mirror_says_the_signed_path_is_not_there_yet() {
     let out = h.run(&["upgrade"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not implemented yet; pass --from MIRROR_DIR"), "{stderr}");
+    assert!(
+        stderr.contains("not implemented yet; pass --from MIRROR_DIR"),
+        "{stderr}"
+    );
 }

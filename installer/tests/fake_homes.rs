@@ -77,7 +77,11 @@ fn snapshot(f: &Fake) -> String {
     let cx = f.setup.client_context();
     let mut out = String::new();
     for (client, path) in client_files(cx) {
-        let rel = path.strip_prefix(&f.root).unwrap().to_string_lossy().into_owned();
+        let rel = path
+            .strip_prefix(&f.root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let text = match fs_err::read_to_string(&path) {
             Ok(t) => t,
             Err(_) => "(absent)\n".into(),
@@ -113,7 +117,10 @@ fn lifecycle(platform: Platform) {
 
     // Register.
     let report = install::run(&f.setup, &install_args(&f), false, &Silent).unwrap();
-    assert!(report.clients.iter().all(|c| c.error.is_none()), "{report:#?}");
+    assert!(
+        report.clients.iter().all(|c| c.error.is_none()),
+        "{report:#?}"
+    );
     let name = format!("{platform:?}").to_lowercase();
     insta::assert_snapshot!(format!("{name}_registered"), snapshot(&f));
     let server = f.setup.server();
@@ -136,9 +143,16 @@ fn lifecycle(platform: Platform) {
         container: &["mcpServers"],
         name: "scimcp",
     };
-    let (without, _) = scimcp_installer::edit::Format::Json.remove(&cursor_text, slot).unwrap();
+    let (without, _) = scimcp_installer::edit::Format::Json
+        .remove(&cursor_text, slot)
+        .unwrap();
     fs_err::write(cursor, without).unwrap();
-    let codex = seeded.iter().find(|(id, ..)| *id == "codex").unwrap().1.clone();
+    let codex = seeded
+        .iter()
+        .find(|(id, ..)| *id == "codex")
+        .unwrap()
+        .1
+        .clone();
     let codex_text = fs_err::read_to_string(&codex).unwrap();
     let tampered = scimcp_installer::edit::Format::Toml
         .set(
@@ -153,16 +167,37 @@ fn lifecycle(platform: Platform) {
     fs_err::write(&codex, tampered).unwrap();
     let generic = f.setup.layout.clients_dir().join("mcp.json");
     fs_err::remove_file(&generic).unwrap();
-    assert!(!status(cx, &server, scimcp_installer::clients::by_id("cursor").unwrap()).registered);
-    let s = status(cx, &server, scimcp_installer::clients::by_id("codex").unwrap());
+    assert!(
+        !status(
+            cx,
+            &server,
+            scimcp_installer::clients::by_id("cursor").unwrap()
+        )
+        .registered
+    );
+    let s = status(
+        cx,
+        &server,
+        scimcp_installer::clients::by_id("codex").unwrap(),
+    );
     assert!(s.registered && !s.healthy, "{s:?}");
 
     // Install refuses to overwrite the foreign-looking entry but fixes the rest…
     let report = install::run(&f.setup, &install_args(&f), false, &Silent).unwrap();
-    let failed: Vec<_> = report.clients.iter().filter(|c| c.error.is_some()).collect();
+    let failed: Vec<_> = report
+        .clients
+        .iter()
+        .filter(|c| c.error.is_some())
+        .collect();
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0].id, "codex");
-    assert!(failed[0].error.as_ref().unwrap().contains("Run `scimcp-setup repair`"));
+    assert!(
+        failed[0]
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("Run `scimcp-setup repair`")
+    );
     // …and repair makes everything exactly what it was.
     install::run(&f.setup, &install_args(&f), true, &Silent).unwrap();
     let repaired = files(&f);
@@ -193,11 +228,22 @@ fn lifecycle(platform: Platform) {
     }
     for (client, path) in client_files(cx) {
         if !seeded.iter().any(|(_, p, _)| *p == path) {
-            assert!(!path.exists(), "{}: {} left behind", client.id(), path.display());
+            assert!(
+                !path.exists(),
+                "{}: {} left behind",
+                client.id(),
+                path.display()
+            );
         }
     }
-    assert_eq!(fs_err::read_to_string(&continue_cfg).unwrap(), "# mine\nmodels: []\n");
-    assert!(runs.join("result.json").is_file(), "uninstall deleted run data");
+    assert_eq!(
+        fs_err::read_to_string(&continue_cfg).unwrap(),
+        "# mine\nmodels: []\n"
+    );
+    assert!(
+        runs.join("result.json").is_file(),
+        "uninstall deleted run data"
+    );
     assert!(!f.setup.layout.versions_dir().exists());
     assert!(!f.setup.layout.root.join("state.json").exists());
 }

@@ -7,6 +7,10 @@
 //! runs) and a Python 3.10–3.13 (the dev `.venv`'s, or `python3`); pip fetches the pins from
 //! its cache or the index.
 
+// The figures (where the kills landed, how long installs took) are the evidence this test
+// exists for: print them.
+#![allow(clippy::print_stderr)]
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -29,9 +33,11 @@ fn base_python() -> PathBuf {
 /// `scimcp-setup` with the caller's environment (pip's index and cache settings), but a
 /// fake home, data root and client search path.
 fn setup(home: &Path, data: &Path, args: &[&str]) -> std::process::Output {
-    let real_cache = std::env::var_os("PIP_CACHE_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/pip")
-    });
+    let real_cache = std::env::var_os("PIP_CACHE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/pip")
+        });
     std::process::Command::new(env!("CARGO_BIN_EXE_scimcp-setup"))
         .args(args)
         .env("HOME", home)
@@ -58,12 +64,21 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
     let py = python.display().to_string();
 
     let start = Instant::now();
-    ok(setup(&home, &data, &["install", "--client", "generic", "--python", &py]));
+    ok(setup(
+        &home,
+        &data,
+        &["install", "--client", "generic", "--python", &py],
+    ));
     let first = start.elapsed();
 
-    let state = scimcp_core::install_state::InstallState::load(&data).unwrap().unwrap();
+    let state = scimcp_core::install_state::InstallState::load(&data)
+        .unwrap()
+        .unwrap();
     let runtime = &state.runtimes["refsci"];
-    assert!(runtime.interpreter.starts_with(data.join("runtimes")), "{runtime:?}");
+    assert!(
+        runtime.interpreter.starts_with(data.join("runtimes")),
+        "{runtime:?}"
+    );
     assert_eq!(runtime.provisioner, "venv+pip");
     let interpreter = scimcp_core::install_state::recorded_interpreter(&data, "refsci")
         .unwrap()
@@ -87,12 +102,17 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
     // environment names it, as `scimcp serve` documents.
     let envs = vec![
         ("SCIMCP_HOME".to_string(), data.display().to_string()),
-        ("SCIMCP_PYTHON".to_string(), interpreter.display().to_string()),
+        (
+            "SCIMCP_PYTHON".to_string(),
+            interpreter.display().to_string(),
+        ),
         ("SCIMCP_LOG".to_string(), "warn".to_string()),
     ];
     let cwd = dir.path().join("Mon projet");
     fs_err::create_dir_all(&cwd).unwrap();
-    let session = McpSession::spawn(&command, &args, &envs, &cwd).await.unwrap();
+    let session = McpSession::spawn(&command, &args, &envs, &cwd)
+        .await
+        .unwrap();
     let env = session
         .call("get_environment", serde_json::json!({}))
         .await
@@ -100,16 +120,36 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
         .ok()
         .unwrap_or_else(|e| panic!("{e:#}\n{}", session.stderr()));
     assert_eq!(env["requirements_satisfied"], true, "{env:#}");
-    assert_eq!(env["probe"]["package"]["sha256"], recorded.as_str(), "{env:#}");
-    assert_eq!(env["probe"]["executable"], interpreter.display().to_string());
+    assert_eq!(
+        env["probe"]["package"]["sha256"],
+        recorded.as_str(),
+        "{env:#}"
+    );
+    assert_eq!(
+        env["probe"]["executable"],
+        interpreter.display().to_string()
+    );
     session.close().await.unwrap();
 
     // A second install reuses the runtime and changes no byte.
-    let before = (bytes(&data.join("clients/mcp.json")), bytes(&data.join("state.json")));
+    let before = (
+        bytes(&data.join("clients/mcp.json")),
+        bytes(&data.join("state.json")),
+    );
     let start = Instant::now();
-    ok(setup(&home, &data, &["install", "--client", "generic", "--python", &py]));
+    ok(setup(
+        &home,
+        &data,
+        &["install", "--client", "generic", "--python", &py],
+    ));
     let second = start.elapsed();
-    assert_eq!(before, (bytes(&data.join("clients/mcp.json")), bytes(&data.join("state.json"))));
+    assert_eq!(
+        before,
+        (
+            bytes(&data.join("clients/mcp.json")),
+            bytes(&data.join("state.json"))
+        )
+    );
     eprintln!("first install {first:?}, repeat install {second:?}");
 
     ok(setup(&home, &data, &["uninstall"]));

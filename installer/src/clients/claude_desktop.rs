@@ -14,10 +14,7 @@ const FILE: &str = "claude_desktop_config.json";
 const MSIX_PACKAGE: &str = "Claude_pzs8sxrjxfjjc";
 
 fn msix_dir(cx: ClientContext<'_>) -> PathBuf {
-    cx.host
-        .local_appdata()
-        .join("Packages")
-        .join(MSIX_PACKAGE)
+    cx.host.local_appdata().join("Packages").join(MSIX_PACKAGE)
 }
 
 fn config_dir(cx: ClientContext<'_>) -> PathBuf {

@@ -29,7 +29,9 @@ impl Client for Continue {
     }
     fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
         Some(ConfigFile::new(
-            dir(cx).join("mcpServers").join(format!("{SERVER_NAME}.yaml")),
+            dir(cx)
+                .join("mcpServers")
+                .join(format!("{SERVER_NAME}.yaml")),
             Format::OwnedYaml,
             &[],
         ))

@@ -13,7 +13,9 @@ impl Client for Cursor {
         "Cursor"
     }
     fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
-        Some(ConfigFile::mcp_servers(cx.host.home.join(".cursor").join("mcp.json")))
+        Some(ConfigFile::mcp_servers(
+            cx.host.home.join(".cursor").join("mcp.json"),
+        ))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[cx.host.home.join(".cursor")], &["cursor"])

@@ -13,7 +13,9 @@ impl Client for Generic {
         "Generic MCP JSON (any other client)"
     }
     fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
-        Some(ConfigFile::mcp_servers(cx.layout.clients_dir().join("mcp.json")))
+        Some(ConfigFile::mcp_servers(
+            cx.layout.clients_dir().join("mcp.json"),
+        ))
     }
     fn detect(&self, _cx: ClientContext<'_>) -> bool {
         true

@@ -21,7 +21,8 @@ impl Client for JetBrains {
         false
     }
     fn manual_steps(&self, server: &ServerCommand) -> Option<String> {
-        let json = serde_json::json!({ "mcpServers": { SERVER_NAME: command_args(server).to_json() } });
+        let json =
+            serde_json::json!({ "mcpServers": { SERVER_NAME: command_args(server).to_json() } });
         Some(format!(
             "In the IDE open Settings > Tools > AI Assistant > Model Context Protocol (MCP), \
              click Add, choose \"As JSON\" and paste:\n{}",

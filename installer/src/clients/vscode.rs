@@ -42,7 +42,11 @@ impl Client for VsCodeWorkspace {
     }
     fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
         cx.project.map(|p| {
-            ConfigFile::new(p.join(".vscode").join("mcp.json"), Format::Json, &["servers"])
+            ConfigFile::new(
+                p.join(".vscode").join("mcp.json"),
+                Format::Json,
+                &["servers"],
+            )
         })
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {

@@ -13,10 +13,18 @@ impl Client for Windsurf {
     }
     fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(
-            cx.host.home.join(".codeium").join("windsurf").join("mcp_config.json"),
+            cx.host
+                .home
+                .join(".codeium")
+                .join("windsurf")
+                .join("mcp_config.json"),
         ))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
-        seen(cx, &[cx.host.home.join(".codeium").join("windsurf")], &["windsurf"])
+        seen(
+            cx,
+            &[cx.host.home.join(".codeium").join("windsurf")],
+            &["windsurf"],
+        )
     }
 }

@@ -13,7 +13,10 @@ pub fn run(setup: &Setup) -> i32 {
         .collect();
     if setup.json {
         let doc = serde_json::json!({ "schema_version": 1, "clients": list });
-        print_stdout(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("JSON")));
+        print_stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).expect("JSON")
+        ));
     } else {
         print_stdout(&table(&list));
     }

@@ -26,7 +26,12 @@ use crate::progress::Progress;
 use crate::register::Intent;
 
 /// Run `install` (or `repair` when `repair` is true).
-pub fn run(setup: &Setup, args: &InstallArgs, repair: bool, progress: &dyn Progress) -> Result<Report, SetupError> {
+pub fn run(
+    setup: &Setup,
+    args: &InstallArgs,
+    repair: bool,
+    progress: &dyn Progress,
+) -> Result<Report, SetupError> {
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
     let _lock = lock(setup)?;
     if !setup.dry_run {
@@ -35,14 +40,27 @@ pub fn run(setup: &Setup, args: &InstallArgs, repair: bool, progress: &dyn Progr
     let before = setup.load_state()?;
     let mut state = before.clone();
     let bundle = choose_bundle(setup, &state, args.from.as_deref(), repair)?;
-    activate(setup, &mut state, &bundle, repair, args.python.as_deref(), args.skip_runtime, progress, &mut report)?;
+    activate(
+        setup,
+        &mut state,
+        &bundle,
+        repair,
+        args.python.as_deref(),
+        args.skip_runtime,
+        progress,
+        &mut report,
+    )?;
     let recorded: Vec<String> = if repair {
         state.clients.keys().cloned().collect()
     } else {
         Vec::new()
     };
     let clients = setup.select(&recorded)?;
-    let intent = if repair { Intent::Repair } else { Intent::Install };
+    let intent = if repair {
+        Intent::Repair
+    } else {
+        Intent::Install
+    };
     register_clients(setup, &mut state, &clients, intent, &mut report);
     finish(setup, &before, &state, &mut report)?;
     Ok(report)
@@ -58,7 +76,12 @@ pub(crate) fn lock(setup: &Setup) -> Result<Option<SetupLock>, SetupError> {
 
 /// Write the receipt and fill in the report's version fields. Client failures stay in the
 /// report: the caller prints it, then fails with [`SetupError::ClientsFailed`].
-pub(crate) fn finish(setup: &Setup, before: &InstallState, state: &InstallState, report: &mut Report) -> Result<(), SetupError> {
+pub(crate) fn finish(
+    setup: &Setup,
+    before: &InstallState,
+    state: &InstallState,
+    report: &mut Report,
+) -> Result<(), SetupError> {
     report.active = state.active.clone();
     report.previous = state.previous.clone();
     if !setup.dry_run {
@@ -69,26 +92,29 @@ pub(crate) fn finish(setup: &Setup, before: &InstallState, state: &InstallState,
 
 /// Which bundle to install: `--from`, else the running binaries. A repair without `--from`
 /// keeps the active version when it is intact.
-fn choose_bundle(setup: &Setup, state: &InstallState, from: Option<&Path>, repair: bool) -> Result<Bundle, SetupError> {
+fn choose_bundle(
+    setup: &Setup,
+    state: &InstallState,
+    from: Option<&Path>,
+    repair: bool,
+) -> Result<Bundle, SetupError> {
     if let Some(path) = from {
         return Ok(Bundle::open(path)?);
     }
     let running = Bundle::running()?;
-    if repair {
-        if let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok()) {
-            if active != running.version && !version_intact(&setup.layout, &active) {
-                return Err(SetupError::CannotRepairVersion {
-                    active: active.to_string(),
-                    running: running.version.to_string(),
-                });
-            }
-            if active != running.version {
-                // The active version is intact: repair it, not replace it with ours.
-                return Ok(Bundle {
-                    version: active.clone(),
-                    kind: crate::bundle::BundleKind::Dir(setup.layout.version_dir(&active)),
-                });
-            }
+    if repair && let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok()) {
+        if active != running.version && !version_intact(&setup.layout, &active) {
+            return Err(SetupError::CannotRepairVersion {
+                active: active.to_string(),
+                running: running.version.to_string(),
+            });
+        }
+        if active != running.version {
+            // The active version is intact: repair it, not replace it with ours.
+            return Ok(Bundle {
+                version: active.clone(),
+                kind: crate::bundle::BundleKind::Dir(setup.layout.version_dir(&active)),
+            });
         }
     }
     Ok(running)
@@ -121,26 +147,37 @@ pub(crate) fn activate(
     let key = version.to_string();
     let is_self = matches!(&bundle.kind, crate::bundle::BundleKind::Dir(p) if *p == dir);
     if !version_intact(layout, version) || (repair && !is_self && !dir.exists()) {
-        report.step(format!("unpack {} into {}", bundle.describe(), dir.display()));
+        report.step(format!(
+            "unpack {} into {}",
+            bundle.describe(),
+            dir.display()
+        ));
         if !setup.dry_run {
             progress.step(&format!("unpacking scimcp {version}"));
             unpack(layout, bundle)?;
         }
     }
     if !setup.dry_run || state.versions.contains_key(&key) {
-        state.versions.entry(key.clone()).or_insert_with(|| VersionRecord {
-            dir: dir.clone(),
-            source: bundle.describe(),
-            installed_at: jiff::Timestamp::now().to_string(),
-            runtimes: Default::default(),
-        });
+        state
+            .versions
+            .entry(key.clone())
+            .or_insert_with(|| VersionRecord {
+                dir: dir.clone(),
+                source: bundle.describe(),
+                installed_at: jiff::Timestamp::now().to_string(),
+                runtimes: Default::default(),
+            });
     }
     let healthy = crate::current::is_healthy(layout, version);
     if !healthy {
-        report.step(format!("make {version} the active version ({})", layout.current().display()));
+        report.step(format!(
+            "make {version} the active version ({})",
+            layout.current().display()
+        ));
         if !setup.dry_run {
             checkpoint();
-            crate::current::switch(layout, version).map_err(SetupError::io("switching", layout.current()))?;
+            crate::current::switch(layout, version)
+                .map_err(SetupError::io("switching", layout.current()))?;
             checkpoint();
         }
     }
@@ -156,7 +193,10 @@ pub(crate) fn activate(
         return Ok(());
     }
     if setup.dry_run {
-        report.step(format!("provision (or reuse) the {DEFAULT_ADAPTER} runtime under {}", layout.runtimes_dir().display()));
+        report.step(format!(
+            "provision (or reuse) the {DEFAULT_ADAPTER} runtime under {}",
+            layout.runtimes_dir().display()
+        ));
         return Ok(());
     }
     let manifest = load_manifest(&dir)?;
@@ -164,9 +204,14 @@ pub(crate) fn activate(
     progress.finish();
     if let Some(record) = record {
         if state.runtimes.get(DEFAULT_ADAPTER) != Some(&record) {
-            report.step(format!("use the {DEFAULT_ADAPTER} runtime {}", record.dir.display()));
+            report.step(format!(
+                "use the {DEFAULT_ADAPTER} runtime {}",
+                record.dir.display()
+            ));
         }
-        state.runtimes.insert(DEFAULT_ADAPTER.to_string(), record.clone());
+        state
+            .runtimes
+            .insert(DEFAULT_ADAPTER.to_string(), record.clone());
         if let Some(v) = state.versions.get_mut(&key) {
             v.runtimes.insert(DEFAULT_ADAPTER.to_string(), record);
         }
@@ -176,7 +221,9 @@ pub(crate) fn activate(
 
 /// The registered adapter's manifest as the version ships it.
 fn load_manifest(version_dir: &Path) -> Result<scimcp_core::manifest::Manifest, SetupError> {
-    let path = version_dir.join("adapters").join(format!("{DEFAULT_ADAPTER}.toml"));
+    let path = version_dir
+        .join("adapters")
+        .join(format!("{DEFAULT_ADAPTER}.toml"));
     let adapter = if path.is_file() {
         scimcp_core::manifest::load_file(&path)
     } else {
@@ -196,19 +243,24 @@ fn unpack(layout: &Layout, bundle: &Bundle) -> Result<(), SetupError> {
     let scratch = tempfile::Builder::new()
         .prefix("version-")
         .tempdir_in(&scratch_root)
-        .map_err(SetupError::io("creating a scratch directory in", &scratch_root))?;
+        .map_err(SetupError::io(
+            "creating a scratch directory in",
+            &scratch_root,
+        ))?;
     let staged = scratch.path().join("v");
     bundle.unpack(&staged, layout.platform.exe_suffix())?;
     checkpoint();
     let dest = layout.version_dir(&bundle.version);
-    fs_err::create_dir_all(layout.versions_dir()).map_err(SetupError::io("creating", layout.versions_dir()))?;
+    fs_err::create_dir_all(layout.versions_dir())
+        .map_err(SetupError::io("creating", layout.versions_dir()))?;
     if dest.exists() {
         // A damaged copy of this version: move it aside, then drop it after the rename.
         let aside = scratch.path().join("old");
         fs_err::rename(&dest, &aside).map_err(SetupError::io("moving aside", &dest))?;
     }
     fs_err::rename(&staged, &dest).map_err(SetupError::io("renaming into", &dest))?;
-    scimcp_core::fs::sync_dir(&layout.versions_dir()).map_err(SetupError::io("syncing", layout.versions_dir()))?;
+    scimcp_core::fs::sync_dir(&layout.versions_dir())
+        .map_err(SetupError::io("syncing", layout.versions_dir()))?;
     checkpoint();
     Ok(())
 }

@@ -69,10 +69,10 @@ impl Setup {
             }
         }
         for id in extra.iter().map(String::as_str).chain(["generic"]) {
-            if let Some(c) = crate::clients::by_id(id) {
-                if !chosen.iter().any(|x| x.id() == c.id()) {
-                    chosen.push(c);
-                }
+            if let Some(c) = crate::clients::by_id(id)
+                && !chosen.iter().any(|x| x.id() == c.id())
+            {
+                chosen.push(c);
             }
         }
         Ok(chosen)
@@ -84,7 +84,11 @@ impl Setup {
     }
 
     /// Write the receipt if it changed.
-    pub fn save_state(&self, before: &InstallState, state: &InstallState) -> Result<(), SetupError> {
+    pub fn save_state(
+        &self,
+        before: &InstallState,
+        state: &InstallState,
+    ) -> Result<(), SetupError> {
         if before == state && InstallState::path(&self.layout.root).is_file() {
             return Ok(());
         }
@@ -262,17 +266,15 @@ pub fn register_clients(
                     add_diff(&plan, report);
                 } else {
                     match register::apply(&plan, &backups) {
-                        Ok(applied) => {
-                            match register::record(&plan, recorded.as_ref(), &applied) {
-                                Some(r) => {
-                                    state.clients.insert(client.id().to_string(), r);
-                                }
-                                None if plan.outcome != Outcome::Manual => {
-                                    state.clients.remove(client.id());
-                                }
-                                None => {}
+                        Ok(applied) => match register::record(&plan, recorded.as_ref(), &applied) {
+                            Some(r) => {
+                                state.clients.insert(client.id().to_string(), r);
                             }
-                        }
+                            None if plan.outcome != Outcome::Manual => {
+                                state.clients.remove(client.id());
+                            }
+                            None => {}
+                        },
                         Err(e) => entry.error = Some(e.to_string()),
                     }
                 }

@@ -18,7 +18,8 @@ pub fn run(setup: &Setup) -> Result<Report, SetupError> {
         return Err(SetupError::NotInstalled(setup.layout.root.clone()));
     }
     let previous = state.previous.clone().ok_or(SetupError::NoPrevious)?;
-    let version = Version::parse(&previous).map_err(|_| SetupError::PreviousMissing(previous.clone()))?;
+    let version =
+        Version::parse(&previous).map_err(|_| SetupError::PreviousMissing(previous.clone()))?;
     if !version_intact(&setup.layout, &version) {
         return Err(SetupError::PreviousMissing(previous));
     }

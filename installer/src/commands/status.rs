@@ -72,7 +72,10 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
         runs_dir: setup.layout.runs_dir(),
     };
     if setup.json {
-        print_stdout(&format!("{}\n", serde_json::to_string_pretty(&status).expect("JSON")));
+        print_stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&status).expect("JSON")
+        ));
     } else {
         print_stdout(&human(&status));
     }
@@ -84,7 +87,10 @@ fn human(s: &Status) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "data directory  {}", s.data_root.display());
     if !s.installed {
-        let _ = writeln!(out, "scimcp is not installed here (run `scimcp-setup install`)");
+        let _ = writeln!(
+            out,
+            "scimcp is not installed here (run `scimcp-setup install`)"
+        );
     }
     let _ = writeln!(
         out,
@@ -92,10 +98,17 @@ fn human(s: &Status) -> String {
         s.active.as_deref().unwrap_or("-"),
         match (&s.current, &s.active) {
             (c, a) if c == a => String::new(),
-            (c, _) => format!("  (but current points at {}: run repair)", c.as_deref().unwrap_or("nothing")),
+            (c, _) => format!(
+                "  (but current points at {}: run repair)",
+                c.as_deref().unwrap_or("nothing")
+            ),
         }
     );
-    let _ = writeln!(out, "previous        {}", s.previous.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        out,
+        "previous        {}",
+        s.previous.as_deref().unwrap_or("-")
+    );
     if let Some(cmd) = &s.server_command {
         let _ = writeln!(out, "server command  {}", cmd.join(" "));
     }
@@ -106,7 +119,11 @@ fn human(s: &Status) -> String {
             r.adapter,
             r.python,
             r.interpreter.display(),
-            if r.present { "" } else { "  (missing: run repair)" }
+            if r.present {
+                ""
+            } else {
+                "  (missing: run repair)"
+            }
         );
     }
     let _ = writeln!(out, "runs            {}", s.runs_dir.display());

@@ -31,7 +31,11 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
         layout.scratch_dir(),
     ];
     if args.purge {
-        doomed.extend([layout.runs_dir(), layout.root.join("datasets"), layout.backups_dir()]);
+        doomed.extend([
+            layout.runs_dir(),
+            layout.root.join("datasets"),
+            layout.backups_dir(),
+        ]);
     }
     for path in &doomed {
         if fs_err::symlink_metadata(path).is_ok() {

@@ -35,7 +35,10 @@ pub fn scan_mirror(mirror: &Path) -> Result<Vec<Bundle>, SetupError> {
         if path.is_file() && !name.ends_with(".zip") {
             continue;
         }
-        if version_from_name(&name).is_none() && !path.join("RELEASE.json").is_file() && path.is_dir() {
+        if version_from_name(&name).is_none()
+            && !path.join("RELEASE.json").is_file()
+            && path.is_dir()
+        {
             continue;
         }
         found.push(Bundle::open(&path)?);
@@ -44,7 +47,11 @@ pub fn scan_mirror(mirror: &Path) -> Result<Vec<Bundle>, SetupError> {
     Ok(found)
 }
 
-pub fn run(setup: &Setup, args: &UpgradeArgs, progress: &dyn Progress) -> Result<Report, SetupError> {
+pub fn run(
+    setup: &Setup,
+    args: &UpgradeArgs,
+    progress: &dyn Progress,
+) -> Result<Report, SetupError> {
     let mut report = Report::new("upgrade", setup);
     let mirror = match &args.from {
         Some(m) => m.clone(),
@@ -108,7 +115,11 @@ pub fn run(setup: &Setup, args: &UpgradeArgs, progress: &dyn Progress) -> Result
 }
 
 /// Keep only the active and the previous version, and the runtimes they use.
-pub(crate) fn prune(setup: &Setup, state: &mut scimcp_core::install_state::InstallState, report: &mut Report) -> Result<(), SetupError> {
+pub(crate) fn prune(
+    setup: &Setup,
+    state: &mut scimcp_core::install_state::InstallState,
+    report: &mut Report,
+) -> Result<(), SetupError> {
     let keep: Vec<String> = [state.active.clone(), state.previous.clone()]
         .into_iter()
         .flatten()

@@ -20,7 +20,11 @@ const MCP: Slot<'static> = Slot {
 fn round_trip(format: Format, slot: Slot<'_>, original: &str) -> String {
     let set = format.set(original, slot, &entry()).unwrap();
     assert_eq!(format.read(&set, slot).unwrap(), Some(entry().to_json()));
-    assert_eq!(format.set(&set, slot, &entry()).unwrap(), set, "setting twice is a no-op");
+    assert_eq!(
+        format.set(&set, slot, &entry()).unwrap(),
+        set,
+        "setting twice is a no-op"
+    );
     let (removed, _) = format.remove(&set, slot).unwrap();
     assert_eq!(removed, original, "removing restores the original bytes");
     set
@@ -30,7 +34,10 @@ fn round_trip(format: Format, slot: Slot<'_>, original: &str) -> String {
 fn jsonc_keeps_comments_trailing_commas_and_other_servers() {
     let original = "{\n  // user comment\n  \"mcpServers\": {\n    /* theirs */\n    \"other\": { \"command\": \"x\" },\n  },\n  \"globalShortcut\": \"Ctrl+Space\"\n}\n";
     let set = round_trip(Format::Json, MCP, original);
-    assert!(set.contains("// user comment") && set.contains("/* theirs */"), "{set}");
+    assert!(
+        set.contains("// user comment") && set.contains("/* theirs */"),
+        "{set}"
+    );
     assert!(set.contains("\"globalShortcut\": \"Ctrl+Space\""));
 }
 
@@ -38,7 +45,10 @@ fn jsonc_keeps_comments_trailing_commas_and_other_servers() {
 fn json_empty_and_missing_container_get_created() {
     let set = Format::Json.set("", MCP, &entry()).unwrap();
     assert!(set.ends_with("}\n"), "{set}");
-    assert_eq!(Format::Json.read(&set, MCP).unwrap(), Some(entry().to_json()));
+    assert_eq!(
+        Format::Json.read(&set, MCP).unwrap(),
+        Some(entry().to_json())
+    );
     let (_, empty) = Format::Json.remove(&set, MCP).unwrap();
     assert!(empty, "only the empty container is left");
     let set = Format::Json.set("{\"theme\": 1}", MCP, &entry()).unwrap();
@@ -54,10 +64,19 @@ fn json_errors_name_line_and_column() {
         .unwrap_err();
     // The unterminated object that starts on line 2.
     assert!(
-        matches!(err, EditError::Syntax { line: 2, column: 17, .. }),
+        matches!(
+            err,
+            EditError::Syntax {
+                line: 2,
+                column: 17,
+                ..
+            }
+        ),
         "{err:?}"
     );
-    let err = Format::Json.set("{\"mcpServers\": []}", MCP, &entry()).unwrap_err();
+    let err = Format::Json
+        .set("{\"mcpServers\": []}", MCP, &entry())
+        .unwrap_err();
     assert!(matches!(err, EditError::Shape(_)), "{err:?}");
     let err = Format::Json.set("[1, 2]", MCP, &entry()).unwrap_err();
     assert!(matches!(err, EditError::Shape(_)), "{err:?}");
@@ -74,12 +93,28 @@ fn toml_keeps_comments_and_tables() {
     assert!(set.contains("[mcp_servers.scimcp]"), "{set}");
     let inline = "mcp_servers = { other = { command = \"x\" } }\n";
     let set = Format::Toml.set(inline, slot, &entry()).unwrap();
-    assert_eq!(Format::Toml.read(&set, slot).unwrap(), Some(entry().to_json()));
+    assert_eq!(
+        Format::Toml.read(&set, slot).unwrap(),
+        Some(entry().to_json())
+    );
     let err = Format::Toml.set("model = \n", slot, &entry()).unwrap_err();
-    assert!(matches!(err, EditError::Syntax { line: 1, column: 9, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            EditError::Syntax {
+                line: 1,
+                column: 9,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let windows = Entry::map([("command", Entry::str(r"C:\Users\Jürgen\scimcp.exe"))]);
     let set = Format::Toml.set("", slot, &windows).unwrap();
-    assert_eq!(Format::Toml.read(&set, slot).unwrap(), Some(windows.to_json()));
+    assert_eq!(
+        Format::Toml.read(&set, slot).unwrap(),
+        Some(windows.to_json())
+    );
 }
 
 #[test]
@@ -97,24 +132,43 @@ fn yaml_edits_one_child_and_keeps_everything_else() {
         "  scimcp:\n    cmd: old\n    args: [x]\n  developer:",
     );
     let fixed = Format::Yaml.set(&stale, slot, &entry()).unwrap();
-    assert_eq!(Format::Yaml.read(&fixed, slot).unwrap(), Some(entry().to_json()));
+    assert_eq!(
+        Format::Yaml.read(&fixed, slot).unwrap(),
+        Some(entry().to_json())
+    );
     assert!(!fixed.contains("cmd: old"));
     assert!(fixed.find("scimcp:").unwrap() < fixed.find("developer:").unwrap());
     // No container yet, or an empty flow mapping.
-    let set = Format::Yaml.set("GOOSE_MODEL: x\n", slot, &entry()).unwrap();
-    assert!(set.starts_with("GOOSE_MODEL: x\nextensions:\n  scimcp:\n"), "{set}");
+    let set = Format::Yaml
+        .set("GOOSE_MODEL: x\n", slot, &entry())
+        .unwrap();
+    assert!(
+        set.starts_with("GOOSE_MODEL: x\nextensions:\n  scimcp:\n"),
+        "{set}"
+    );
     let (left, empty) = Format::Yaml.remove(&set, slot).unwrap();
-    assert_eq!(left, "GOOSE_MODEL: x\nextensions: {}\n", "an empty mapping stays, as in JSON");
+    assert_eq!(
+        left, "GOOSE_MODEL: x\nextensions: {}\n",
+        "an empty mapping stays, as in JSON"
+    );
     assert!(!empty);
-    let set = Format::Yaml.set("extensions: {}\n", slot, &entry()).unwrap();
-    assert_eq!(Format::Yaml.read(&set, slot).unwrap(), Some(entry().to_json()));
+    let set = Format::Yaml
+        .set("extensions: {}\n", slot, &entry())
+        .unwrap();
+    assert_eq!(
+        Format::Yaml.read(&set, slot).unwrap(),
+        Some(entry().to_json())
+    );
     let (left, empty) = Format::Yaml.remove(&set, slot).unwrap();
     assert_eq!(left, "extensions: {}\n");
     assert!(empty);
     // CRLF files stay CRLF.
     let crlf = original.replace('\n', "\r\n");
     let set = round_trip(Format::Yaml, slot, &crlf);
-    assert!(!set.replace("\r\n", "").contains('\n'), "only CRLF line ends");
+    assert!(
+        !set.replace("\r\n", "").contains('\n'),
+        "only CRLF line ends"
+    );
 }
 
 #[test]
@@ -158,5 +212,8 @@ fn owned_yaml_is_the_whole_document() {
         text,
         "name: \"scimcp\"\nmcpServers:\n  - name: \"scimcp\"\n    args:\n      - \"serve\"\n"
     );
-    assert_eq!(Format::OwnedYaml.read(&text, slot).unwrap(), Some(doc.to_json()));
+    assert_eq!(
+        Format::OwnedYaml.read(&text, slot).unwrap(),
+        Some(doc.to_json())
+    );
 }

@@ -140,7 +140,9 @@ fn value_to_json(v: &Value) -> Json {
     match v {
         Value::String(s) => Json::String(s.value().clone()),
         Value::Integer(i) => Json::from(*i.value()),
-        Value::Float(f) => serde_json::Number::from_f64(*f.value()).map_or(Json::Null, Json::Number),
+        Value::Float(f) => {
+            serde_json::Number::from_f64(*f.value()).map_or(Json::Null, Json::Number)
+        }
         Value::Boolean(b) => Json::Bool(*b.value()),
         Value::Datetime(d) => Json::String(d.value().to_string()),
         Value::Array(a) => Json::Array(a.iter().map(value_to_json).collect()),

@@ -63,7 +63,11 @@ pub(super) fn read(text: &str, slot: Slot<'_>) -> Result<Option<Json>, EditError
                 None | Some(Yaml::Null) => return Ok(None),
                 Some(v) => value = v,
             },
-            _ => return Err(EditError::Shape(format!("the parent of `{key}` is not a mapping"))),
+            _ => {
+                return Err(EditError::Shape(format!(
+                    "the parent of `{key}` is not a mapping"
+                )));
+            }
         }
     }
     match value {
@@ -137,7 +141,11 @@ fn expected_after(
     let mut doc = match before {
         Yaml::Null => serde_norway::Mapping::new(),
         Yaml::Mapping(m) => m.clone(),
-        _ => return Err(EditError::Shape("the top-level value is not a mapping".into())),
+        _ => {
+            return Err(EditError::Shape(
+                "the top-level value is not a mapping".into(),
+            ));
+        }
     };
     let mut inner = match doc.get(container) {
         None | Some(Yaml::Null) => serde_norway::Mapping::new(),
@@ -171,14 +179,10 @@ fn is_content(line: &str) -> bool {
 /// If `line` (already stripped of indentation) is `key:` in plain or quoted form, what
 /// follows the colon, without a trailing comment.
 fn key_rest<'l>(line: &'l str, key: &str) -> Option<&'l str> {
-    let rest = [
-        key.to_string(),
-        format!("\"{key}\""),
-        format!("'{key}'"),
-    ]
-    .iter()
-    .find_map(|k| line.strip_prefix(k.as_str()))?
-    .strip_prefix(':')?;
+    let rest = [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
+        .iter()
+        .find_map(|k| line.strip_prefix(k.as_str()))?
+        .strip_prefix(':')?;
     if !(rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n'])) {
         return None;
     }
@@ -198,10 +202,10 @@ fn splice(
 ) -> Result<String, EditError> {
     let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
-    if let Some(last) = lines.last_mut() {
-        if !last.ends_with('\n') {
-            last.push_str(eol);
-        }
+    if let Some(last) = lines.last_mut()
+        && !last.ends_with('\n')
+    {
+        last.push_str(eol);
     }
     let render = |indent: usize| -> Vec<String> {
         let mut out = Vec::new();
@@ -245,12 +249,13 @@ fn splice(
         .first()
         .is_some_and(|&i| lines[i].trim_start().starts_with('-'))
     {
-        return Err(EditError::Shape(format!("`{container}` is a list, not a mapping")));
+        return Err(EditError::Shape(format!(
+            "`{container}` is a list, not a mapping"
+        )));
     }
-    let found = children
-        .iter()
-        .copied()
-        .find(|&i| indent_of(&lines[i]) == child_indent && key_rest(lines[i].trim(), name).is_some());
+    let found = children.iter().copied().find(|&i| {
+        indent_of(&lines[i]) == child_indent && key_rest(lines[i].trim(), name).is_some()
+    });
     match found {
         Some(k) => {
             let mut stop = (k + 1..end)

@@ -96,20 +96,20 @@ pub fn find_interpreter(
             continue;
         };
         tried.push(program.display().to_string());
-        if let Ok(found) = query(&program, &[]) {
-            if req.matches(&found.version) {
-                return Ok(found);
-            }
+        if let Ok(found) = query(&program, &[])
+            && req.matches(&found.version)
+        {
+            return Ok(found);
         }
     }
-    if host.platform == Platform::Windows {
-        if let Some(py) = host.which("py") {
-            tried.push("py -3".into());
-            if let Ok(found) = query(&py, &["-3"]) {
-                if req.matches(&found.version) {
-                    return Ok(found);
-                }
-            }
+    if host.platform == Platform::Windows
+        && let Some(py) = host.which("py")
+    {
+        tried.push("py -3".into());
+        if let Ok(found) = query(&py, &["-3"])
+            && req.matches(&found.version)
+        {
+            return Ok(found);
         }
     }
     Err(InterpreterError::NotFound {

@@ -22,7 +22,9 @@ const MARKER: &str = ".scimcp-runtime.json";
 pub enum ProvisionError {
     #[error(transparent)]
     Interpreter(#[from] InterpreterError),
-    #[error("the adapter's package source {path} is missing from the installed version; run `scimcp-setup repair`")]
+    #[error(
+        "the adapter's package source {path} is missing from the installed version; run `scimcp-setup repair`"
+    )]
     NoSource { path: PathBuf },
     #[error("{action} failed at {path}: {source}")]
     Io {
@@ -31,7 +33,9 @@ pub enum ProvisionError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`{command}` failed ({status}):\n{tail}\nCheck your network connection and disk space, then run `scimcp-setup repair`")]
+    #[error(
+        "`{command}` failed ({status}):\n{tail}\nCheck your network connection and disk space, then run `scimcp-setup repair`"
+    )]
     Command {
         command: String,
         status: String,
@@ -41,7 +45,10 @@ pub enum ProvisionError {
     Check { dir: PathBuf, message: String },
 }
 
-fn io_err<'p>(action: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> ProvisionError + 'p {
+fn io_err<'p>(
+    action: &'static str,
+    path: &'p Path,
+) -> impl FnOnce(std::io::Error) -> ProvisionError + 'p {
     move |source| ProvisionError::Io {
         action,
         path: path.to_path_buf(),
@@ -56,8 +63,15 @@ fn tree_sha256(dir: &Path) -> std::io::Result<String> {
     while let Some(d) = stack.pop() {
         for entry in fs_err::read_dir(&d)? {
             let path = entry?.path();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if name == "__pycache__" || name.ends_with(".pyc") || name.ends_with(".egg-info") || name == "build" {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name == "__pycache__"
+                || name.ends_with(".pyc")
+                || name.ends_with(".egg-info")
+                || name == "build"
+            {
                 continue;
             }
             if path.is_dir() {
@@ -78,7 +92,11 @@ fn tree_sha256(dir: &Path) -> std::io::Result<String> {
 }
 
 /// The runtime key: a hash of the pins, the interpreter version and the package source.
-pub fn runtime_key(requirements: &[String], python: &semver::Version, source_sha256: Option<&str>) -> String {
+pub fn runtime_key(
+    requirements: &[String],
+    python: &semver::Version,
+    source_sha256: Option<&str>,
+) -> String {
     let mut pins = requirements.to_vec();
     pins.sort();
     scimcp_core::hash::canonical_sha256(&serde_json::json!({
@@ -109,8 +127,13 @@ pub fn provision(
     if rt.kind != scimcp_core::RuntimeKind::Python {
         return Ok(None);
     }
-    progress.step(&format!("finding Python {} for {}", rt.python.as_deref().unwrap_or("3"), manifest.name));
-    let interpreter = find_interpreter(host, rt.python.as_deref().unwrap_or(">=3"), explicit_python)?;
+    progress.step(&format!(
+        "finding Python {} for {}",
+        rt.python.as_deref().unwrap_or("3"),
+        manifest.name
+    ));
+    let interpreter =
+        find_interpreter(host, rt.python.as_deref().unwrap_or(">=3"), explicit_python)?;
     let source = match &rt.package_source {
         Some(rel) => {
             let path = version_dir.join(rel);
@@ -126,31 +149,52 @@ pub fn provision(
         .map(tree_sha256)
         .transpose()
         .map_err(io_err("hashing the package source", version_dir))?;
-    let key = runtime_key(&rt.requirements, &interpreter.version, source_sha.as_deref());
-    let dir = layout.runtimes_dir().join(format!("{}-{}", manifest.name, &key[..16]));
+    let key = runtime_key(
+        &rt.requirements,
+        &interpreter.version,
+        source_sha.as_deref(),
+    );
+    let dir = layout
+        .runtimes_dir()
+        .join(format!("{}-{}", manifest.name, &key[..16]));
     if let Some(record) = reusable(&dir, &key) {
         return Ok(Some(record));
     }
     if dir.exists() {
         fs_err::remove_dir_all(&dir).map_err(io_err("removing an incomplete runtime", &dir))?;
     }
-    fs_err::create_dir_all(layout.runtimes_dir()).map_err(io_err("creating", &layout.runtimes_dir()))?;
+    fs_err::create_dir_all(layout.runtimes_dir())
+        .map_err(io_err("creating", &layout.runtimes_dir()))?;
     checkpoint();
     let uv = host.which("uv");
     let python = venv_python(&dir, host.platform);
-    progress.step(&format!("creating the {} runtime with Python {}", manifest.name, interpreter.version));
+    progress.step(&format!(
+        "creating the {} runtime with Python {}",
+        manifest.name, interpreter.version
+    ));
     match &uv {
-        Some(uv) => run(Command::new(uv).args(["venv", "--quiet", "--python"]).arg(&interpreter.path).arg(&dir))?,
-        None => run(Command::new(&interpreter.path).args(["-m", "venv"]).arg(&dir))?,
+        Some(uv) => run(Command::new(uv)
+            .args(["venv", "--quiet", "--python"])
+            .arg(&interpreter.path)
+            .arg(&dir))?,
+        None => run(Command::new(&interpreter.path)
+            .args(["-m", "venv"])
+            .arg(&dir))?,
     }
     private_dir(&dir)?;
     checkpoint();
-    progress.step(&format!("installing {} pinned packages (this can take a few minutes)", rt.requirements.len()));
+    progress.step(&format!(
+        "installing {} pinned packages (this can take a few minutes)",
+        rt.requirements.len()
+    ));
     if !rt.requirements.is_empty() {
         run(pip(&uv, &python).args(&rt.requirements))?;
     }
     if let Some(src) = &source {
-        progress.step(&format!("installing {}", rt.package.as_deref().unwrap_or(&manifest.name)));
+        progress.step(&format!(
+            "installing {}",
+            rt.package.as_deref().unwrap_or(&manifest.name)
+        ));
         // Build from a scratch copy: pip's in-tree build would leave build/ and *.egg-info
         // inside the installed version.
         let scratch = tempfile::Builder::new()
@@ -160,7 +204,10 @@ pub fn provision(
                 fs_err::create_dir_all(&s).map_err(io_err("creating", &s))?;
                 s
             })
-            .map_err(io_err("creating a scratch directory", &layout.scratch_dir()))?;
+            .map_err(io_err(
+                "creating a scratch directory",
+                &layout.scratch_dir(),
+            ))?;
         let copy = scratch.path().join("src");
         crate::bundle::copy_tree(src, &copy).map_err(|e| ProvisionError::Io {
             action: "copying the package source",
@@ -205,7 +252,8 @@ fn pip(uv: &Option<PathBuf>, python: &Path) -> Command {
     match uv {
         Some(uv) => {
             let mut c = Command::new(uv);
-            c.args(["pip", "install", "--quiet", "--python"]).arg(python);
+            c.args(["pip", "install", "--quiet", "--python"])
+                .arg(python);
             c
         }
         None => {
@@ -269,10 +317,12 @@ fn check(
         .output()
         .map_err(|e| fail(format!("cannot run {}: {e}", python.display())))?;
     if !out.status.success() {
-        return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        return Err(fail(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
     }
-    let probe: RuntimeProbe =
-        serde_json::from_slice(&out.stdout).map_err(|e| fail(format!("unexpected probe output: {e}")))?;
+    let probe: RuntimeProbe = serde_json::from_slice(&out.stdout)
+        .map_err(|e| fail(format!("unexpected probe output: {e}")))?;
     for pin in &rt.requirements {
         if let Some((name, want)) = pin.split_once("==") {
             let got = probe.versions.get(name.trim()).cloned().flatten();

@@ -12,7 +12,10 @@ use scimcp_installer::edit::Format;
 
 /// The repository root (the parent of `installer/`).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// A temporary directory whose path has spaces and non-ASCII letters.
@@ -42,7 +45,11 @@ pub fn fake_bundle(parent: &Path, name: &str, release: Option<&str>) -> PathBuf 
     }
     let adapters = dir.join("adapters");
     fs_err::create_dir_all(&adapters).unwrap();
-    fs_err::copy(repo_root().join("adapters/refsci.toml"), adapters.join("refsci.toml")).unwrap();
+    fs_err::copy(
+        repo_root().join("adapters/refsci.toml"),
+        adapters.join("refsci.toml"),
+    )
+    .unwrap();
     fs_err::create_dir_all(dir.join("refsci")).unwrap();
     fs_err::write(dir.join("refsci/README.md"), "refsci\n").unwrap();
     if let Some(v) = release {
@@ -83,7 +90,9 @@ pub fn seed_all(cx: ClientContext<'_>) -> Vec<(&'static str, PathBuf, String)> {
         if client.id() == "generic" {
             continue;
         }
-        let Some(file) = client.file(cx) else { continue };
+        let Some(file) = client.file(cx) else {
+            continue;
+        };
         let Some(text) = seed_text(file.format, file.container) else {
             continue;
         };
