@@ -62,6 +62,12 @@ pub enum SetupError {
          `scimcp-setup repair --from BUNDLE` with the {active} bundle"
     )]
     CannotRepairVersion { active: String, running: String },
+    #[error(
+        "scimcp {active} is installed and this is {target}, an older version; nothing was changed. \
+         Run the newer scimcp-setup, or go back on purpose with `scimcp-setup rollback` or \
+         `scimcp-setup upgrade --from MIRROR_DIR --version {target} --allow-downgrade`"
+    )]
+    InstallOlder { active: String, target: String },
     #[error("--purge deletes every run and result under {0}; rerun with --yes to confirm")]
     PurgeNeedsYes(PathBuf),
     #[error("the purge was not confirmed; nothing was deleted")]

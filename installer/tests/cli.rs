@@ -381,6 +381,11 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
         "upgrades and rollback rewrote client files"
     );
 
+    // Installing an older bundle over a newer version is refused: that is a downgrade.
+    let out = h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("an older version; nothing was changed"), "{out:?}");
+    assert_eq!(current(), Path::new("versions/0.2.0"));
+
     ok(h.run(&["uninstall"]));
     for n in [
         "before-upgrade",

@@ -37,10 +37,9 @@ impl Client for Zed {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[dir(cx)], &["zed"])
     }
-    /// `source: custom` marks a server the user configured (not an extension's).
+    /// `command, args, env`, the custom-server shape of Zed's documentation.
     fn entry(&self, server: &ServerCommand) -> Entry {
         Entry::map([
-            ("source", Entry::str("custom")),
             ("command", Entry::str(path_text(&server.command))),
             ("args", Entry::strs(server.args.iter().cloned())),
             ("env", Entry::Map(Vec::new())),

@@ -40,6 +40,15 @@ pub fn run(
     let before = setup.load_state()?;
     let mut state = before.clone();
     let bundle = choose_bundle(setup, &state, args.from.as_deref(), repair)?;
+    if let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok())
+        && bundle.version < active
+        && !repair
+    {
+        return Err(SetupError::InstallOlder {
+            active: active.to_string(),
+            target: bundle.version.to_string(),
+        });
+    }
     activate(
         setup,
         &mut state,
