@@ -10,7 +10,7 @@ impl Client for Generic {
         "generic"
     }
     fn name(&self) -> &'static str {
-        "Generic MCP JSON (any other client)"
+        "Other clients (mcp.json)"
     }
     fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(

@@ -72,6 +72,13 @@ pub fn run(
     };
     register_clients(setup, &mut state, &clients, intent, &mut report);
     finish(setup, &before, &state, &mut report)?;
+    if !setup.dry_run {
+        report.notes.push(
+            "Quit and reopen your AI clients so they start scimcp. `scimcp-setup status` shows \
+             what is installed; `scimcp-setup uninstall` undoes it (your runs are kept)."
+                .into(),
+        );
+    }
     Ok(report)
 }
 

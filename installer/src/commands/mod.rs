@@ -114,6 +114,9 @@ pub struct Report {
     /// What was done (or would be done) to the layout, in order.
     pub steps: Vec<String>,
     pub clients: Vec<ClientReport>,
+    /// What the user should do next.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Unified diffs of every file that changes (`--dry-run` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diffs: Vec<FileDiff>,
@@ -185,12 +188,15 @@ impl Report {
                     (None, Some(o)) => outcome_text(o, self.dry_run).to_string(),
                     (None, None) => String::new(),
                 };
-                let _ = writeln!(out, "{:<24} {what}  [{}]", c.name, c.location);
+                let _ = writeln!(out, "{:<26} {what}  [{}]", c.name, c.location);
                 if let Some(steps) = &c.manual_steps {
                     for line in steps.lines() {
                         let _ = writeln!(out, "    {line}");
                     }
                 }
+            }
+            for n in &self.notes {
+                let _ = writeln!(out, "\n{n}");
             }
         }
         print_stdout(&out);

@@ -39,7 +39,9 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     }
     for path in &doomed {
         if fs_err::symlink_metadata(path).is_ok() {
-            report.step(format!("remove {}", path.display()));
+            if *path != layout.scratch_dir() {
+                report.step(format!("remove {}", path.display()));
+            }
             if !setup.dry_run {
                 remove_tree(path)?;
             }
