@@ -419,3 +419,81 @@ fn upgrade_without_a_mirror_says_the_signed_path_is_not_there_yet() {
         "{stderr}"
     );
 }
+
+/// Zip `dir` under the prefix `prefix/` (files stored, modes kept), plus extra raw entries.
+fn zip_dir(dir: &Path, prefix: &str, out: &Path, extra: &[(&str, &str)]) {
+    use std::io::Write;
+    let file = fs_err::File::create(out).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs_err::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+            #[cfg(unix)]
+            let mode = {
+                use std::os::unix::fs::PermissionsExt;
+                fs_err::metadata(&p).unwrap().permissions().mode()
+            };
+            #[cfg(not(unix))]
+            let mode = 0o644;
+            let options = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored)
+                .unix_permissions(mode);
+            zip.start_file(format!("{prefix}{rel}"), options).unwrap();
+            zip.write_all(&fs_err::read(&p).unwrap()).unwrap();
+        }
+    }
+    for (name, text) in extra {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default()).unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+#[test]
+fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
+    let h = home();
+    let src = fake_bundle(&h.root, "unpacked", Some("1.4.0"));
+    let good = h.root.join("scimcp-1.4.0-x86_64-unknown-linux-gnu.zip");
+    zip_dir(&src, "scimcp-1.4.0/", &good, &[]);
+    ok(h.run(&["install", "--skip-runtime", "--client", "cursor", "--from", &good.display().to_string()]));
+    let server = h.data.join("current/bin/scimcp");
+    assert_eq!(fs_err::read_link(h.data.join("current")).unwrap(), Path::new("versions/1.4.0"));
+    assert!(server.is_file());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs_err::metadata(&server).unwrap().permissions().mode();
+        assert_eq!(mode & 0o111, 0o111, "bin/ keeps its executable bits");
+    }
+    assert!(h.data.join("versions/1.4.0/RELEASE.json").is_file());
+
+    let plain = fake_bundle(&h.root, "unpacked-plain", None);
+    let evil = h.root.join("scimcp-1.5.0.zip");
+    zip_dir(&plain, "", &evil, &[("../../escaped.txt", "boo")]);
+    let out = h.run(&["install", "--skip-runtime", "--from", &evil.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("escapes the bundle"), "{out:?}");
+    assert!(!h.root.join("escaped.txt").exists() && !h.data.join("escaped.txt").exists());
+    assert_eq!(fs_err::read_link(h.data.join("current")).unwrap(), Path::new("versions/1.4.0"));
+}
+
+#[test]
+fn uninstall_leaves_an_entry_the_user_changed() {
+    let h = home();
+    ok(h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]));
+    let cursor = h.home.join(".cursor/mcp.json");
+    let mine = fs_err::read_to_string(&cursor)
+        .unwrap()
+        .replace("\"serve\"", "\"serve\", \"--data-dir\", \"/my/data\"");
+    fs_err::write(&cursor, &mine).unwrap();
+    let out = ok(h.run(&["uninstall"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("left alone"), "{out:?}");
+    assert_eq!(fs_err::read_to_string(&cursor).unwrap(), mine);
+    assert!(!h.home.join(".codex/config.toml").exists(), "scimcp's own file is removed");
+}
