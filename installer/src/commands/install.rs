@@ -53,7 +53,6 @@ pub fn run(
         setup,
         &mut state,
         &bundle,
-        repair,
         args.python.as_deref(),
         args.skip_runtime,
         progress,
@@ -146,12 +145,10 @@ pub(crate) fn version_intact(layout: &Layout, version: &Version) -> bool {
 }
 
 /// Unpack `bundle` (if needed), make it current, provision its runtime and record it.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn activate(
     setup: &Setup,
     state: &mut InstallState,
     bundle: &Bundle,
-    repair: bool,
     python: Option<&Path>,
     skip_runtime: bool,
     progress: &dyn Progress,
@@ -161,8 +158,7 @@ pub(crate) fn activate(
     let version = &bundle.version;
     let dir = layout.version_dir(version);
     let key = version.to_string();
-    let is_self = matches!(&bundle.kind, crate::bundle::BundleKind::Dir(p) if *p == dir);
-    if !version_intact(layout, version) || (repair && !is_self && !dir.exists()) {
+    if !version_intact(layout, version) {
         report.step(format!(
             "unpack {} into {}",
             bundle.describe(),

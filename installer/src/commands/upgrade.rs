@@ -96,7 +96,6 @@ pub fn run(
         setup,
         &mut state,
         &target,
-        false,
         args.python.as_deref(),
         args.skip_runtime,
         progress,
