@@ -21,7 +21,7 @@ printf '#!/bin/sh\necho scimcp\n' > "$bundle/bin/scimcp"
 chmod +x "$bundle/bin/scimcp"
 cp adapters/refsci.toml "$bundle/adapters/"
 
-clients=(--project "$work/projet")
+clients=()
 for id in $("$setup" clients --json | python3 -c 'import json,sys; print(" ".join(c["id"] for c in json.load(sys.stdin)["clients"]))'); do
   clients+=(--client "$id")
 done
@@ -29,7 +29,6 @@ done
 # Every client's file already exists with a comment and another server.
 seed() {
   local home=$1
-  mkdir -p "$work/projet"
   for f in .cursor/mcp.json .gemini/settings.json .codeium/windsurf/mcp_config.json .lmstudio/mcp.json \
            .kiro/settings/mcp.json .aws/amazonq/mcp.json .config/Claude/claude_desktop_config.json .claude.json \
            .cline/data/settings/cline_mcp_settings.json; do
@@ -50,10 +49,11 @@ first=(); repeat=()
 for i in $(seq "$runs"); do
   home="$work/home $i"; data="$work/Données $i"
   seed "$home"
+  mkdir -p "$home/projet"
   t0=$(now)
-  HOME="$home" SCIMCP_HOME="$data" PATH=/usr/bin:/bin "$setup" "${clients[@]}" install --skip-runtime --from "$bundle" >/dev/null
+  HOME="$home" SCIMCP_HOME="$data" PATH=/usr/bin:/bin "$setup" --project "$home/projet" "${clients[@]}" install --skip-runtime --from "$bundle" >"$work/out.txt" || { cat "$work/out.txt"; exit 1; }
   t1=$(now)
-  HOME="$home" SCIMCP_HOME="$data" PATH=/usr/bin:/bin "$setup" "${clients[@]}" install --skip-runtime --from "$bundle" >/dev/null
+  HOME="$home" SCIMCP_HOME="$data" PATH=/usr/bin:/bin "$setup" --project "$home/projet" "${clients[@]}" install --skip-runtime --from "$bundle" >"$work/out.txt" || { cat "$work/out.txt"; exit 1; }
   t2=$(now)
   first+=($((t1 - t0))); repeat+=($((t2 - t1)))
 done
