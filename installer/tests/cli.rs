@@ -383,7 +383,10 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
 
     // Installing an older bundle over a newer version is refused: that is a downgrade.
     let out = h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("an older version; nothing was changed"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("an older version; nothing was changed"),
+        "{out:?}"
+    );
     assert_eq!(current(), Path::new("versions/0.2.0"));
 
     ok(h.run(&["uninstall"]));
@@ -433,7 +436,11 @@ fn zip_dir(dir: &Path, prefix: &str, out: &Path, extra: &[(&str, &str)]) {
                 stack.push(p);
                 continue;
             }
-            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = p
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             #[cfg(unix)]
             let mode = {
                 use std::os::unix::fs::PermissionsExt;
@@ -449,7 +456,8 @@ fn zip_dir(dir: &Path, prefix: &str, out: &Path, extra: &[(&str, &str)]) {
         }
     }
     for (name, text) in extra {
-        zip.start_file(*name, zip::write::SimpleFileOptions::default()).unwrap();
+        zip.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
         zip.write_all(text.as_bytes()).unwrap();
     }
     zip.finish().unwrap();
@@ -461,9 +469,19 @@ fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
     let src = fake_bundle(&h.root, "unpacked", Some("1.4.0"));
     let good = h.root.join("scimcp-1.4.0-x86_64-unknown-linux-gnu.zip");
     zip_dir(&src, "scimcp-1.4.0/", &good, &[]);
-    ok(h.run(&["install", "--skip-runtime", "--client", "cursor", "--from", &good.display().to_string()]));
+    ok(h.run(&[
+        "install",
+        "--skip-runtime",
+        "--client",
+        "cursor",
+        "--from",
+        &good.display().to_string(),
+    ]));
     let server = h.data.join("current/bin/scimcp");
-    assert_eq!(fs_err::read_link(h.data.join("current")).unwrap(), Path::new("versions/1.4.0"));
+    assert_eq!(
+        fs_err::read_link(h.data.join("current")).unwrap(),
+        Path::new("versions/1.4.0")
+    );
     assert!(server.is_file());
     #[cfg(unix)]
     {
@@ -476,11 +494,22 @@ fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
     let plain = fake_bundle(&h.root, "unpacked-plain", None);
     let evil = h.root.join("scimcp-1.5.0.zip");
     zip_dir(&plain, "", &evil, &[("../../escaped.txt", "boo")]);
-    let out = h.run(&["install", "--skip-runtime", "--from", &evil.display().to_string()]);
+    let out = h.run(&[
+        "install",
+        "--skip-runtime",
+        "--from",
+        &evil.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("escapes the bundle"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("escapes the bundle"),
+        "{out:?}"
+    );
     assert!(!h.root.join("escaped.txt").exists() && !h.data.join("escaped.txt").exists());
-    assert_eq!(fs_err::read_link(h.data.join("current")).unwrap(), Path::new("versions/1.4.0"));
+    assert_eq!(
+        fs_err::read_link(h.data.join("current")).unwrap(),
+        Path::new("versions/1.4.0")
+    );
 }
 
 #[test]
@@ -493,7 +522,13 @@ fn uninstall_leaves_an_entry_the_user_changed() {
         .replace("\"serve\"", "\"serve\", \"--data-dir\", \"/my/data\"");
     fs_err::write(&cursor, &mine).unwrap();
     let out = ok(h.run(&["uninstall"]));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("left alone"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("left alone"),
+        "{out:?}"
+    );
     assert_eq!(fs_err::read_to_string(&cursor).unwrap(), mine);
-    assert!(!h.home.join(".codex/config.toml").exists(), "scimcp's own file is removed");
+    assert!(
+        !h.home.join(".codex/config.toml").exists(),
+        "scimcp's own file is removed"
+    );
 }
