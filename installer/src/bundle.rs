@@ -213,9 +213,9 @@ impl Bundle {
                         copy_file(&from, &bin.join(&file))?;
                     }
                 }
-                for part in ["adapters", "refsci"] {
+                for part in ["adapters", "refsci", "RELEASE.json"] {
                     let from = root.join(part);
-                    if from.is_dir() {
+                    if from.exists() {
                         copy_tree(&from, &dest.join(part))?;
                     }
                 }

@@ -217,3 +217,14 @@ fn owned_yaml_is_the_whole_document() {
         Some(doc.to_json())
     );
 }
+
+#[test]
+fn json_follows_the_files_own_style() {
+    // An empty one-line container, tab indentation and CRLF line ends are all kept.
+    let original = "{\r\n\t\"mcpServers\": {},\r\n\t\"x\": 1\r\n}\r\n";
+    let set = Format::Json.set(original, MCP, &entry()).unwrap();
+    assert_eq!(
+        set,
+        "{\r\n\t\"mcpServers\": {\r\n\t\t\"scimcp\": {\r\n\t\t\t\"command\": \"/opt/Données/current/bin/scimcp\",\r\n\t\t\t\"args\": [\"serve\", \"--adapter\", \"refsci\"]\r\n\t\t}\r\n\t},\r\n\t\"x\": 1\r\n}\r\n"
+    );
+}
