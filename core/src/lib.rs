@@ -9,9 +9,11 @@
 pub mod dirs;
 pub mod fs;
 pub mod hash;
+pub mod install_state;
 pub mod limits;
 pub mod manifest;
 pub mod planned;
+pub mod runtime_probe;
 pub mod version;
 
 pub use limits::Limits;

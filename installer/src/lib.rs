@@ -1,54 +1,105 @@
-//! `scimcp-setup`: installs scimcp for a scientist: unpacks verified versions, provisions
-//! the scientific runtime, registers the server in every MCP client, and repairs, upgrades,
+//! `scimcp-setup`: installs scimcp for a scientist: unpacks versions, provisions the
+//! scientific runtime, registers the server in every MCP client, and repairs, upgrades,
 //! rolls back and uninstalls without ever damaging a client's other settings or run data.
 //!
-//! Status: the command-line surface is fixed here; the subcommands arrive with the
-//! installer milestone and until then refuse with "not implemented yet".
+//! The library is the whole installer; the binary only calls [`main`]. Paths come from an
+//! injectable [`Host`] (platform, home, environment) and a [`Layout`] under the data root,
+//! so every behaviour can be exercised against a fake home for any operating system.
+//!
+//! Out of scope for now: downloading and verifying signed GitHub releases (`upgrade` takes a
+//! local mirror directory; see [`commands::upgrade::fetch_release`]).
+
+pub mod backup;
+pub mod bundle;
+pub mod cli;
+pub mod clients;
+pub mod commands;
+pub mod current;
+pub mod diff;
+pub mod edit;
+pub mod entry;
+pub mod error;
+pub mod faults;
+pub mod host;
+pub mod layout;
+pub mod lock;
+pub mod progress;
+pub mod register;
+pub mod runtime;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "scimcp-setup",
-    version,
-    about = "Install scimcp and register it with your AI clients"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Option<Command>,
+pub use commands::{Report, Setup};
+pub use error::SetupError;
+pub use host::{Host, Platform};
+pub use layout::Layout;
+
+use cli::{Cli, Command, InstallArgs};
+
+/// Resolve the settings for this process: the real host and the data root.
+fn resolve(global: &cli::GlobalArgs) -> Result<Setup, SetupError> {
+    let host = Host::from_process()?;
+    let root = scimcp_core::dirs::data_root()?;
+    let root = std::path::absolute(&root).unwrap_or(root);
+    let project = global
+        .project
+        .as_ref()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+    Ok(Setup {
+        layout: Layout::new(&root, host.platform),
+        host,
+        clients: global.clients.clone(),
+        project,
+        dry_run: global.dry_run,
+        json: global.json,
+        yes: global.yes,
+    })
 }
 
-#[derive(Subcommand, Debug)]
-enum Command {
-    /// Install (the default): unpack, provision the runtime, register clients.
-    Install,
-    /// Re-apply everything idempotently.
-    Repair,
-    /// Move to the newest verified release.
-    Upgrade,
-    /// Go back to the previous version.
-    Rollback,
-    /// Remove scimcp's entries, binaries and runtimes; keep run data.
-    Uninstall,
-    /// Show what is installed, active and registered.
-    Status,
-    /// List known MCP clients and whether scimcp is registered in each.
-    Clients,
+/// Run one command; the exit code is 0 on success, 1 when something failed.
+pub fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
+    let progress = progress::for_terminal(!setup.json);
+    let report = match command {
+        Command::Install(args) => commands::install::run(setup, &args, false, progress.as_ref()),
+        Command::Repair(args) => commands::install::run(setup, &args, true, progress.as_ref()),
+        Command::Upgrade(args) => commands::upgrade::run(setup, &args, progress.as_ref()),
+        Command::Rollback => commands::rollback::run(setup),
+        Command::Uninstall(args) => commands::uninstall::run(setup, &args),
+        Command::Status => return commands::status::run(setup).map(|_| ()),
+        Command::Clients => {
+            commands::clients::run(setup);
+            return Ok(());
+        }
+    };
+    progress.finish();
+    let report = report?;
+    report.print(setup.json);
+    match report.failures() {
+        0 => Ok(()),
+        n => Err(SetupError::ClientsFailed(n)),
+    }
 }
 
 /// Entry point of the `scimcp-setup` binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let name = match cli.command.unwrap_or(Command::Install) {
-        Command::Install => "install",
-        Command::Repair => "repair",
-        Command::Upgrade => "upgrade",
-        Command::Rollback => "rollback",
-        Command::Uninstall => "uninstall",
-        Command::Status => "status",
-        Command::Clients => "clients",
-    };
-    scimcp_core::planned::not_implemented("scimcp-setup", name, "installer milestone")
+    let command = cli
+        .command
+        .unwrap_or_else(|| Command::Install(InstallArgs::default()));
+    let result = resolve(&cli.global).and_then(|setup| run(&setup, command));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "scimcp-setup: error: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                let _ = writeln!(std::io::stderr(), "  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::from(1)
+        }
+    }
 }

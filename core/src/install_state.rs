@@ -1,0 +1,241 @@
+//! `state.json`: the installer's receipt, the one record of what is installed, active,
+//! provisioned and registered under the data root.
+//!
+//! The installer writes it (atomically, under its setup lock); the server reads the recorded
+//! interpreter of an adapter's runtime from it, and the doctor compares what it finds on
+//! disk with what is recorded here. The schema is versioned: a reader refuses a file whose
+//! `schema_version` is newer than it knows, so an old binary never misreads a newer
+//! installer's receipt. Unknown fields are ignored, so adding a field stays compatible.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The `schema_version` this build writes and the newest it reads.
+pub const STATE_SCHEMA_VERSION: u32 = 1;
+
+/// The file name of the receipt under the data root.
+pub const STATE_FILE: &str = "state.json";
+
+/// Everything the installer has done under one data root.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InstallState {
+    pub schema_version: u32,
+    /// The version `current` points at, when one is active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<String>,
+    /// The version `rollback` returns to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<String>,
+    /// Every unpacked version under `versions/`, by semver.
+    #[serde(default)]
+    pub versions: BTreeMap<String, VersionRecord>,
+    /// The runtime in force for each adapter of the active version, by adapter name.
+    #[serde(default)]
+    pub runtimes: BTreeMap<String, RuntimeRecord>,
+    /// The command every client entry runs (stable across upgrades).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerCommand>,
+    /// Every client scimcp registered in, by client id.
+    #[serde(default)]
+    pub clients: BTreeMap<String, ClientRecord>,
+}
+
+/// One unpacked version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VersionRecord {
+    /// Where the version's files are (`<data root>/versions/<semver>`).
+    pub dir: PathBuf,
+    /// What it was installed from: a bundle directory, a zip, or the running binaries.
+    pub source: String,
+    /// When it was unpacked (RFC 3339, UTC).
+    pub installed_at: String,
+    /// The runtimes this version was provisioned with, by adapter, so rollback restores them.
+    #[serde(default)]
+    pub runtimes: BTreeMap<String, RuntimeRecord>,
+}
+
+/// A provisioned scientific runtime (a private virtual environment for a python adapter).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeRecord {
+    /// Absolute path of the interpreter the server launches the CLI with.
+    pub interpreter: PathBuf,
+    /// The runtime directory (`<data root>/runtimes/<adapter>-<hash>`).
+    pub dir: PathBuf,
+    /// SHA-256 over the requirements, the interpreter version and the bundled package
+    /// source: a directory is reused only when this matches.
+    pub requirements_hash: String,
+    /// The exact pins that were installed.
+    pub requirements: Vec<String>,
+    /// The interpreter's version, e.g. `3.11.7`.
+    pub python_version: String,
+    /// `uv` or `venv+pip`.
+    pub provisioner: String,
+    /// Installed version of each pinned distribution as the runtime reported it.
+    #[serde(default)]
+    pub versions: BTreeMap<String, Option<String>>,
+    /// Identity of the adapter's package as installed (same hash `get_environment` reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<PackageRecord>,
+}
+
+/// The installed adapter package: version and the hash over its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageRecord {
+    pub name: String,
+    pub version: Option<String>,
+    pub files: u64,
+    /// SHA-256 over sorted `relpath\0sha256\n` lines of the package's import directory.
+    pub sha256: Option<String>,
+}
+
+/// The command registered in every client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCommand {
+    pub command: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// One client registration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientRecord {
+    /// The configuration file, or the client CLI that manages it.
+    pub location: String,
+    /// `file` (scimcp edited the file) or `cli` (the client's own CLI did).
+    pub method: String,
+    /// The entry scimcp wrote, as JSON: uninstall removes only an entry still equal to it.
+    pub entry: serde_json::Value,
+    /// Whether scimcp created the file (it may delete it again when nothing else is left).
+    #[serde(default)]
+    pub created_file: bool,
+    /// Backups of the file's previous bytes, oldest first.
+    #[serde(default)]
+    pub backups: Vec<PathBuf>,
+}
+
+/// Why `state.json` could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a valid scimcp state file (line {line}, column {column}): {message}; \
+         run `scimcp-setup repair` to rebuild it"
+    )]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error(
+        "{path} has schema version {found}, newer than this scimcp understands ({STATE_SCHEMA_VERSION}); \
+         use the scimcp that wrote it, or upgrade"
+    )]
+    TooNew { path: PathBuf, found: u32 },
+}
+
+impl InstallState {
+    /// An empty receipt in the current schema.
+    pub fn new() -> InstallState {
+        InstallState {
+            schema_version: STATE_SCHEMA_VERSION,
+            ..InstallState::default()
+        }
+    }
+
+    /// `<data root>/state.json`.
+    pub fn path(data_root: &Path) -> PathBuf {
+        data_root.join(STATE_FILE)
+    }
+
+    /// Read the receipt under `data_root`; `Ok(None)` when nothing was ever installed there.
+    pub fn load(data_root: &Path) -> Result<Option<InstallState>, StateError> {
+        let path = Self::path(data_root);
+        let bytes = match fs_err::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(StateError::Read { path, source }),
+        };
+        let state: InstallState =
+            serde_json::from_slice(&bytes).map_err(|e| StateError::Parse {
+                path: path.clone(),
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            })?;
+        if state.schema_version > STATE_SCHEMA_VERSION {
+            return Err(StateError::TooNew {
+                path,
+                found: state.schema_version,
+            });
+        }
+        Ok(Some(state))
+    }
+
+    /// The recorded interpreter of `adapter`'s active runtime.
+    pub fn interpreter(&self, adapter: &str) -> Option<&Path> {
+        self.runtimes.get(adapter).map(|r| r.interpreter.as_path())
+    }
+}
+
+/// The interpreter the installer provisioned for `adapter` under `data_root`, if any: what
+/// the server uses when neither `--python` nor `SCIMCP_PYTHON` is given.
+pub fn recorded_interpreter(
+    data_root: &Path,
+    adapter: &str,
+) -> Result<Option<PathBuf>, StateError> {
+    Ok(InstallState::load(data_root)?.and_then(|s| s.interpreter(adapter).map(Path::to_path_buf)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_reads_the_interpreter() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(InstallState::load(dir.path()).unwrap().is_none());
+        let mut state = InstallState::new();
+        state.runtimes.insert(
+            "refsci".into(),
+            RuntimeRecord {
+                interpreter: dir.path().join("runtimes/refsci-ab/bin/python"),
+                dir: dir.path().join("runtimes/refsci-ab"),
+                requirements_hash: "ab".into(),
+                requirements: vec!["numpy==2.1.3".into()],
+                python_version: "3.11.7".into(),
+                provisioner: "venv+pip".into(),
+                versions: BTreeMap::new(),
+                package: None,
+            },
+        );
+        crate::fs::write_json_atomic(&InstallState::path(dir.path()), &state).unwrap();
+        assert_eq!(InstallState::load(dir.path()).unwrap().unwrap(), state);
+        assert_eq!(
+            recorded_interpreter(dir.path(), "refsci").unwrap().unwrap(),
+            dir.path().join("runtimes/refsci-ab/bin/python")
+        );
+        assert!(recorded_interpreter(dir.path(), "other").unwrap().is_none());
+    }
+
+    #[test]
+    fn refuses_newer_schema_and_names_position_of_bad_json() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(InstallState::path(dir.path()), br#"{"schema_version": 99}"#).unwrap();
+        let err = InstallState::load(dir.path()).unwrap_err();
+        assert!(matches!(err, StateError::TooNew { found: 99, .. }), "{err}");
+        fs_err::write(
+            InstallState::path(dir.path()),
+            b"{\n  \"schema_version\": 1,\n",
+        )
+        .unwrap();
+        let err = InstallState::load(dir.path()).unwrap_err();
+        assert!(matches!(err, StateError::Parse { line: 3, .. }), "{err}");
+    }
+}

@@ -1,0 +1,53 @@
+//! Backups of client files: the previous bytes of every file scimcp changes, kept under
+//! `<data root>/backups/` as `<UTC time>-<client>-<file name>` (private, never overwritten).
+
+use std::path::{Path, PathBuf};
+
+use scimcp_core::fs::{Privacy, WriteError, write_atomic};
+
+/// Keep `bytes` (the current content of `original`) as a backup for `client`.
+pub fn keep(
+    backups_dir: &Path,
+    client: &str,
+    original: &Path,
+    bytes: &[u8],
+) -> Result<PathBuf, WriteError> {
+    scimcp_core::fs::create_private_dir(backups_dir).map_err(|source| WriteError::Io {
+        path: backups_dir.to_path_buf(),
+        source,
+    })?;
+    let now = jiff::Timestamp::now();
+    let stamp = format!(
+        "{}{:06}Z",
+        now.strftime("%Y%m%dT%H%M%S."),
+        now.subsec_microsecond()
+    );
+    let file = original
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "config".into());
+    let mut path = backups_dir.join(format!("{stamp}-{client}-{file}"));
+    let mut n = 1;
+    while path.exists() {
+        path = backups_dir.join(format!("{stamp}-{n}-{client}-{file}"));
+        n += 1;
+    }
+    write_atomic(&path, bytes, Privacy::Private)?;
+    Ok(path)
+}
+
+/// The newest backup kept for `client`'s file `original`, if any.
+pub fn latest(backups_dir: &Path, client: &str, original: &Path) -> Option<PathBuf> {
+    let file = original.file_name()?.to_string_lossy().into_owned();
+    let suffix = format!("-{client}-{file}");
+    let mut found: Vec<PathBuf> = fs_err::read_dir(backups_dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(&suffix))
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}

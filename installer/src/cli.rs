@@ -1,0 +1,113 @@
+//! All of `scimcp-setup`'s command-line parsing.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "scimcp-setup",
+    version,
+    about = "Install scimcp and register it with your AI clients",
+    long_about = "Install scimcp and register it with your AI clients.\n\n\
+        With no subcommand, `install` runs: it unpacks this version under the scimcp data \
+        directory, provisions the scientific runtime, and registers the server in every MCP \
+        client found on this computer (plus a generic mcp.json any other client can use). \
+        Nothing else in a client's configuration is changed; every file is backed up first."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags every subcommand accepts.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// Only this client (repeatable); default: every detected client plus the generic file.
+    /// See `scimcp-setup clients` for the ids.
+    #[arg(long = "client", global = true, value_name = "NAME")]
+    pub clients: Vec<String>,
+    /// Print the exact diff of every file that would change, and change nothing.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// Print a machine-readable JSON report on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Answer yes to confirmations (needed for `uninstall --purge` without a terminal).
+    #[arg(long, short = 'y', global = true)]
+    pub yes: bool,
+    /// A project directory, for the project-scope clients (claude-code-project,
+    /// cursor-project, vscode-workspace).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Install (the default): unpack, provision the runtime, register clients.
+    Install(InstallArgs),
+    /// Re-apply everything idempotently: entries, the runtime, the `current` version.
+    Repair(InstallArgs),
+    /// Move to the newest version found in a local mirror directory.
+    #[command(
+        long_about = "Move to the newest version found in a local mirror directory.\n\n\
+        --from MIRROR_DIR is required for now: downloading releases from GitHub, with \
+        Sigstore signature verification, comes with the release milestone and is not \
+        implemented yet. A mirror holds bundles named scimcp-<semver>[-<target>] (directories \
+        or .zip files)."
+    )]
+    Upgrade(UpgradeArgs),
+    /// Go back to the previous version (one atomic switch).
+    Rollback,
+    /// Remove scimcp's client entries, versions and runtimes; keep run data.
+    Uninstall(UninstallArgs),
+    /// Show what is installed, active and registered.
+    Status,
+    /// List known MCP clients and whether scimcp is registered in each.
+    Clients,
+}
+
+/// Arguments of `install` and `repair`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct InstallArgs {
+    /// Install from this bundle (a directory or a .zip) instead of the running binaries.
+    #[arg(long, value_name = "BUNDLE")]
+    pub from: Option<PathBuf>,
+    /// Python interpreter to build the scientific runtime from.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Do not provision the scientific runtime (client registration only).
+    #[arg(long)]
+    pub skip_runtime: bool,
+}
+
+/// Arguments of `upgrade`.
+#[derive(Args, Debug, Clone)]
+pub struct UpgradeArgs {
+    /// A local directory of bundles (`scimcp-<semver>*/` or `.zip`). Required until the
+    /// signed GitHub release path lands.
+    #[arg(long, value_name = "MIRROR_DIR")]
+    pub from: Option<PathBuf>,
+    /// Install this version from the mirror instead of the newest.
+    #[arg(long, value_name = "SEMVER")]
+    pub version: Option<semver::Version>,
+    /// Allow moving to an older version.
+    #[arg(long)]
+    pub allow_downgrade: bool,
+    /// Python interpreter to build a new runtime from.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Do not provision the scientific runtime.
+    #[arg(long)]
+    pub skip_runtime: bool,
+}
+
+/// Arguments of `uninstall`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct UninstallArgs {
+    /// Also delete run data, datasets and backups (asks first unless --yes).
+    #[arg(long)]
+    pub purge: bool,
+}

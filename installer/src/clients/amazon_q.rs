@@ -1,0 +1,28 @@
+//! Amazon Q Developer CLI: the global `~/.aws/amazonq/mcp.json`, `mcpServers`. Newer builds
+//! keep servers in agent files, and the default agent includes this file
+//! (`useLegacyMcpJson`), so it is the one location every build reads.
+
+use std::path::PathBuf;
+
+use super::{Client, ClientContext, ConfigFile, seen};
+
+pub struct AmazonQ;
+
+fn dir(cx: ClientContext<'_>) -> PathBuf {
+    cx.host.home.join(".aws").join("amazonq")
+}
+
+impl Client for AmazonQ {
+    fn id(&self) -> &'static str {
+        "amazon-q"
+    }
+    fn name(&self) -> &'static str {
+        "Amazon Q Developer CLI"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        Some(ConfigFile::mcp_servers(dir(cx).join("mcp.json")))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        seen(cx, &[dir(cx)], &["q"])
+    }
+}

@@ -1,0 +1,129 @@
+//! Claude Code. User scope lives in `~/.claude.json` (top-level `mcpServers`), a file the
+//! running app rewrites constantly; so when `claude` is on PATH registration goes through
+//! `claude mcp add-json --scope user` / `claude mcp remove --scope user`, and only without
+//! it does scimcp edit the file itself (under its lock, atomically). Project scope is the
+//! repository's `.mcp.json`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use scimcp_core::install_state::ServerCommand;
+
+use super::{Client, ClientContext, ConfigFile, SERVER_NAME, path_text};
+use crate::entry::Entry;
+
+pub struct ClaudeCode;
+pub struct ClaudeCodeProject;
+
+/// `{"type": "stdio", "command", "args", "env": {}}`: the shape `claude mcp add-json`
+/// stores, so a CLI registration and a file edit produce the same entry.
+fn claude_entry(server: &ServerCommand) -> Entry {
+    Entry::map([
+        ("type", Entry::str("stdio")),
+        ("command", Entry::str(path_text(&server.command))),
+        ("args", Entry::strs(server.args.iter().cloned())),
+        ("env", Entry::Map(Vec::new())),
+    ])
+}
+
+impl Client for ClaudeCode {
+    fn id(&self) -> &'static str {
+        "claude-code"
+    }
+    fn name(&self) -> &'static str {
+        "Claude Code"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        Some(ConfigFile::mcp_servers(cx.host.home.join(".claude.json")))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        cx.host.home.join(".claude.json").is_file()
+            || cx.host.home.join(".claude").is_dir()
+            || cx.host.which("claude").is_some()
+    }
+    fn entry(&self, server: &ServerCommand) -> Entry {
+        claude_entry(server)
+    }
+    fn cli(&self, cx: ClientContext<'_>) -> Option<ClaudeCli> {
+        cx.host.which("claude").map(|program| ClaudeCli {
+            program,
+            envs: cx
+                .host
+                .vars()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        })
+    }
+}
+
+impl Client for ClaudeCodeProject {
+    fn id(&self) -> &'static str {
+        "claude-code-project"
+    }
+    fn name(&self) -> &'static str {
+        "Claude Code (project .mcp.json)"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        cx.project
+            .map(|p| ConfigFile::mcp_servers(p.join(".mcp.json")))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        cx.project.is_some()
+    }
+    fn entry(&self, server: &ServerCommand) -> Entry {
+        claude_entry(server)
+    }
+    fn selected_by_default(&self) -> bool {
+        false
+    }
+}
+
+/// The `claude` program and the environment to run it in.
+#[derive(Debug, Clone)]
+pub struct ClaudeCli {
+    pub program: PathBuf,
+    envs: Vec<(String, std::ffi::OsString)>,
+}
+
+/// The `claude` CLI failed.
+#[derive(Debug, thiserror::Error)]
+#[error("`{program} {args}` failed: {detail}")]
+pub struct CliError {
+    pub program: String,
+    pub args: String,
+    pub detail: String,
+}
+
+impl ClaudeCli {
+    fn run(&self, args: &[&str]) -> Result<(), CliError> {
+        let fail = |detail: String| CliError {
+            program: self.program.display().to_string(),
+            args: args.join(" "),
+            detail,
+        };
+        let out = Command::new(&self.program)
+            .args(args)
+            .env_clear()
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| fail(e.to_string()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            Err(fail(format!("{} ({})", stderr.trim(), out.status)))
+        }
+    }
+
+    /// `claude mcp add-json --scope user scimcp JSON`.
+    pub fn add(&self, entry: &serde_json::Value) -> Result<(), CliError> {
+        let json = entry.to_string();
+        self.run(&["mcp", "add-json", "--scope", "user", SERVER_NAME, &json])
+    }
+
+    /// `claude mcp remove --scope user scimcp`.
+    pub fn remove(&self) -> Result<(), CliError> {
+        self.run(&["mcp", "remove", "--scope", "user", SERVER_NAME])
+    }
+}

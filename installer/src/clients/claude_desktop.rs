@@ -1,0 +1,44 @@
+//! Claude Desktop: `claude_desktop_config.json`, `mcpServers`. On Windows the Store (MSIX)
+//! build reads its config inside its package's virtualized AppData, not `%APPDATA%\Claude`;
+//! that location wins whenever the package directory exists.
+
+use std::path::PathBuf;
+
+use super::{Client, ClientContext, ConfigFile};
+use crate::host::Platform;
+
+pub struct ClaudeDesktop;
+
+const FILE: &str = "claude_desktop_config.json";
+/// The Claude Desktop MSIX package family name.
+const MSIX_PACKAGE: &str = "Claude_pzs8sxrjxfjjc";
+
+fn msix_dir(cx: ClientContext<'_>) -> PathBuf {
+    cx.host.local_appdata().join("Packages").join(MSIX_PACKAGE)
+}
+
+fn config_dir(cx: ClientContext<'_>) -> PathBuf {
+    match cx.host.platform {
+        Platform::Windows if msix_dir(cx).is_dir() => msix_dir(cx)
+            .join("LocalCache")
+            .join("Roaming")
+            .join("Claude"),
+        // Linux has no official build; community builds use ~/.config/Claude.
+        _ => cx.host.app_config().join("Claude"),
+    }
+}
+
+impl Client for ClaudeDesktop {
+    fn id(&self) -> &'static str {
+        "claude-desktop"
+    }
+    fn name(&self) -> &'static str {
+        "Claude Desktop"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        Some(ConfigFile::mcp_servers(config_dir(cx).join(FILE)))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        config_dir(cx).is_dir() || msix_dir(cx).is_dir()
+    }
+}

@@ -1,0 +1,36 @@
+//! OpenAI Codex CLI: `[mcp_servers.scimcp]` in `$CODEX_HOME/config.toml` (default
+//! `~/.codex`). `toml_edit` escapes Windows backslashes correctly, the mistake that made
+//! Codex hang on start-up with hand-written paths.
+
+use std::path::PathBuf;
+
+use super::{Client, ClientContext, ConfigFile, seen};
+use crate::edit::Format;
+
+pub struct Codex;
+
+fn home(cx: ClientContext<'_>) -> PathBuf {
+    cx.host
+        .var_path("CODEX_HOME")
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| cx.host.home.join(".codex"))
+}
+
+impl Client for Codex {
+    fn id(&self) -> &'static str {
+        "codex"
+    }
+    fn name(&self) -> &'static str {
+        "OpenAI Codex CLI"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        Some(ConfigFile::new(
+            home(cx).join("config.toml"),
+            Format::Toml,
+            &["mcp_servers"],
+        ))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        seen(cx, &[home(cx)], &["codex"])
+    }
+}

@@ -1,0 +1,58 @@
+//! Continue: a standalone block file `~/.continue/mcpServers/scimcp.yaml`.
+//!
+//! Why a file of its own rather than an edit of `config.yaml`: Continue's `mcpServers` is a
+//! *list* of `{name, …}` items, which a bounded text edit cannot locate as reliably as a
+//! mapping key, and `config.yaml` is often the user's most hand-tuned file. A block file in
+//! `mcpServers/` is loaded next to it; scimcp owns every byte of it, so install writes it,
+//! repair rewrites it, and uninstall deletes it without touching anything the user wrote.
+
+use std::path::PathBuf;
+
+use scimcp_core::install_state::ServerCommand;
+
+use super::{Client, ClientContext, ConfigFile, SERVER_NAME, path_text, seen};
+use crate::edit::Format;
+use crate::entry::Entry;
+
+pub struct Continue;
+
+fn dir(cx: ClientContext<'_>) -> PathBuf {
+    cx.host.home.join(".continue")
+}
+
+impl Client for Continue {
+    fn id(&self) -> &'static str {
+        "continue"
+    }
+    fn name(&self) -> &'static str {
+        "Continue"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        Some(ConfigFile::new(
+            dir(cx)
+                .join("mcpServers")
+                .join(format!("{SERVER_NAME}.yaml")),
+            Format::OwnedYaml,
+            &[],
+        ))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        seen(cx, &[dir(cx)], &["cn"])
+    }
+    fn entry(&self, server: &ServerCommand) -> Entry {
+        Entry::map([
+            ("name", Entry::str(SERVER_NAME)),
+            ("version", Entry::str(scimcp_core::version::SUITE_VERSION)),
+            ("schema", Entry::str("v1")),
+            (
+                "mcpServers",
+                Entry::List(vec![Entry::map([
+                    ("name", Entry::str(SERVER_NAME)),
+                    ("type", Entry::str("stdio")),
+                    ("command", Entry::str(path_text(&server.command))),
+                    ("args", Entry::strs(server.args.iter().cloned())),
+                ])]),
+            ),
+        ])
+    }
+}

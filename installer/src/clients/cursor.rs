@@ -1,0 +1,42 @@
+//! Cursor: `~/.cursor/mcp.json` (global) and `<project>/.cursor/mcp.json`, `mcpServers`.
+
+use super::{Client, ClientContext, ConfigFile, seen};
+
+pub struct Cursor;
+pub struct CursorProject;
+
+impl Client for Cursor {
+    fn id(&self) -> &'static str {
+        "cursor"
+    }
+    fn name(&self) -> &'static str {
+        "Cursor"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        Some(ConfigFile::mcp_servers(
+            cx.host.home.join(".cursor").join("mcp.json"),
+        ))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        seen(cx, &[cx.host.home.join(".cursor")], &["cursor"])
+    }
+}
+
+impl Client for CursorProject {
+    fn id(&self) -> &'static str {
+        "cursor-project"
+    }
+    fn name(&self) -> &'static str {
+        "Cursor (project .cursor/mcp.json)"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        cx.project
+            .map(|p| ConfigFile::mcp_servers(p.join(".cursor").join("mcp.json")))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        cx.project.is_some()
+    }
+    fn selected_by_default(&self) -> bool {
+        false
+    }
+}

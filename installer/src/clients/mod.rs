@@ -1,0 +1,173 @@
+//! The MCP clients scimcp registers with: one module per client, all behind [`Client`].
+//!
+//! A client says where its configuration lives on a given [`Host`] (paths for Linux, macOS
+//! and Windows, from notes/clients.md), what the scimcp entry looks like in its dialect,
+//! and whether it looks installed. The registrar does the editing; clients never touch
+//! files themselves.
+
+mod amazon_q;
+mod claude_code;
+mod claude_desktop;
+mod cline;
+mod codex;
+mod continue_dev;
+mod cursor;
+mod gemini;
+mod generic;
+mod goose;
+mod jetbrains;
+mod kiro;
+mod lm_studio;
+mod opencode;
+mod roo_code;
+mod vscode;
+mod windsurf;
+mod zed;
+
+use std::path::{Path, PathBuf};
+
+use scimcp_core::install_state::ServerCommand;
+
+pub use claude_code::{ClaudeCli, CliError};
+
+use crate::edit::{Format, Slot};
+use crate::entry::Entry;
+use crate::host::Host;
+use crate::layout::Layout;
+
+/// The key scimcp's entry has in every client.
+pub const SERVER_NAME: &str = scimcp_core::version::SUITE_NAME;
+
+/// What a client's paths are computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientContext<'a> {
+    pub host: &'a Host,
+    pub layout: &'a Layout,
+    /// The project directory for project-scope clients (`--project`).
+    pub project: Option<&'a Path>,
+}
+
+/// A configuration file and where scimcp's entry sits in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    pub path: PathBuf,
+    pub format: Format,
+    /// Keys of the object that holds the servers (`["mcpServers"]`, `["servers"]`, …).
+    pub container: &'static [&'static str],
+}
+
+impl ConfigFile {
+    pub fn new(path: PathBuf, format: Format, container: &'static [&'static str]) -> ConfigFile {
+        ConfigFile {
+            path,
+            format,
+            container,
+        }
+    }
+
+    /// `mcpServers` in a JSON file: the shape most clients share.
+    pub fn mcp_servers(path: PathBuf) -> ConfigFile {
+        ConfigFile::new(path, Format::Json, &["mcpServers"])
+    }
+
+    pub fn slot(&self) -> Slot<'_> {
+        Slot {
+            container: self.container,
+            name: SERVER_NAME,
+        }
+    }
+}
+
+/// One MCP client.
+pub trait Client: Send + Sync {
+    /// The id used with `--client` (kebab-case, stable).
+    fn id(&self) -> &'static str;
+    /// The product's name as users know it.
+    fn name(&self) -> &'static str;
+    /// The file scimcp edits on this host; `None` when there is none to edit (a client
+    /// configured only in its UI, or a project-scope client without `--project`).
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile>;
+    /// Whether the client looks installed for this user.
+    fn detect(&self, cx: ClientContext<'_>) -> bool;
+    /// The scimcp entry in this client's dialect.
+    fn entry(&self, server: &ServerCommand) -> Entry {
+        command_args(server)
+    }
+    /// The client's own command-line tool, when registration should go through it.
+    fn cli(&self, _cx: ClientContext<'_>) -> Option<ClaudeCli> {
+        None
+    }
+    /// What to tell the user for a client that has no file scimcp can write.
+    fn manual_steps(&self, _server: &ServerCommand) -> Option<String> {
+        None
+    }
+    /// Whether the default selection (no `--client`) includes it when it is detected.
+    fn selected_by_default(&self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for dyn Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// `{"command": …, "args": […]}`: the Claude Desktop shape most clients read.
+pub fn command_args(server: &ServerCommand) -> Entry {
+    Entry::map([
+        ("command", Entry::str(path_text(&server.command))),
+        ("args", Entry::strs(server.args.iter().cloned())),
+    ])
+}
+
+/// `{"type": "stdio", "command": …, "args": […]}`.
+pub fn typed_stdio(server: &ServerCommand) -> Entry {
+    Entry::map([
+        ("type", Entry::str("stdio")),
+        ("command", Entry::str(path_text(&server.command))),
+        ("args", Entry::strs(server.args.iter().cloned())),
+    ])
+}
+
+/// A path as the text written into a client file.
+pub fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// Whether any of `dirs` exists, or any of `programs` is on `PATH`.
+fn seen(cx: ClientContext<'_>, dirs: &[PathBuf], programs: &[&str]) -> bool {
+    dirs.iter().any(|d| d.is_dir()) || programs.iter().any(|p| cx.host.which(p).is_some())
+}
+
+/// Every client, in the order `clients` lists them.
+pub fn all() -> Vec<&'static dyn Client> {
+    vec![
+        &claude_desktop::ClaudeDesktop,
+        &claude_code::ClaudeCode,
+        &claude_code::ClaudeCodeProject,
+        &cursor::Cursor,
+        &cursor::CursorProject,
+        &vscode::VsCode,
+        &vscode::VsCodeWorkspace,
+        &windsurf::Windsurf,
+        &zed::Zed,
+        &codex::Codex,
+        &gemini::Gemini,
+        &cline::Cline,
+        &roo_code::RooCode,
+        &continue_dev::Continue,
+        &goose::Goose,
+        &lm_studio::LmStudio,
+        &kiro::Kiro,
+        &opencode::OpenCode,
+        &amazon_q::AmazonQ,
+        &jetbrains::JetBrains,
+        &generic::Generic,
+    ]
+}
+
+/// The client with this id.
+pub fn by_id(id: &str) -> Option<&'static dyn Client> {
+    all().into_iter().find(|c| c.id() == id)
+}

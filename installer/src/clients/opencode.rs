@@ -1,0 +1,48 @@
+//! OpenCode: `mcp.scimcp` with `type: local` and the whole command line as one array, in
+//! `~/.config/opencode/opencode.json` (`opencode.jsonc` when only that one exists: the CST
+//! editor keeps its comments).
+
+use std::path::PathBuf;
+
+use scimcp_core::install_state::ServerCommand;
+
+use super::{Client, ClientContext, ConfigFile, path_text, seen};
+use crate::edit::Format;
+use crate::entry::Entry;
+
+pub struct OpenCode;
+
+fn dir(cx: ClientContext<'_>) -> PathBuf {
+    cx.host.xdg_config().join("opencode")
+}
+
+impl Client for OpenCode {
+    fn id(&self) -> &'static str {
+        "opencode"
+    }
+    fn name(&self) -> &'static str {
+        "OpenCode"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        let json = dir(cx).join("opencode.json");
+        let jsonc = dir(cx).join("opencode.jsonc");
+        let path = if !json.exists() && jsonc.is_file() {
+            jsonc
+        } else {
+            json
+        };
+        Some(ConfigFile::new(path, Format::Json, &["mcp"]))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        seen(cx, &[dir(cx)], &["opencode"])
+    }
+    fn entry(&self, server: &ServerCommand) -> Entry {
+        let mut command = vec![path_text(&server.command)];
+        command.extend(server.args.iter().cloned());
+        Entry::map([
+            ("type", Entry::str("local")),
+            ("command", Entry::strs(command)),
+            ("enabled", Entry::Bool(true)),
+        ])
+    }
+}

@@ -1,0 +1,48 @@
+//! Zed: `context_servers` in its JSONC `settings.json` (comments and trailing commas are
+//! normal there, so the CST editor matters most here). `~/.config/zed` on Linux (honouring
+//! `XDG_CONFIG_HOME`) and macOS, `%APPDATA%\Zed` on Windows.
+
+use std::path::PathBuf;
+
+use scimcp_core::install_state::ServerCommand;
+
+use super::{Client, ClientContext, ConfigFile, path_text, seen};
+use crate::edit::Format;
+use crate::entry::Entry;
+use crate::host::Platform;
+
+pub struct Zed;
+
+fn dir(cx: ClientContext<'_>) -> PathBuf {
+    match cx.host.platform {
+        Platform::Windows => cx.host.appdata().join("Zed"),
+        _ => cx.host.xdg_config().join("zed"),
+    }
+}
+
+impl Client for Zed {
+    fn id(&self) -> &'static str {
+        "zed"
+    }
+    fn name(&self) -> &'static str {
+        "Zed"
+    }
+    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+        Some(ConfigFile::new(
+            dir(cx).join("settings.json"),
+            Format::Json,
+            &["context_servers"],
+        ))
+    }
+    fn detect(&self, cx: ClientContext<'_>) -> bool {
+        seen(cx, &[dir(cx)], &["zed"])
+    }
+    /// `command, args, env`, the custom-server shape of Zed's documentation.
+    fn entry(&self, server: &ServerCommand) -> Entry {
+        Entry::map([
+            ("command", Entry::str(path_text(&server.command))),
+            ("args", Entry::strs(server.args.iter().cloned())),
+            ("env", Entry::Map(Vec::new())),
+        ])
+    }
+}

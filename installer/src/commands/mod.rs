@@ -1,0 +1,343 @@
+//! One module per subcommand, over the shared [`Setup`] context and [`Report`].
+
+pub mod clients;
+pub mod install;
+pub mod rollback;
+pub mod status;
+pub mod uninstall;
+pub mod upgrade;
+
+use std::path::{Path, PathBuf};
+
+use scimcp_core::install_state::{InstallState, ServerCommand};
+use serde::Serialize;
+
+use crate::clients::{Client, ClientContext};
+use crate::error::SetupError;
+use crate::host::Host;
+use crate::layout::Layout;
+use crate::register::{self, ClientPlan, How, Intent, Outcome, Planner};
+
+/// Resolved settings every command runs with.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub host: Host,
+    pub layout: Layout,
+    /// `--client` ids (empty: the default selection).
+    pub clients: Vec<String>,
+    pub project: Option<PathBuf>,
+    pub dry_run: bool,
+    pub json: bool,
+    pub yes: bool,
+}
+
+impl Setup {
+    pub fn client_context(&self) -> ClientContext<'_> {
+        ClientContext {
+            host: &self.host,
+            layout: &self.layout,
+            project: self.project.as_deref(),
+        }
+    }
+
+    pub fn server(&self) -> ServerCommand {
+        self.layout.server_command()
+    }
+
+    /// The clients to act on: the named ones, or every detected one that is selected by
+    /// default; the generic file is always included. `extra` ids (from the receipt) are
+    /// added for repair and uninstall.
+    pub fn select(&self, extra: &[String]) -> Result<Vec<&'static dyn Client>, SetupError> {
+        let all = crate::clients::all();
+        let mut chosen: Vec<&'static dyn Client> = Vec::new();
+        if self.clients.is_empty() {
+            let cx = self.client_context();
+            chosen.extend(
+                all.iter()
+                    .copied()
+                    .filter(|c| c.selected_by_default() && c.detect(cx)),
+            );
+        } else {
+            for id in &self.clients {
+                let client = crate::clients::by_id(id).ok_or_else(|| {
+                    SetupError::UnknownClient(
+                        id.clone(),
+                        all.iter().map(|c| c.id()).collect::<Vec<_>>().join(", "),
+                    )
+                })?;
+                chosen.push(client);
+            }
+        }
+        for id in extra.iter().map(String::as_str).chain(["generic"]) {
+            if let Some(c) = crate::clients::by_id(id)
+                && !chosen.iter().any(|x| x.id() == c.id())
+            {
+                chosen.push(c);
+            }
+        }
+        Ok(chosen)
+    }
+
+    /// Load the receipt (or a new one).
+    pub fn load_state(&self) -> Result<InstallState, SetupError> {
+        Ok(InstallState::load(&self.layout.root)?.unwrap_or_else(InstallState::new))
+    }
+
+    /// Write the receipt if it changed.
+    pub fn save_state(
+        &self,
+        before: &InstallState,
+        state: &InstallState,
+    ) -> Result<(), SetupError> {
+        if before == state && InstallState::path(&self.layout.root).is_file() {
+            return Ok(());
+        }
+        crate::faults::checkpoint();
+        let path = InstallState::path(&self.layout.root);
+        scimcp_core::fs::write_json_atomic(&path, state).map_err(SetupError::write(path))?;
+        crate::faults::checkpoint();
+        Ok(())
+    }
+}
+
+/// A command's result, printed for humans or as JSON.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub command: &'static str,
+    pub dry_run: bool,
+    pub data_root: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<String>,
+    /// What was done (or would be done) to the layout, in order.
+    pub steps: Vec<String>,
+    pub clients: Vec<ClientReport>,
+    /// What the user should do next.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Unified diffs of every file that changes (`--dry-run` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diffs: Vec<FileDiff>,
+}
+
+/// One client's part of a report.
+#[derive(Debug, Serialize)]
+pub struct ClientReport {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub location: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manual_steps: Option<String>,
+}
+
+/// A file's diff in a dry run.
+#[derive(Debug, Serialize)]
+pub struct FileDiff {
+    pub path: PathBuf,
+    pub diff: String,
+}
+
+impl Report {
+    pub fn new(command: &'static str, setup: &Setup) -> Report {
+        Report {
+            schema_version: 1,
+            command,
+            dry_run: setup.dry_run,
+            data_root: setup.layout.root.clone(),
+            ..Report::default()
+        }
+    }
+
+    pub fn step(&mut self, text: impl Into<String>) {
+        self.steps.push(text.into());
+    }
+
+    /// The number of clients that failed.
+    pub fn failures(&self) -> usize {
+        self.clients.iter().filter(|c| c.error.is_some()).count()
+    }
+
+    /// Print the report on stdout (human text, or JSON with `--json`).
+    pub fn print(&self, json: bool) {
+        let mut out = String::new();
+        if json {
+            out = serde_json::to_string_pretty(self).expect("JSON");
+            out.push('\n');
+        } else {
+            use std::fmt::Write;
+            for d in &self.diffs {
+                out.push_str(&d.diff);
+                if !d.diff.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            let verb = if self.dry_run { "would " } else { "" };
+            for s in &self.steps {
+                let _ = writeln!(out, "{verb}{s}");
+            }
+            for c in &self.clients {
+                let what = match (&c.error, &c.outcome) {
+                    (Some(e), _) => format!("FAILED: {e}"),
+                    (None, Some(Outcome::Manual)) => "configure by hand:".to_string(),
+                    (None, Some(o)) => outcome_text(o, self.dry_run).to_string(),
+                    (None, None) => String::new(),
+                };
+                let _ = writeln!(out, "{:<26} {what}  [{}]", c.name, c.location);
+                if let Some(steps) = &c.manual_steps {
+                    for line in steps.lines() {
+                        let _ = writeln!(out, "    {line}");
+                    }
+                }
+            }
+            for n in &self.notes {
+                let _ = writeln!(out, "\n{n}");
+            }
+        }
+        print_stdout(&out);
+    }
+}
+
+fn outcome_text(o: &Outcome, dry_run: bool) -> &'static str {
+    match (o, dry_run) {
+        (Outcome::Unchanged, _) => "up to date",
+        (Outcome::Added, false) => "registered",
+        (Outcome::Added, true) => "would register",
+        (Outcome::Replaced, false) => "entry repaired",
+        (Outcome::Replaced, true) => "would repair the entry",
+        (Outcome::Removed, false) => "entry removed",
+        (Outcome::Removed, true) => "would remove the entry",
+        (Outcome::FileRemoved, false) => "file removed (scimcp created it)",
+        (Outcome::FileRemoved, true) => "would remove the file (scimcp created it)",
+        (Outcome::LeftAlone, _) => "left alone (the entry is not scimcp's)",
+        (Outcome::Absent, _) => "not registered",
+        (Outcome::Manual, _) => "configure by hand",
+    }
+}
+
+/// Write to stdout; a closed pipe is not an error worth a panic.
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Plan and (unless dry-run) apply `intent` for `clients`, updating the receipt's client
+/// records. Per-client failures land in the report; the others still proceed.
+pub fn register_clients(
+    setup: &Setup,
+    state: &mut scimcp_core::install_state::InstallState,
+    clients: &[&'static dyn Client],
+    intent: Intent,
+    report: &mut Report,
+) {
+    let server = setup.server();
+    let backups = setup.layout.backups_dir();
+    let planner = Planner {
+        cx: setup.client_context(),
+        server: &server,
+        backups_dir: &backups,
+    };
+    // Claude Code's own CLI last: it is the slowest and the least under our control.
+    let mut ordered: Vec<&'static dyn Client> = clients.to_vec();
+    ordered.sort_by_key(|c| c.cli(setup.client_context()).is_some());
+    for client in ordered {
+        let recorded = state.clients.get(client.id()).cloned();
+        let planned = planner.plan(client, intent, recorded.as_ref());
+        let mut entry = ClientReport {
+            id: client.id(),
+            name: client.name(),
+            location: client
+                .file(setup.client_context())
+                .map_or_else(|| "(settings UI)".into(), |f| f.path.display().to_string()),
+            outcome: None,
+            error: None,
+            manual_steps: None,
+        };
+        match planned {
+            Err(e) => entry.error = Some(e.to_string()),
+            Ok(plan) => {
+                entry.location = plan.location();
+                entry.outcome = Some(plan.outcome.clone());
+                if let How::Manual(steps) = &plan.how {
+                    entry.manual_steps = Some(steps.clone());
+                }
+                if setup.dry_run {
+                    add_diff(&plan, report);
+                } else {
+                    match register::apply(&plan, &backups) {
+                        Ok(applied) => match register::record(&plan, recorded.as_ref(), &applied) {
+                            Some(r) => {
+                                state.clients.insert(client.id().to_string(), r);
+                            }
+                            None if plan.outcome != Outcome::Manual => {
+                                state.clients.remove(client.id());
+                            }
+                            None => {}
+                        },
+                        Err(e) => entry.error = Some(e.to_string()),
+                    }
+                }
+            }
+        }
+        report.clients.push(entry);
+    }
+}
+
+fn add_diff(plan: &ClientPlan, report: &mut Report) {
+    match &plan.how {
+        How::File {
+            file,
+            before,
+            after,
+            ..
+        } if plan.changes() => report.diffs.push(crate::commands::FileDiff {
+            path: file.path.clone(),
+            diff: crate::diff::unified(&file.path, before.as_deref(), after.as_deref()),
+        }),
+        How::Cli {
+            cli, remove, add, ..
+        } if plan.changes() => {
+            let mut lines = String::new();
+            if *remove {
+                lines.push_str(&format!(
+                    "would run: {} mcp remove --scope user scimcp\n",
+                    cli.program.display()
+                ));
+            }
+            if *add {
+                lines.push_str(&format!(
+                    "would run: {} mcp add-json --scope user scimcp '{}'\n",
+                    cli.program.display(),
+                    plan.entry
+                ));
+            }
+            report.diffs.push(crate::commands::FileDiff {
+                path: cli.program.clone(),
+                diff: lines,
+            });
+        }
+        _ => {}
+    }
+}
+
+/// Remove a directory tree if it exists.
+pub fn remove_tree(path: &Path) -> Result<bool, SetupError> {
+    match fs_err::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            fs_err::remove_dir_all(path).map_err(SetupError::io("removing", path))?;
+            Ok(true)
+        }
+        Ok(_) => {
+            fs_err::remove_file(path).map_err(SetupError::io("removing", path))?;
+            Ok(true)
+        }
+        Err(_) => Ok(false),
+    }
+}

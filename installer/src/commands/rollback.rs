@@ -1,0 +1,51 @@
+//! `rollback`: make the previous version active again, in one atomic switch of `current`,
+//! with the runtime it was provisioned with. Client entries point at the stable path, so
+//! none of them changes; the versions swap roles, so a second rollback undoes the first.
+
+use semver::Version;
+
+use super::install::{finish, lock, version_intact};
+use super::{Report, Setup};
+use crate::error::SetupError;
+use crate::faults::checkpoint;
+
+pub fn run(setup: &Setup) -> Result<Report, SetupError> {
+    let mut report = Report::new("rollback", setup);
+    let _lock = lock(setup)?;
+    let before = setup.load_state()?;
+    let mut state = before.clone();
+    if state.active.is_none() {
+        return Err(SetupError::NotInstalled(setup.layout.root.clone()));
+    }
+    let previous = state.previous.clone().ok_or(SetupError::NoPrevious)?;
+    let version =
+        Version::parse(&previous).map_err(|_| SetupError::PreviousMissing(previous.clone()))?;
+    if !version_intact(&setup.layout, &version) {
+        return Err(SetupError::PreviousMissing(previous));
+    }
+    report.step(format!(
+        "switch {} from {} back to {previous}",
+        setup.layout.current().display(),
+        state.active.as_deref().unwrap_or("?")
+    ));
+    if !setup.dry_run {
+        checkpoint();
+        crate::current::switch(&setup.layout, &version)
+            .map_err(SetupError::io("switching", setup.layout.current()))?;
+        checkpoint();
+    }
+    state.previous = state.active.take();
+    state.active = Some(previous.clone());
+    if let Some(rec) = state.versions.get(&previous) {
+        for (adapter, runtime) in &rec.runtimes {
+            if !runtime.interpreter.is_file() {
+                report.step(format!(
+                    "note: the {adapter} runtime of {previous} is missing; run `scimcp-setup repair`"
+                ));
+            }
+            state.runtimes.insert(adapter.clone(), runtime.clone());
+        }
+    }
+    finish(setup, &before, &state, &mut report)?;
+    Ok(report)
+}

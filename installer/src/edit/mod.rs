@@ -1,0 +1,111 @@
+//! Format-preserving edits of one entry in a client's configuration file.
+//!
+//! Each editor changes only the scimcp entry at `container… / name` and leaves every other
+//! byte alone: other keys, comments, indentation and line endings. None of them ever
+//! replaces a file it cannot parse: the caller gets a [`EditError::Syntax`] with the line
+//! and column instead.
+
+mod json;
+mod toml;
+mod yaml;
+
+use serde_json::Value as Json;
+
+use crate::entry::Entry;
+
+/// How a client's file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// JSON, edited through a concrete syntax tree, so JSONC comments and trailing commas
+    /// survive (VS Code, Zed and Gemini files have them; strict-JSON files are unaffected).
+    Json,
+    /// TOML through `toml_edit` (Codex).
+    Toml,
+    /// One entry of a YAML mapping, edited as a bounded block of text (Goose).
+    Yaml,
+    /// A YAML file that belongs to scimcp entirely (a Continue block file): the entry is
+    /// the whole document and removing it removes the file.
+    OwnedYaml,
+}
+
+/// Where the entry sits: the keys of the containing object, then the entry's own key.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot<'a> {
+    pub container: &'a [&'a str],
+    pub name: &'a str,
+}
+
+/// Why a file could not be edited.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The file does not parse.
+    #[error("line {line}, column {column}: {message}")]
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// It parses, but something on the way to the entry is not what the client documents
+    /// (e.g. `mcpServers` is a list), or the edit could not be made without touching more
+    /// than the entry.
+    #[error("{0}")]
+    Shape(String),
+}
+
+impl Format {
+    /// The entry currently in `text`, as JSON; `None` when it is absent.
+    pub fn read(self, text: &str, slot: Slot<'_>) -> Result<Option<Json>, EditError> {
+        match self {
+            Format::Json => json::read(text, slot),
+            Format::Toml => toml::read(text, slot),
+            Format::Yaml => yaml::read(text, slot),
+            Format::OwnedYaml => yaml::read_document(text),
+        }
+    }
+
+    /// `text` with the entry set to `entry` (added or replaced in place).
+    pub fn set(self, text: &str, slot: Slot<'_>, entry: &Entry) -> Result<String, EditError> {
+        match self {
+            Format::Json => json::set(text, slot, entry),
+            Format::Toml => toml::set(text, slot, entry),
+            Format::Yaml => yaml::set(text, slot, entry),
+            Format::OwnedYaml => Ok(yaml::render_document(entry)),
+        }
+    }
+
+    /// `text` without the entry; `None` when what is left is nothing at all (an owned file,
+    /// or a document holding only the now-empty container), so a file scimcp created can go.
+    pub fn remove(self, text: &str, slot: Slot<'_>) -> Result<(String, bool), EditError> {
+        match self {
+            Format::Json => json::remove(text, slot),
+            Format::Toml => toml::remove(text, slot),
+            Format::Yaml => yaml::remove(text, slot),
+            Format::OwnedYaml => Ok((String::new(), true)),
+        }
+    }
+
+    /// Parse the whole file (after writing it, to verify it).
+    pub fn check(self, text: &str) -> Result<(), EditError> {
+        match self {
+            Format::Json => json::check(text),
+            Format::Toml => toml::check(text),
+            Format::Yaml | Format::OwnedYaml => yaml::check(text),
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,98 @@
+//! The installer's errors. Each says what failed, where, and what to do next.
+
+use std::path::PathBuf;
+
+/// A setup command failed as a whole (per-client failures are reported per client).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
+    #[error(transparent)]
+    State(#[from] scimcp_core::install_state::StateError),
+    #[error(transparent)]
+    Bundle(#[from] crate::bundle::BundleError),
+    #[error(transparent)]
+    Provision(#[from] crate::runtime::ProvisionError),
+    #[error(transparent)]
+    NoHome(#[from] crate::host::NoHomeDir),
+    #[error(transparent)]
+    DataRoot(#[from] scimcp_core::dirs::NoHome),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: scimcp_core::fs::WriteError,
+    },
+    #[error("{action} {path} failed: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("unknown client {0:?}; `scimcp-setup clients` lists the ids: {1}")]
+    UnknownClient(String, String),
+    #[error("the adapter manifest {path} is invalid:\n{message}")]
+    Manifest { path: PathBuf, message: String },
+    #[error("scimcp is not installed under {0}; run `scimcp-setup install` first")]
+    NotInstalled(PathBuf),
+    #[error("there is no previous version to roll back to")]
+    NoPrevious,
+    #[error(
+        "the previous version {0} is no longer under versions/; run `scimcp-setup upgrade` or `repair` instead"
+    )]
+    PreviousMissing(String),
+    #[error(
+        "upgrading from GitHub releases (with signature verification) is not implemented yet; \
+         pass --from MIRROR_DIR, a local directory of scimcp bundles"
+    )]
+    NoMirror,
+    #[error("{mirror} holds no scimcp bundle (scimcp-<semver>*/ or scimcp-<semver>*.zip)")]
+    EmptyMirror { mirror: PathBuf },
+    #[error("{mirror} has no version {version}")]
+    NoSuchVersion { mirror: PathBuf, version: String },
+    #[error("already at {0}, the newest version in the mirror")]
+    UpToDate(String),
+    #[error(
+        "{target} is older than the active {active}; pass --allow-downgrade to install it anyway"
+    )]
+    Downgrade { active: String, target: String },
+    #[error(
+        "the active version {active} is damaged and this scimcp-setup is {running}; run \
+         `scimcp-setup repair --from BUNDLE` with the {active} bundle"
+    )]
+    CannotRepairVersion { active: String, running: String },
+    #[error(
+        "scimcp {active} is installed and this is {target}, an older version; nothing was changed. \
+         Run the newer scimcp-setup, or go back on purpose with `scimcp-setup rollback` or \
+         `scimcp-setup upgrade --from MIRROR_DIR --version {target} --allow-downgrade`"
+    )]
+    InstallOlder { active: String, target: String },
+    #[error("--purge deletes every run and result under {0}; rerun with --yes to confirm")]
+    PurgeNeedsYes(PathBuf),
+    #[error("the purge was not confirmed; nothing was deleted")]
+    PurgeDeclined,
+    #[error("{0} client(s) could not be updated (see above); everything else was done")]
+    ClientsFailed(usize),
+}
+
+impl SetupError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> SetupError {
+        let path = path.into();
+        move |source| SetupError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+
+    pub(crate) fn write(
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(scimcp_core::fs::WriteError) -> SetupError {
+        let path = path.into();
+        move |source| SetupError::Write { path, source }
+    }
+}

@@ -1,0 +1,526 @@
+//! Client registration: plan the change of one client's entry, show it, apply it safely.
+//!
+//! Planning reads the file, parses it and computes the new text in memory; nothing is
+//! written. Applying keeps a backup of the old bytes, writes the new bytes atomically with
+//! the file's own permissions, then re-reads the file and checks that it parses and holds
+//! exactly the intended entry. A file that does not parse is never written.
+
+use std::path::{Path, PathBuf};
+
+use scimcp_core::fs::{Privacy, WriteError, write_atomic};
+use scimcp_core::install_state::{ClientRecord, ServerCommand};
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::clients::{ClaudeCli, Client, ClientContext, ConfigFile};
+use crate::edit::EditError;
+use crate::entry::Entry;
+use crate::faults::checkpoint;
+
+/// What the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// Add the entry; replace an existing one only if scimcp wrote it.
+    Install,
+    /// Make the entry exactly what scimcp writes, whatever is there.
+    Repair,
+    /// Remove the entry if it is still what scimcp wrote.
+    Uninstall,
+}
+
+/// What happens (or happened) to one client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Unchanged,
+    Added,
+    Replaced,
+    Removed,
+    /// The file itself goes: scimcp created it and nothing else is in it.
+    FileRemoved,
+    /// Uninstall leaves an entry that is not (or no longer) scimcp's.
+    LeftAlone,
+    /// Not registered and nothing to remove.
+    Absent,
+    /// The user has to do it in the client's UI.
+    Manual,
+}
+
+/// The change for one client.
+#[derive(Debug)]
+pub struct ClientPlan {
+    pub client: &'static dyn Client,
+    pub outcome: Outcome,
+    pub how: How,
+    /// The entry as JSON (what scimcp writes, or what it removes).
+    pub entry: Json,
+}
+
+/// How a change is carried out.
+#[derive(Debug)]
+pub enum How {
+    /// Edit a file: its bytes before and after (`None` = the file is absent / removed).
+    File {
+        file: ConfigFile,
+        before: Option<String>,
+        after: Option<String>,
+        created: bool,
+    },
+    /// Through the client's CLI: remove first (`replace`), then add (`add`).
+    Cli {
+        cli: ClaudeCli,
+        file: ConfigFile,
+        remove: bool,
+        add: bool,
+    },
+    /// Print these steps.
+    Manual(String),
+}
+
+impl ClientPlan {
+    /// Whether applying it changes anything.
+    pub fn changes(&self) -> bool {
+        !matches!(
+            self.outcome,
+            Outcome::Unchanged | Outcome::LeftAlone | Outcome::Absent | Outcome::Manual
+        )
+    }
+
+    /// Where the entry lives, for messages and the receipt.
+    pub fn location(&self) -> String {
+        match &self.how {
+            How::File { file, .. } => file.path.display().to_string(),
+            How::Cli { cli, file, .. } => {
+                format!("{} (via {})", file.path.display(), cli.program.display())
+            }
+            How::Manual(_) => "configured in the client's settings UI".into(),
+        }
+    }
+}
+
+/// Why one client could not be handled. Other clients are still handled.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not UTF-8 text; scimcp leaves it untouched")]
+    NotText { path: PathBuf },
+    #[error(
+        "{path} does not parse: {error}. scimcp has not changed it. Fix the file (or restore {}), \
+         then run scimcp-setup again",
+        backup.as_ref().map_or_else(|| "a copy you trust".to_string(), |b| format!("the backup {}", b.display()))
+    )]
+    Syntax {
+        path: PathBuf,
+        error: EditError,
+        backup: Option<PathBuf>,
+    },
+    #[error("{path}: {message}. scimcp has not changed it")]
+    Shape { path: PathBuf, message: String },
+    #[error(
+        "{path} already has a `scimcp` entry that scimcp did not write; it is left as it is. \
+         Run `scimcp-setup repair` to replace it (the file is backed up first)"
+    )]
+    Conflict { path: PathBuf },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: WriteError,
+    },
+    #[error("{path} did not read back as written ({message}); restore the backup {backup}")]
+    Verify {
+        path: PathBuf,
+        message: String,
+        backup: String,
+    },
+    #[error(transparent)]
+    Cli(#[from] crate::clients::CliError),
+}
+
+/// Everything needed to plan a client's change.
+#[derive(Debug, Clone, Copy)]
+pub struct Planner<'a> {
+    pub cx: ClientContext<'a>,
+    pub server: &'a ServerCommand,
+    pub backups_dir: &'a Path,
+}
+
+impl Planner<'_> {
+    /// Plan `intent` for `client`. `recorded` is what the receipt says scimcp wrote there.
+    pub fn plan(
+        &self,
+        client: &'static dyn Client,
+        intent: Intent,
+        recorded: Option<&ClientRecord>,
+    ) -> Result<ClientPlan, ClientError> {
+        let entry = client.entry(self.server);
+        let entry_json = entry.to_json();
+        let Some(file) = client.file(self.cx) else {
+            let steps = client.manual_steps(self.server).unwrap_or_default();
+            return Ok(ClientPlan {
+                client,
+                outcome: Outcome::Manual,
+                how: How::Manual(steps),
+                entry: entry_json,
+            });
+        };
+        let before = read_text(&file.path)?;
+        let current = match &before {
+            Some(text) => file
+                .format
+                .read(text, file.slot())
+                .map_err(|e| self.edit_error(client, &file, e))?,
+            None => None,
+        };
+        let ours = |v: &Json| *v == entry_json || recorded.is_some_and(|r| r.entry == *v);
+        let outcome = match (intent, &current) {
+            (Intent::Install | Intent::Repair, Some(v)) if *v == entry_json => Outcome::Unchanged,
+            (Intent::Install | Intent::Repair, None) => Outcome::Added,
+            (Intent::Install, Some(v)) if ours(v) => Outcome::Replaced,
+            (Intent::Install, Some(_)) => return Err(ClientError::Conflict { path: file.path }),
+            (Intent::Repair, Some(_)) => Outcome::Replaced,
+            (Intent::Uninstall, None) => Outcome::Absent,
+            (Intent::Uninstall, Some(v)) if ours(v) => Outcome::Removed,
+            (Intent::Uninstall, Some(_)) => Outcome::LeftAlone,
+        };
+        if let Some(cli) = client.cli(self.cx) {
+            let (remove, add) = match outcome {
+                Outcome::Added => (false, true),
+                Outcome::Replaced => (true, true),
+                Outcome::Removed => (true, false),
+                _ => (false, false),
+            };
+            return Ok(ClientPlan {
+                client,
+                outcome,
+                how: How::Cli {
+                    cli,
+                    file,
+                    remove,
+                    add,
+                },
+                entry: entry_json,
+            });
+        }
+        let (after, outcome) = match outcome {
+            Outcome::Added | Outcome::Replaced => {
+                let text = before.as_deref().unwrap_or("");
+                let after = file
+                    .format
+                    .set(text, file.slot(), &entry)
+                    .map_err(|e| self.edit_error(client, &file, e))?;
+                (Some(after), outcome)
+            }
+            Outcome::Removed => {
+                let text = before.as_deref().unwrap_or("");
+                let (after, empty) = file
+                    .format
+                    .remove(text, file.slot())
+                    .map_err(|e| self.edit_error(client, &file, e))?;
+                let created = recorded.is_some_and(|r| r.created_file);
+                if empty && (created || file.format == crate::edit::Format::OwnedYaml) {
+                    (None, Outcome::FileRemoved)
+                } else {
+                    (Some(after), Outcome::Removed)
+                }
+            }
+            other => (before.clone(), other),
+        };
+        let created = before.is_none() || recorded.is_some_and(|r| r.created_file);
+        Ok(ClientPlan {
+            client,
+            outcome,
+            how: How::File {
+                file,
+                before,
+                after,
+                created,
+            },
+            entry: entry_json,
+        })
+    }
+
+    fn edit_error(&self, client: &dyn Client, file: &ConfigFile, error: EditError) -> ClientError {
+        match error {
+            EditError::Syntax { .. } => ClientError::Syntax {
+                path: file.path.clone(),
+                backup: crate::backup::latest(self.backups_dir, client.id(), &file.path),
+                error,
+            },
+            EditError::Shape(message) => ClientError::Shape {
+                path: file.path.clone(),
+                message,
+            },
+        }
+    }
+}
+
+/// The file's text, `None` when it does not exist.
+fn read_text(path: &Path) -> Result<Option<String>, ClientError> {
+    match fs_err::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| ClientError::NotText {
+                path: path.to_path_buf(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ClientError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// What applying a plan left behind, for the receipt.
+#[derive(Debug, Default)]
+pub struct Applied {
+    pub backup: Option<PathBuf>,
+}
+
+/// Carry out `plan`. Call only under the setup lock.
+pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientError> {
+    if !plan.changes() {
+        return Ok(Applied::default());
+    }
+    match &plan.how {
+        How::Manual(_) => Ok(Applied::default()),
+        How::Cli {
+            cli, remove, add, ..
+        } => {
+            if *remove {
+                cli.remove()?;
+            }
+            checkpoint();
+            if *add {
+                cli.add(&plan.entry)?;
+            }
+            Ok(Applied::default())
+        }
+        How::File {
+            file,
+            before,
+            after,
+            ..
+        } => {
+            let path = &file.path;
+            remove_stale_temps(path);
+            let backup = match before {
+                Some(old) => Some(
+                    crate::backup::keep(backups_dir, plan.client.id(), path, old.as_bytes())
+                        .map_err(|source| ClientError::Write {
+                            path: path.clone(),
+                            source,
+                        })?,
+                ),
+                None => None,
+            };
+            checkpoint();
+            let backup_text = backup.as_ref().map_or_else(
+                || "(none: the file was new)".to_string(),
+                |b| b.display().to_string(),
+            );
+            match after {
+                Some(text) => {
+                    if let Some(dir) = path.parent() {
+                        fs_err::create_dir_all(dir).map_err(|source| ClientError::Write {
+                            path: path.clone(),
+                            source: WriteError::Io {
+                                path: dir.to_path_buf(),
+                                source,
+                            },
+                        })?;
+                    }
+                    write_atomic(path, text.as_bytes(), Privacy::KeepExisting).map_err(
+                        |source| ClientError::Write {
+                            path: path.clone(),
+                            source,
+                        },
+                    )?;
+                    checkpoint();
+                    verify(file, text, plan, &backup_text)?;
+                }
+                None => {
+                    fs_err::remove_file(path).map_err(|source| ClientError::Write {
+                        path: path.clone(),
+                        source: WriteError::Io {
+                            path: path.clone(),
+                            source,
+                        },
+                    })?;
+                    if let Some(dir) = path.parent() {
+                        let _ = scimcp_core::fs::sync_dir(dir);
+                    }
+                }
+            }
+            checkpoint();
+            Ok(Applied { backup })
+        }
+    }
+}
+
+/// Re-read `file` and check it is `text`, parses, and holds (or no longer holds) the entry.
+fn verify(
+    file: &ConfigFile,
+    text: &str,
+    plan: &ClientPlan,
+    backup: &str,
+) -> Result<(), ClientError> {
+    let fail = |message: String| ClientError::Verify {
+        path: file.path.clone(),
+        message,
+        backup: backup.to_string(),
+    };
+    let back = fs_err::read(&file.path).map_err(|e| fail(e.to_string()))?;
+    if back != text.as_bytes() {
+        return Err(fail("its bytes differ from what was written".into()));
+    }
+    file.format.check(text).map_err(|e| fail(e.to_string()))?;
+    let entry = file
+        .format
+        .read(text, file.slot())
+        .map_err(|e| fail(e.to_string()))?;
+    let want = match plan.outcome {
+        Outcome::Added | Outcome::Replaced => Some(&plan.entry),
+        _ => None,
+    };
+    if entry.as_ref() != want {
+        return Err(fail("the scimcp entry is not what was intended".into()));
+    }
+    Ok(())
+}
+
+/// Remove temporary files a killed scimcp-setup left next to `path` (named
+/// `.<file name>.<random>.tmp` by `scimcp_core::fs::write_atomic`). Only ever called under
+/// the setup lock, when no other scimcp writer can be mid-write.
+fn remove_stale_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let n = entry.file_name().to_string_lossy().into_owned();
+        if n.starts_with(&prefix) && n.ends_with(".tmp") && n.len() == prefix.len() + 6 + 4 {
+            let _ = fs_err::remove_file(entry.path());
+        }
+    }
+}
+
+/// How one client looks right now, for `clients` and `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientStatus {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub detected: bool,
+    /// The file (or `null` for a UI-only client).
+    pub path: Option<PathBuf>,
+    /// `file`, `cli`, `manual` (settings UI only) or `project` (needs `--project`).
+    pub method: &'static str,
+    pub registered: bool,
+    /// The entry equals what scimcp writes and its command exists.
+    pub healthy: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// Inspect `client` without changing anything.
+pub fn status(
+    cx: ClientContext<'_>,
+    server: &ServerCommand,
+    client: &'static dyn Client,
+) -> ClientStatus {
+    let detected = client.detect(cx);
+    let file = client.file(cx);
+    let method = match (&file, client.cli(cx)) {
+        (None, _) if client.manual_steps(server).is_none() => "project",
+        (None, _) => "manual",
+        (Some(_), Some(_)) => "cli",
+        (Some(_), None) => "file",
+    };
+    let mut status = ClientStatus {
+        id: client.id(),
+        name: client.name(),
+        detected,
+        path: file.as_ref().map(|f| f.path.clone()),
+        method,
+        registered: false,
+        healthy: false,
+        problem: None,
+    };
+    let Some(file) = file else {
+        return status;
+    };
+    let current = match read_text(&file.path) {
+        Ok(Some(text)) => match file.format.read(&text, file.slot()) {
+            Ok(v) => v,
+            Err(e) => {
+                status.problem = Some(format!("does not parse: {e}"));
+                return status;
+            }
+        },
+        Ok(None) => None,
+        Err(e) => {
+            status.problem = Some(e.to_string());
+            return status;
+        }
+    };
+    let Some(current) = current else {
+        return status;
+    };
+    status.registered = true;
+    let expected = client.entry(server).to_json();
+    if current != expected {
+        status.problem = Some("the entry differs from what scimcp writes (run repair)".into());
+    } else if !server.command.is_file() {
+        status.problem = Some(format!(
+            "the command {} does not exist (run repair)",
+            server.command.display()
+        ));
+    } else {
+        status.healthy = true;
+    }
+    status
+}
+
+/// The receipt record for an applied plan (`None` when scimcp no longer has an entry).
+pub fn record(
+    plan: &ClientPlan,
+    previous: Option<&ClientRecord>,
+    applied: &Applied,
+) -> Option<ClientRecord> {
+    let present = matches!(
+        plan.outcome,
+        Outcome::Added | Outcome::Replaced | Outcome::Unchanged
+    );
+    if !present {
+        return None;
+    }
+    let (method, created) = match &plan.how {
+        How::File {
+            created, before, ..
+        } => ("file", *created || before.is_none()),
+        How::Cli { .. } => ("cli", false),
+        How::Manual(_) => return None,
+    };
+    let mut backups = previous.map(|p| p.backups.clone()).unwrap_or_default();
+    backups.extend(applied.backup.clone());
+    Some(ClientRecord {
+        location: plan.location(),
+        method: method.into(),
+        entry: plan.entry.clone(),
+        created_file: previous.map_or(created, |p| p.created_file),
+        backups,
+    })
+}
+
+/// Render an entry for messages.
+pub fn entry_text(entry: &Entry) -> String {
+    serde_json::to_string_pretty(&entry.to_json()).expect("JSON")
+}

@@ -1,0 +1,15 @@
+//! The scientific runtime of a `kind = "python"` adapter: a private virtual environment
+//! under `runtimes/<adapter>-<hash>/` with the manifest's exact pins and the bundled package.
+//!
+//! The hash covers the pins, the interpreter version and the bundled package source, so a
+//! directory is reused exactly when it would be rebuilt identically (repeat installs are
+//! fast and change nothing), and a different bundle gets a runtime of its own (rollback
+//! finds the old one intact). A directory counts only once its marker
+//! `.scimcp-runtime.json` exists, which is written last: a killed provisioning leaves a
+//! directory without a marker, which the next run deletes and rebuilds.
+
+mod interpreter;
+mod provision;
+
+pub use interpreter::{Interpreter, InterpreterError, find_interpreter};
+pub use provision::{ProvisionError, provision, runtime_key};

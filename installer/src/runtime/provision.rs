@@ -1,0 +1,364 @@
+//! Creating (or reusing) the virtual environment of one adapter.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use scimcp_core::install_state::{PackageRecord, RuntimeRecord};
+use scimcp_core::manifest::Manifest;
+use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, RuntimeProbe, requirement_names};
+
+use super::interpreter::{Interpreter, InterpreterError, find_interpreter};
+use crate::faults::checkpoint;
+use crate::host::{Host, Platform};
+use crate::layout::Layout;
+use crate::progress::Progress;
+
+/// The marker that makes a runtime directory complete.
+const MARKER: &str = ".scimcp-runtime.json";
+
+/// Why a runtime could not be provisioned.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    #[error(transparent)]
+    Interpreter(#[from] InterpreterError),
+    #[error(
+        "the adapter's package source {path} is missing from the installed version; run `scimcp-setup repair`"
+    )]
+    NoSource { path: PathBuf },
+    #[error("{action} failed at {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "`{command}` failed ({status}):\n{tail}\nCheck your network connection and disk space, then run `scimcp-setup repair`"
+    )]
+    Command {
+        command: String,
+        status: String,
+        tail: String,
+    },
+    #[error("the new runtime at {dir} is not usable: {message}; run `scimcp-setup repair`")]
+    Check { dir: PathBuf, message: String },
+}
+
+fn io_err<'p>(
+    action: &'static str,
+    path: &'p Path,
+) -> impl FnOnce(std::io::Error) -> ProvisionError + 'p {
+    move |source| ProvisionError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// SHA-256 over sorted `relpath\0sha256\n` of every file under `dir` (caches excluded).
+fn tree_sha256(dir: &Path) -> std::io::Result<String> {
+    let mut lines = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs_err::read_dir(&d)? {
+            let path = entry?.path();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name == "__pycache__"
+                || name.ends_with(".pyc")
+                || name.ends_with(".egg-info")
+                || name == "build"
+            {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let (sha, _) = scimcp_core::hash::sha256_file(&path)?;
+                lines.push(format!("{rel}\0{sha}\n"));
+            }
+        }
+    }
+    lines.sort();
+    Ok(scimcp_core::hash::sha256_hex(lines.concat().as_bytes()))
+}
+
+/// The runtime key: a hash of the pins, the interpreter version and the package source.
+pub fn runtime_key(
+    requirements: &[String],
+    python: &semver::Version,
+    source_sha256: Option<&str>,
+) -> String {
+    let mut pins = requirements.to_vec();
+    pins.sort();
+    scimcp_core::hash::canonical_sha256(&serde_json::json!({
+        "requirements": pins,
+        "python": python.to_string(),
+        "package_source_sha256": source_sha256,
+    }))
+}
+
+fn venv_python(dir: &Path, platform: Platform) -> PathBuf {
+    match platform {
+        Platform::Windows => dir.join("Scripts").join("python.exe"),
+        _ => dir.join("bin").join("python"),
+    }
+}
+
+/// Provision (or reuse) the runtime of `manifest` for the version unpacked at `version_dir`.
+/// `Ok(None)` for adapters that need no provisioning (`kind = "executable"`).
+pub fn provision(
+    host: &Host,
+    layout: &Layout,
+    manifest: &Manifest,
+    version_dir: &Path,
+    explicit_python: Option<&Path>,
+    progress: &dyn Progress,
+) -> Result<Option<RuntimeRecord>, ProvisionError> {
+    let rt = &manifest.runtime;
+    if rt.kind != scimcp_core::RuntimeKind::Python {
+        return Ok(None);
+    }
+    progress.step(&format!(
+        "finding Python {} for {}",
+        rt.python.as_deref().unwrap_or("3"),
+        manifest.name
+    ));
+    let interpreter =
+        find_interpreter(host, rt.python.as_deref().unwrap_or(">=3"), explicit_python)?;
+    let source = match &rt.package_source {
+        Some(rel) => {
+            let path = version_dir.join(rel);
+            if !path.is_dir() {
+                return Err(ProvisionError::NoSource { path });
+            }
+            Some(path)
+        }
+        None => None,
+    };
+    let source_sha = source
+        .as_deref()
+        .map(tree_sha256)
+        .transpose()
+        .map_err(io_err("hashing the package source", version_dir))?;
+    let key = runtime_key(
+        &rt.requirements,
+        &interpreter.version,
+        source_sha.as_deref(),
+    );
+    let dir = layout
+        .runtimes_dir()
+        .join(format!("{}-{}", manifest.name, &key[..16]));
+    if let Some(record) = reusable(&dir, &key) {
+        return Ok(Some(record));
+    }
+    if dir.exists() {
+        fs_err::remove_dir_all(&dir).map_err(io_err("removing an incomplete runtime", &dir))?;
+    }
+    fs_err::create_dir_all(layout.runtimes_dir())
+        .map_err(io_err("creating", &layout.runtimes_dir()))?;
+    checkpoint();
+    let uv = host.which("uv");
+    let python = venv_python(&dir, host.platform);
+    progress.step(&format!(
+        "creating the {} runtime with Python {}",
+        manifest.name, interpreter.version
+    ));
+    match &uv {
+        Some(uv) => run(Command::new(uv)
+            .args(["venv", "--quiet", "--python"])
+            .arg(&interpreter.path)
+            .arg(&dir))?,
+        None => run(Command::new(&interpreter.path)
+            .args(["-m", "venv"])
+            .arg(&dir))?,
+    }
+    private_dir(&dir)?;
+    checkpoint();
+    progress.step(&format!(
+        "installing {} pinned packages (this can take a few minutes)",
+        rt.requirements.len()
+    ));
+    if !rt.requirements.is_empty() {
+        run(pip(&uv, &python).args(&rt.requirements))?;
+    }
+    if let Some(src) = &source {
+        progress.step(&format!(
+            "installing {}",
+            rt.package.as_deref().unwrap_or(&manifest.name)
+        ));
+        // Build from a scratch copy: pip's in-tree build would leave build/ and *.egg-info
+        // inside the installed version.
+        let scratch = tempfile::Builder::new()
+            .prefix("pkg-")
+            .tempdir_in({
+                let s = layout.scratch_dir();
+                fs_err::create_dir_all(&s).map_err(io_err("creating", &s))?;
+                s
+            })
+            .map_err(io_err(
+                "creating a scratch directory",
+                &layout.scratch_dir(),
+            ))?;
+        let copy = scratch.path().join("src");
+        crate::bundle::copy_tree(src, &copy).map_err(|e| ProvisionError::Io {
+            action: "copying the package source",
+            path: src.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        run(pip(&uv, &python).arg("--no-deps").arg(&copy))?;
+    }
+    checkpoint();
+    progress.step("checking the runtime");
+    let record = check(&dir, &python, manifest, &interpreter, &key, uv.is_some())?;
+    let mut bytes = serde_json::to_vec_pretty(&record).expect("JSON");
+    bytes.push(b'\n');
+    scimcp_core::fs::write_atomic(&dir.join(MARKER), &bytes, scimcp_core::fs::Privacy::Private)
+        .map_err(|e| ProvisionError::Io {
+            action: "recording",
+            path: dir.join(MARKER),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    Ok(Some(record))
+}
+
+/// The recorded runtime in `dir`, if it is complete, for `key`, and its interpreter exists.
+fn reusable(dir: &Path, key: &str) -> Option<RuntimeRecord> {
+    let bytes = fs_err::read(dir.join(MARKER)).ok()?;
+    let record: RuntimeRecord = serde_json::from_slice(&bytes).ok()?;
+    (record.requirements_hash == key && record.interpreter.is_file()).then_some(record)
+}
+
+fn private_dir(dir: &Path) -> Result<(), ProvisionError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io_err("restricting", dir))?;
+    }
+    let _ = dir;
+    Ok(())
+}
+
+fn pip(uv: &Option<PathBuf>, python: &Path) -> Command {
+    match uv {
+        Some(uv) => {
+            let mut c = Command::new(uv);
+            c.args(["pip", "install", "--quiet", "--python"])
+                .arg(python);
+            c
+        }
+        None => {
+            let mut c = Command::new(python);
+            c.args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-input",
+            ]);
+            c
+        }
+    }
+}
+
+fn run(cmd: &mut Command) -> Result<(), ProvisionError> {
+    cmd.env_remove("PYTHONHOME")
+        .env_remove("PYTHONPATH")
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("PIP_REQUIRE_VIRTUALENV")
+        .stdin(std::process::Stdio::null());
+    let text = format!("{cmd:?}");
+    let out = cmd.output().map_err(|e| ProvisionError::Command {
+        command: text.clone(),
+        status: "could not start".into(),
+        tail: e.to_string(),
+    })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
+    Err(ProvisionError::Command {
+        command: text,
+        status: out.status.to_string(),
+        tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+    })
+}
+
+/// Probe the new runtime: pins at their exact versions, the package identity, the imports.
+fn check(
+    dir: &Path,
+    python: &Path,
+    manifest: &Manifest,
+    interpreter: &Interpreter,
+    key: &str,
+    used_uv: bool,
+) -> Result<RuntimeRecord, ProvisionError> {
+    let rt = &manifest.runtime;
+    let fail = |message: String| ProvisionError::Check {
+        dir: dir.to_path_buf(),
+        message,
+    };
+    let out = Command::new(python)
+        .args(["-I", "-c", RUNTIME_PROBE_SCRIPT])
+        .arg(rt.package.clone().unwrap_or_default())
+        .args(requirement_names(&rt.requirements))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| fail(format!("cannot run {}: {e}", python.display())))?;
+    if !out.status.success() {
+        return Err(fail(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    let probe: RuntimeProbe = serde_json::from_slice(&out.stdout)
+        .map_err(|e| fail(format!("unexpected probe output: {e}")))?;
+    for pin in &rt.requirements {
+        if let Some((name, want)) = pin.split_once("==") {
+            let got = probe.versions.get(name.trim()).cloned().flatten();
+            if got.as_deref() != Some(want.trim()) {
+                return Err(fail(format!("{name} is {got:?}, expected {want}")));
+            }
+        }
+    }
+    if !rt.import_check.is_empty() {
+        let imports = format!("import {}", rt.import_check.join(", "));
+        let out = Command::new(python)
+            .args(["-I", "-c", &imports])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| fail(e.to_string()))?;
+        if !out.status.success() {
+            return Err(fail(format!(
+                "`{imports}` failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+    }
+    let absolute = std::path::absolute(python).unwrap_or_else(|_| python.to_path_buf());
+    Ok(RuntimeRecord {
+        interpreter: absolute,
+        dir: dir.to_path_buf(),
+        requirements_hash: key.to_string(),
+        requirements: rt.requirements.clone(),
+        python_version: interpreter.version.to_string(),
+        provisioner: if used_uv { "uv" } else { "venv+pip" }.into(),
+        versions: probe.versions.into_iter().collect::<BTreeMap<_, _>>(),
+        package: probe.package.map(|p| PackageRecord {
+            name: p.name,
+            version: p.version,
+            files: p.files,
+            sha256: p.sha256,
+        }),
+    })
+}
