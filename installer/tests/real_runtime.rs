@@ -98,14 +98,14 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
         .iter()
         .map(|a| a.as_str().unwrap().to_string())
         .collect();
-    // Until the server reads the interpreter from state.json itself, the client's
-    // environment names it, as `scimcp serve` documents.
+    // The registered command names no interpreter: the server finds the provisioned
+    // runtime in state.json, exactly as a client launching it would.
+    assert!(
+        std::env::var_os("SCIMCP_PYTHON").is_none(),
+        "the test must not leak SCIMCP_PYTHON"
+    );
     let envs = vec![
         ("SCIMCP_HOME".to_string(), data.display().to_string()),
-        (
-            "SCIMCP_PYTHON".to_string(),
-            interpreter.display().to_string(),
-        ),
         ("SCIMCP_LOG".to_string(), "warn".to_string()),
     ];
     let cwd = dir.path().join("Mon projet");

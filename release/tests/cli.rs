@@ -155,7 +155,8 @@ fn an_unknown_preflight_step_is_refused_with_the_list() {
     let out = run(args!["preflight", "--only", "nonsense"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("unknown preflight step 'nonsense'") && stderr(&out).contains("checkout, tag"),
+        stderr(&out).contains("unknown preflight step 'nonsense'")
+            && stderr(&out).contains("checkout, tag"),
         "{}",
         stderr(&out)
     );

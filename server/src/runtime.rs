@@ -1,15 +1,15 @@
 //! The scientific runtime: which program runs the CLI, and what is installed in it.
 //!
-//! Until the installer records a runtime, the server is told the interpreter with
-//! `--python PATH` or `SCIMCP_PYTHON`. A missing or broken interpreter does not stop the
-//! server: every tool that needs the runtime reports a blocker naming what is missing.
+//! The interpreter comes from `--python PATH`, else `SCIMCP_PYTHON`, else the runtime
+//! `scimcp-setup` provisioned and recorded in `state.json`. A missing or broken interpreter
+//! does not stop the server: every tool that needs the runtime reports a blocker naming
+//! what is missing.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use scimcp_core::{Adapter, RuntimeKind};
-use serde::{Deserialize, Serialize};
 use tokio::sync::OnceCell;
 
 use crate::envelope::{ErrorCode, ToolError};
@@ -17,70 +17,8 @@ use crate::envelope::{ErrorCode, ToolError};
 /// How long the environment probe may take (importing nothing heavy, reading metadata).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Python that reports the interpreter, the pinned distributions' versions and a hash of the
-/// adapter package's source files. argv: package name, then requirement names.
-const PROBE_SCRIPT: &str = r#"
-import hashlib, json, os, sys
-import importlib.metadata as md
-import importlib.util
-pkg, names = sys.argv[1], sys.argv[2:]
-versions = {}
-for n in names:
-    try:
-        versions[n] = md.version(n)
-    except md.PackageNotFoundError:
-        versions[n] = None
-info = {"python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
-        "implementation": sys.implementation.name, "versions": versions, "package": None}
-if pkg:
-    entry = {"name": pkg, "version": None, "files": 0, "sha256": None}
-    try:
-        entry["version"] = md.version(pkg)
-    except md.PackageNotFoundError:
-        pass
-    spec = importlib.util.find_spec(pkg.replace("-", "_"))
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    h = hashlib.sha256()
-    for root in roots:
-        for d, dirs, files in os.walk(root):
-            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-            for f in sorted(files):
-                if f.endswith((".pyc", ".pyo")):
-                    continue
-                p = os.path.join(d, f)
-                rel = os.path.relpath(p, root).replace(os.sep, "/")
-                with open(p, "rb") as fh:
-                    digest = hashlib.sha256(fh.read()).hexdigest()
-                h.update(("%s\0%s\n" % (rel, digest)).encode())
-                entry["files"] += 1
-    if roots:
-        entry["sha256"] = h.hexdigest()
-    info["package"] = entry
-print(json.dumps(info))
-"#;
-
-/// What the probe found in the runtime.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RuntimeProbe {
-    /// Interpreter version, e.g. `3.11.7`.
-    pub python: String,
-    pub executable: String,
-    pub implementation: String,
-    /// Installed version of each pinned distribution (`null` when missing).
-    pub versions: std::collections::BTreeMap<String, Option<String>>,
-    /// The adapter package's identity.
-    pub package: Option<PackageIdentity>,
-}
-
-/// The installed adapter package: version and a hash over its source files.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PackageIdentity {
-    pub name: String,
-    pub version: Option<String>,
-    pub files: u64,
-    /// SHA-256 over every (relative path, file SHA-256) of the package, sorted.
-    pub sha256: Option<String>,
-}
+pub use scimcp_core::runtime_probe::{ProbedPackage, RuntimeProbe};
+use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, requirement_names};
 
 /// The scientific runtime the server launches the CLI with.
 #[derive(Debug)]
@@ -100,7 +38,8 @@ impl ScientificRuntime {
         let program = match rt.kind {
             RuntimeKind::Python => match python {
                 None => Err(format!(
-                    "no Python interpreter is configured for the '{}' runtime: start the server with \
+                    "no Python interpreter is configured for the '{}' runtime: run `scimcp-setup install` \
+                     (it provisions one and records it), or start the server with \
                      --python PATH or set SCIMCP_PYTHON to an interpreter that has `{}` and its \
                      pinned requirements installed (scripts/dev-env.sh creates one at .venv)",
                     adapter.manifest.name,
@@ -120,11 +59,7 @@ impl ScientificRuntime {
             program,
             launch: rt.launch.clone(),
             package: rt.package.clone(),
-            requirement_names: rt
-                .requirements
-                .iter()
-                .filter_map(|r| r.split("==").next().map(str::to_string))
-                .collect(),
+            requirement_names: requirement_names(&rt.requirements),
             probe: OnceCell::new(),
         }
     }
@@ -166,7 +101,7 @@ impl ScientificRuntime {
         let mut cmd = tokio::process::Command::new(&program);
         cmd.arg("-I")
             .arg("-c")
-            .arg(PROBE_SCRIPT)
+            .arg(RUNTIME_PROBE_SCRIPT)
             .arg(self.package.clone().unwrap_or_default())
             .args(&self.requirement_names)
             .stdin(Stdio::null())

@@ -53,6 +53,24 @@ impl ServerSettings {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let data_root = scimcp_core::dirs::data_root()?;
+        // Flag and SCIMCP_PYTHON (clap reads both) win; then the runtime scimcp-setup
+        // provisioned for this adapter. An unreadable state file is a warning, not a crash:
+        // the server still starts and says what is missing.
+        let python = match python.filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => Some(p),
+            None => {
+                match scimcp_core::install_state::recorded_interpreter(
+                    &data_root,
+                    &adapter.manifest.name,
+                ) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::warn!("{e}");
+                        None
+                    }
+                }
+            }
+        };
         Ok(ServerSettings {
             adapter,
             python,

@@ -55,6 +55,8 @@ pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
     // parity/src changes, so comparing it with every crate would call a fresh binary stale.
     let sources: &[&str] = match name {
         "scimcp" => &["core/src", "server/src", "adapters"],
+        "scimcp-fixture-cli" => &["tests/src/bin/scimcp-fixture-cli.rs"],
+        "scimcp-setup" => &["core/src", "installer/src", "release/src", "adapters"],
         _ => &[
             "core/src",
             "server/src",

@@ -28,6 +28,7 @@ pub struct EnvironmentOutput {
     /// True when the interpreter satisfies the requirement and every pin matches.
     pub requirements_satisfied: bool,
     pub mismatches: Vec<Mismatch>,
+    #[schemars(with = "serde_json::Value")]
     pub probe: RuntimeProbe,
     /// scimcp's data directory (runs live in `runs/`).
     pub data_root: String,
