@@ -228,7 +228,12 @@ impl Ctx<'_> {
             }
             "bundle" => self.bundles(),
             "signature" => self.signature(),
-            "lifecycle" => lifecycle::run(&self.opts.bin_dir, self.work, self.python().as_deref()),
+            "lifecycle" => lifecycle::run(
+                &self.opts.bin_dir,
+                &self.work.join("bundles-a"),
+                self.work,
+                self.python().as_deref(),
+            ),
             "parity" => self.parity(),
             _ => Err(format!("unknown step {id}")),
         }
