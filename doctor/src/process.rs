@@ -45,6 +45,10 @@ fn head(text: &str, n: usize) -> Vec<String> {
 /// Run `cmd` with stdin closed, killing it after `limit`.
 pub fn run(cmd: &mut Command, limit: Duration) -> std::io::Result<Captured> {
     let start = Instant::now();
+    // Its own process group, so the time limit ends the whole tree: a grandchild left
+    // holding the pipes would otherwise keep the readers below waiting.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -70,7 +74,7 @@ pub fn run(cmd: &mut Command, limit: Duration) -> std::io::Result<Captured> {
             break Some(status);
         }
         if start.elapsed() >= limit {
-            let _ = child.kill();
+            kill_tree(&mut child);
             let _ = child.wait();
             timed_out = true;
             break None;
@@ -86,6 +90,17 @@ pub fn run(cmd: &mut Command, limit: Duration) -> std::io::Result<Captured> {
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         took: start.elapsed(),
     })
+}
+
+fn kill_tree(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(child.id()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let _ = child.kill();
 }
 
 /// A command for the scientific runtime's interpreter, isolated from the caller's Python

@@ -63,7 +63,12 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return not_there(&format!("{} does not exist", path.display()));
         }
-        Err(e) => return CheckResult::fail(id, e.to_string()),
+        Err(e) => {
+            return CheckResult::fail(id, e.to_string()).remedy(format!(
+                "make {} readable by you (ls -l shows its owner and mode)",
+                shell_quote(&path.display().to_string())
+            ));
+        }
     };
     let entry = match file.format.read(&text, file.slot()) {
         Ok(Some(entry)) => entry,

@@ -41,7 +41,10 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         .build()
     {
         Ok(r) => r,
-        Err(e) => return CheckResult::fail(id, format!("cannot start an async runtime: {e}")),
+        Err(e) => {
+            return CheckResult::fail(id, format!("cannot start an async runtime: {e}"))
+                .remedy("raise this user's limit on threads and open files (ulimit -n, ulimit -u)");
+        }
     };
     let limit = ctx.options.handshake_timeout;
     let start = Instant::now();

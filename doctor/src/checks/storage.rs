@@ -125,7 +125,8 @@ pub fn disk(ctx: &Context, id: &str) -> CheckResult {
         Err(e) => CheckResult::warn(
             id,
             format!("cannot measure free space at {}: {e}", existing.display()),
-        ),
+        )
+        .remedy(format!("check free space by hand: df -h {}", shell_quote(&existing.display().to_string()))),
     }
 }
 
