@@ -13,7 +13,12 @@ use crate::context::Context;
 use crate::report::{FixRecord, summarize};
 
 /// Repair what `before` found fixable. Returns the record; the caller re-runs the checks.
-pub fn repair(ctx: &Context, before: &[CheckResult], python: Option<PathBuf>, quiet: bool) -> FixRecord {
+pub fn repair(
+    ctx: &Context,
+    before: &[CheckResult],
+    python: Option<PathBuf>,
+    quiet: bool,
+) -> FixRecord {
     let mut record = FixRecord {
         repaired: false,
         command: None,

@@ -163,7 +163,11 @@ fn render_checks(out: &mut String, checks: &[CheckResult], color: bool) {
             group = g;
         }
         let label = format!("{:<4}", c.status.label());
-        let label = if color { paint(c.status, &label) } else { label };
+        let label = if color {
+            paint(c.status, &label)
+        } else {
+            label
+        };
         let _ = writeln!(out, "  {label}  {:<width$}  {}", c.id, c.finding);
         let pad = " ".repeat(2 + 4 + 2 + width + 2);
         for d in &c.details {

@@ -20,7 +20,10 @@ fn normalize(text: &str, install: &Install) -> String {
         (r"in \d+\.\d s", "in [S] s"),
         (r"Python \d+\.\d+\.\d+", "Python [PY]"),
         (r"\d+\.\d GiB free|\d+ MiB free", "[FREE] free"),
-        (r"on the volume of \S.*? \(warn", "on the volume of [DIR] (warn"),
+        (
+            r"on the volume of \S.*? \(warn",
+            "on the volume of [DIR] (warn",
+        ),
         (r"probe \d+\.tmp", "probe [PID].tmp"),
     ];
     for (pattern, with) in rules {
@@ -41,7 +44,7 @@ fn human_report_of_a_healthy_and_a_broken_installation() {
     assert!(!text.contains('\x1b'), "no colour off a terminal");
     insta::assert_snapshot!("healthy", normalize(&text, &install));
 
-    fs_err::remove_file(install.data.join("versions/0.1.0/bin/scimcp-release")).unwrap();
+    fs_err::remove_file(install.data.join("versions/0.1.0/bin/scimcp-setup")).unwrap();
     fs_err::create_dir_all(install.data.join("versions/9.9.9")).unwrap();
     fs_err::write(
         install.package_dir().join("__init__.py"),

@@ -95,7 +95,11 @@ fn the_doctor_changes_nothing_without_fix() {
     let out = install.doctor(&[]);
     assert_eq!(out.status.code(), Some(2));
     let _ = install.doctor(&["--check", "paths.encoding"]);
-    assert_eq!(before, tree_digest(root), "the doctor changed the installation");
+    assert_eq!(
+        before,
+        tree_digest(root),
+        "the doctor changed the installation"
+    );
     validate(&report);
 }
 
@@ -137,10 +141,26 @@ fn install_layout_fails_without_a_readable_receipt() {
     fs_err::write(install.data.join("state.json"), "{ \"schema_version\": 1,").unwrap();
     let (report, code) = install.report(&["--fast"]);
     assert_eq!(code, 2);
-    assert_status(&report, "install.layout", "fail", "not a valid scimcp state file");
-    let remedy = check(&report, "install.layout")["remedy"].as_str().unwrap().to_string();
-    assert!(remedy.starts_with("mv ") && remedy.ends_with("&& scimcp-setup repair"), "{remedy}");
-    assert_status(&report, "runtime.packages", "skipped", "state.json cannot be read");
+    assert_status(
+        &report,
+        "install.layout",
+        "fail",
+        "not a valid scimcp state file",
+    );
+    let remedy = check(&report, "install.layout")["remedy"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        remedy.starts_with("mv ") && remedy.ends_with("&& scimcp-setup repair"),
+        "{remedy}"
+    );
+    assert_status(
+        &report,
+        "runtime.packages",
+        "skipped",
+        "state.json cannot be read",
+    );
 
     let empty = install.home.join("nothing here");
     let out = common::command(&common::bin("scimcp-doctor"), &install.home, &empty)
@@ -150,7 +170,10 @@ fn install_layout_fails_without_a_readable_receipt() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_status(&report, "install.layout", "fail", "scimcp is not installed");
-    assert_eq!(check(&report, "install.layout")["remedy"], "scimcp-setup install");
+    assert_eq!(
+        check(&report, "install.layout")["remedy"],
+        "scimcp-setup install"
+    );
     assert!(!empty.exists(), "the doctor created the data root");
 }
 
@@ -166,7 +189,12 @@ fn runtime_packages_lists_a_downgraded_pin() {
         "fail",
         "1 of 10 pins differ: six 1.15.0 (pinned 1.16.0)",
     );
-    assert_status(&report, "runtime.interpreter", "ok", "satisfies >=3.10, <3.14");
+    assert_status(
+        &report,
+        "runtime.interpreter",
+        "ok",
+        "satisfies >=3.10, <3.14",
+    );
 }
 
 #[test]
@@ -177,20 +205,38 @@ fn runtime_interpreter_fails_when_missing_and_warns_when_it_changed() {
     install.set_state(&state);
     let (report, code) = install.report(&["--check", "runtime.interpreter"]);
     assert_eq!(code, 1);
-    assert_status(&report, "runtime.interpreter", "warn", "setup recorded 3.10.0");
+    assert_status(
+        &report,
+        "runtime.interpreter",
+        "warn",
+        "setup recorded 3.10.0",
+    );
 
     fs_err::remove_file(install.runtime_dir().join("bin/python")).unwrap();
     let (report, _) = install.report(&["--fast"]);
     assert_status(&report, "runtime.interpreter", "fail", "does not exist");
-    assert_status(&report, "runtime.packages", "skipped", "interpreter does not run");
-    assert_status(&report, "runtime.identity", "skipped", "interpreter does not run");
+    assert_status(
+        &report,
+        "runtime.packages",
+        "skipped",
+        "interpreter does not run",
+    );
+    assert_status(
+        &report,
+        "runtime.identity",
+        "skipped",
+        "interpreter does not run",
+    );
 }
 
 #[test]
 fn runtime_identity_names_a_replaced_file_and_warns_without_a_record() {
     let install = Install::new();
     let file = install.package_dir().join("cli.py");
-    assert!(file.is_file(), "refsci has no cli.py any more: adjust the test");
+    assert!(
+        file.is_file(),
+        "refsci has no cli.py any more: adjust the test"
+    );
     let mut text = fs_err::read_to_string(&file).unwrap();
     text.push_str("\n# replaced by hand\n");
     fs_err::write(&file, text).unwrap();
@@ -208,7 +254,12 @@ fn runtime_identity_names_a_replaced_file_and_warns_without_a_record() {
     install.set_state(&state);
     let (report, code) = install.report(&["--check", "runtime.identity"]);
     assert_eq!(code, 1);
-    assert_status(&report, "runtime.identity", "warn", "setup recorded no identity");
+    assert_status(
+        &report,
+        "runtime.identity",
+        "warn",
+        "setup recorded no identity",
+    );
 }
 
 #[test]
@@ -239,36 +290,64 @@ fn client_checks_report_a_corrupt_file_a_stale_entry_and_a_changed_entry() {
     };
 
     // Works, but is not what scimcp writes: a warning.
-    let current = install.data.join("current/bin/scimcp").display().to_string();
+    let current = install
+        .data
+        .join("current/bin/scimcp")
+        .display()
+        .to_string();
     fs_err::write(
         &path,
-        entry(&current, json!(["serve", "--adapter", "refsci", "--transport", "stdio"])),
+        entry(
+            &current,
+            json!(["serve", "--adapter", "refsci", "--transport", "stdio"]),
+        ),
     )
     .unwrap();
     let (report, code) = install.report(&["--check", "client.generic"]);
     assert_eq!(code, 1);
-    assert_status(&report, "client.generic", "warn", "differs from what scimcp writes");
-
-    // Points into a version that was removed.
-    let stale = install.data.join("versions/0.0.9/bin/scimcp").display().to_string();
-    fs_err::write(&path, entry(&stale, json!(["serve", "--adapter", "refsci"]))).unwrap();
-    let (report, _) = install.report(&["--check", "client.generic"]);
     assert_status(
         &report,
         "client.generic",
-        "fail",
-        "stale entry: it runs",
+        "warn",
+        "differs from what scimcp writes",
     );
-    assert!(status(&report, "client.generic").1.contains("removed version 0.0.9"));
+
+    // Points into a version that was removed.
+    let stale = install
+        .data
+        .join("versions/0.0.9/bin/scimcp")
+        .display()
+        .to_string();
+    fs_err::write(
+        &path,
+        entry(&stale, json!(["serve", "--adapter", "refsci"])),
+    )
+    .unwrap();
+    let (report, _) = install.report(&["--check", "client.generic"]);
+    assert_status(&report, "client.generic", "fail", "stale entry: it runs");
+    assert!(
+        status(&report, "client.generic")
+            .1
+            .contains("removed version 0.0.9")
+    );
     assert_eq!(
         check(&report, "client.generic")["remedy"],
         "scimcp-setup repair --client generic"
     );
 
     // An adapter the server does not know.
-    fs_err::write(&path, entry(&current, json!(["serve", "--adapter", "nosuch"]))).unwrap();
+    fs_err::write(
+        &path,
+        entry(&current, json!(["serve", "--adapter", "nosuch"])),
+    )
+    .unwrap();
     let (report, _) = install.report(&["--check", "client.generic"]);
-    assert_status(&report, "client.generic", "fail", "unknown adapter \"nosuch\"");
+    assert_status(
+        &report,
+        "client.generic",
+        "fail",
+        "unknown adapter \"nosuch\"",
+    );
 
     // The entry was removed by hand, though setup registered it.
     fs_err::write(&path, "{\"mcpServers\": {}}").unwrap();
@@ -294,7 +373,9 @@ fn server_handshake_fails_with_the_server_stderr() {
     assert_eq!(handshake["status"], "fail", "{handshake:#}");
     let details = handshake["details"].as_array().expect("stderr lines");
     assert!(
-        details.iter().any(|d| d.as_str().unwrap().contains("nosuch")),
+        details
+            .iter()
+            .any(|d| d.as_str().unwrap().contains("nosuch")),
         "{handshake:#}"
     );
 }
@@ -305,7 +386,12 @@ fn state_permissions_warn_on_open_directories_and_fail_when_unwritable() {
     set_mode(&install.data, 0o755);
     let (report, code) = install.report(&["--check", "state.permissions"]);
     assert_eq!(code, 1);
-    assert_status(&report, "state.permissions", "warn", "is 755: other users can read it");
+    assert_status(
+        &report,
+        "state.permissions",
+        "warn",
+        "is 755: other users can read it",
+    );
     assert!(
         check(&report, "state.permissions")["remedy"]
             .as_str()
@@ -316,7 +402,9 @@ fn state_permissions_warn_on_open_directories_and_fail_when_unwritable() {
 
     // Root writes through any mode bits, so an unwritable directory cannot be made here.
     if is_root() {
-        eprintln!("skipping the unwritable-directory case: running as root, where permissions do not bind");
+        eprintln!(
+            "skipping the unwritable-directory case: running as root, where permissions do not bind"
+        );
         return;
     }
     set_mode(&install.data, 0o500);
@@ -344,7 +432,10 @@ fn check_runs_one_check_and_refuses_an_unknown_id() {
     let out = install.doctor(&["--check", "no.such"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("there is no check \"no.such\"") && err.contains("client.generic"), "{err}");
+    assert!(
+        err.contains("there is no check \"no.such\"") && err.contains("client.generic"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -364,7 +455,11 @@ fn fast_report_takes_well_under_a_second() {
 fn fix_turns_a_broken_installation_into_an_all_ok_report() {
     let install = Install::new();
     fs_err::remove_file(install.data.join("versions/0.1.0/bin/scimcp")).unwrap();
-    let stale = install.data.join("versions/0.0.9/bin/scimcp").display().to_string();
+    let stale = install
+        .data
+        .join("versions/0.0.9/bin/scimcp")
+        .display()
+        .to_string();
     fs_err::write(
         install.generic_file(),
         json!({"mcpServers": {"scimcp": {"command": stale, "args": ["serve", "--adapter", "refsci"]}}})
@@ -384,8 +479,16 @@ fn fix_turns_a_broken_installation_into_an_all_ok_report() {
         .filter(|c| c["status"] != "ok")
         .map(|c| (c["id"].as_str().unwrap(), c["status"].as_str().unwrap()))
         .collect();
-    for id in ["install.layout", "runtime.packages", "client.generic", "server.handshake"] {
-        assert!(before.contains(&(id, "fail")), "{id} did not fail before: {before:?}");
+    for id in [
+        "install.layout",
+        "runtime.packages",
+        "client.generic",
+        "server.handshake",
+    ] {
+        assert!(
+            before.contains(&(id, "fail")),
+            "{id} did not fail before: {before:?}"
+        );
     }
     let after: Vec<&Value> = report["checks"]
         .as_array()
@@ -393,7 +496,10 @@ fn fix_turns_a_broken_installation_into_an_all_ok_report() {
         .iter()
         .filter(|c| c["status"] != "ok")
         .collect();
-    assert!(after.is_empty(), "still broken after --fix: {after:#?}\n{fix:#}");
+    assert!(
+        after.is_empty(),
+        "still broken after --fix: {after:#?}\n{fix:#}"
+    );
     assert_eq!(code, 0);
     validate(&report);
 }

@@ -46,7 +46,10 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
         } else {
             CheckResult::warn(
                 id,
-                format!("{} is installed but scimcp is not registered in it", client.name()),
+                format!(
+                    "{} is installed but scimcp is not registered in it",
+                    client.name()
+                ),
             )
             .remedy(format!("scimcp-setup install --client {}", client.id()))
             .fixable()
@@ -93,7 +96,10 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
     match adapter_of(&args) {
         None => problems.push((Status::Fail, "its arguments name no adapter".to_string())),
         Some(a) if !known_adapter(ctx, &a) => {
-            problems.push((Status::Fail, format!("its arguments name an unknown adapter {a:?}")));
+            problems.push((
+                Status::Fail,
+                format!("its arguments name an unknown adapter {a:?}"),
+            ));
         }
         Some(_) => {}
     }
@@ -130,7 +136,10 @@ fn command_problems(ctx: &Context, command: &Path) -> Vec<(Status, String)> {
         if !versions.join(&version).is_dir() {
             return vec![(
                 Status::Fail,
-                format!("stale entry: it runs {} from the removed version {version}", command.display()),
+                format!(
+                    "stale entry: it runs {} from the removed version {version}",
+                    command.display()
+                ),
             )];
         }
         let active = ctx
@@ -199,7 +208,11 @@ fn restore(ctx: &Context, client: &dyn Client, path: &Path) -> String {
 pub fn command_of(entry: &Json) -> Option<(PathBuf, Vec<String>)> {
     let strings = |v: Option<&Json>| -> Vec<String> {
         v.and_then(Json::as_array)
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let obj = entry.as_object()?;

@@ -26,7 +26,10 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     if !server.command.is_file() {
         return fix(CheckResult::fail(
             id,
-            format!("the registered command {} does not exist", server.command.display()),
+            format!(
+                "the registered command {} does not exist",
+                server.command.display()
+            ),
         ));
     }
     // Clients start servers from a directory of their own choosing; the home directory is
@@ -42,8 +45,9 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     {
         Ok(r) => r,
         Err(e) => {
-            return CheckResult::fail(id, format!("cannot start an async runtime: {e}"))
-                .remedy("raise this user's limit on threads and open files (ulimit -n, ulimit -u)");
+            return CheckResult::fail(id, format!("cannot start an async runtime: {e}")).remedy(
+                "raise this user's limit on threads and open files (ulimit -n, ulimit -u)",
+            );
         }
     };
     let limit = ctx.options.handshake_timeout;
@@ -70,9 +74,14 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
             let tools = session.list_tools().await?;
             let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
             if !names.iter().any(|n| n == "get_capabilities") {
-                anyhow::bail!("tools/list has no get_capabilities (it lists {})", names.join(", "));
+                anyhow::bail!(
+                    "tools/list has no get_capabilities (it lists {})",
+                    names.join(", ")
+                );
             }
-            let caps = session.call("get_capabilities", serde_json::json!({})).await?;
+            let caps = session
+                .call("get_capabilities", serde_json::json!({}))
+                .await?;
             caps.ok()?;
             anyhow::Ok(names.len())
         };
@@ -84,7 +93,10 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
             Ok(Ok(n)) => Ok((n, info)),
             Ok(Err(e)) => Err((format!("{e:#}"), stderr)),
             Err(_) => Err((
-                format!("tools/list and get_capabilities did not answer within {} s", limit.as_secs()),
+                format!(
+                    "tools/list and get_capabilities did not answer within {} s",
+                    limit.as_secs()
+                ),
                 stderr,
             )),
         }
@@ -92,7 +104,8 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     let took = start.elapsed();
     match outcome {
         Ok((tools, info)) => {
-            let who = info.map_or_else(String::new, |(name, version)| format!("{name} {version}: "));
+            let who =
+                info.map_or_else(String::new, |(name, version)| format!("{name} {version}: "));
             CheckResult::ok(
                 id,
                 format!(
@@ -125,11 +138,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
 /// The server's stderr when it would not even complete `initialize` (the session, and the
 /// stderr it collected, never came to be): start it once more with stdin closed, which makes
 /// a healthy server exit at once and a broken one print why it cannot start.
-fn startup_stderr(
-    command: &std::path::Path,
-    args: &[String],
-    cwd: &std::path::Path,
-) -> String {
+fn startup_stderr(command: &std::path::Path, args: &[String], cwd: &std::path::Path) -> String {
     let mut cmd = std::process::Command::new(command);
     cmd.args(args).current_dir(cwd);
     crate::process::run(&mut cmd, std::time::Duration::from_secs(10))

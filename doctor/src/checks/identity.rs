@@ -44,7 +44,10 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     let probe = match ctx.probe(runtime) {
         Ok(p) => p,
         Err(_) => {
-            return CheckResult::skipped(id, "the interpreter does not run (see runtime.interpreter)");
+            return CheckResult::skipped(
+                id,
+                "the interpreter does not run (see runtime.interpreter)",
+            );
         }
     };
     let now = probe.package.as_ref().and_then(|p| p.sha256.clone());
@@ -70,7 +73,12 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
             ),
         );
     }
-    let changed = changed_files(ctx, runtime, &package, manifest.runtime.package_source.as_deref());
+    let changed = changed_files(
+        ctx,
+        runtime,
+        &package,
+        manifest.runtime.package_source.as_deref(),
+    );
     let finding = if changed.is_empty() {
         format!(
             "{package} changed since setup (sha256 {} → {}; {} files recorded, {files} now)",
@@ -142,7 +150,10 @@ fn mtime(path: &Path) -> Option<SystemTime> {
 
 /// `<runtime>/lib/python3.X/site-packages/<name>` (Unix) or `<runtime>/Lib/site-packages/<name>`.
 fn installed_package_dir(runtime_dir: &Path, import_name: &str) -> Option<PathBuf> {
-    let windows = runtime_dir.join("Lib").join("site-packages").join(import_name);
+    let windows = runtime_dir
+        .join("Lib")
+        .join("site-packages")
+        .join(import_name);
     if windows.is_dir() {
         return Some(windows);
     }

@@ -89,21 +89,14 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         .collect();
     let secs = out.took.as_secs_f64();
     match failed.first() {
-        None => CheckResult::ok(
-            id,
-            format!("{} import in {secs:.1} s", modules.join(", ")),
-        ),
+        None => CheckResult::ok(id, format!("{} import in {secs:.1} s", modules.join(", "))),
         Some((module, error)) => {
             let details = if failed.len() > 1 {
                 failed.iter().map(|(m, e)| format!("{m}: {e}")).collect()
             } else {
                 Vec::new()
             };
-            fix(CheckResult::fail(
-                id,
-                format!("`import {module}` fails: {error}"),
-            )
-            .details(details))
+            fix(CheckResult::fail(id, format!("`import {module}` fails: {error}")).details(details))
         }
     }
 }

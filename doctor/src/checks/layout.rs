@@ -78,12 +78,13 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         ));
     } else {
         let bin = version_dir.join("bin");
+        let required = required_binaries(&version_dir, exe);
         for name in BINARIES {
             let file = format!("{name}{exe}");
             let path = bin.join(&file);
             let rel = short(root, &path);
             if !path.exists() {
-                if *name == "scimcp" {
+                if required.contains(&file) {
                     problems.push((Status::Fail, format!("{rel} is missing")));
                 }
                 continue;
@@ -123,6 +124,32 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     CheckResult::from_problems(id, ok, problems)
         .remedy("scimcp-setup repair")
         .fixable()
+}
+
+/// The binaries a version must have: the server clients run and the installer that repairs
+/// it, plus every binary its `RELEASE.json` lists (a release bundle names all of its files).
+fn required_binaries(version_dir: &Path, exe: &str) -> Vec<String> {
+    let mut required = vec![format!("scimcp{exe}"), format!("scimcp-setup{exe}")];
+    let listed: Option<serde_json::Value> = fs_err::read(version_dir.join("RELEASE.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let files = listed
+        .as_ref()
+        .and_then(|r| r.get("files"))
+        .and_then(|f| f.as_array())
+        .cloned()
+        .unwrap_or_default();
+    for f in files {
+        if let Some(name) = f
+            .get("path")
+            .and_then(|p| p.as_str())
+            .and_then(|p| p.strip_prefix("bin/"))
+            && !required.iter().any(|r| r == name)
+        {
+            required.push(name.to_string());
+        }
+    }
+    required
 }
 
 /// `NAME VERSION` as the binary prints it for `--version`.
@@ -173,10 +200,7 @@ fn state_vs_disk(ctx: &Context, state: &InstallState, active: &str) -> Vec<(Stat
         if dir.is_dir() && !state.versions.contains_key(&name) {
             problems.push((
                 Status::Warn,
-                format!(
-                    "{} is on disk but not in {STATE_FILE}",
-                    short(root, &dir)
-                ),
+                format!("{} is on disk but not in {STATE_FILE}", short(root, &dir)),
             ));
         }
     }

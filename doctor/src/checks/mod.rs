@@ -112,7 +112,10 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
     let start = Instant::now();
     let id = check.id.as_str();
     let slow_skipped = || {
-        CheckResult::skipped(id, "skipped by --fast (it starts the runtime or the server)")
+        CheckResult::skipped(
+            id,
+            "skipped by --fast (it starts the runtime or the server)",
+        )
     };
     let result = match &check.kind {
         Kind::Layout => layout::check(ctx, id),

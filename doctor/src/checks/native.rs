@@ -21,7 +21,11 @@ impl NativeSearch {
     /// and the host's `PATH`.
     pub fn for_host(ctx: &Context, name: &str) -> NativeSearch {
         let mut lib_dirs: Vec<PathBuf> = Vec::new();
-        for var in ["LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH"] {
+        for var in [
+            "LD_LIBRARY_PATH",
+            "DYLD_LIBRARY_PATH",
+            "DYLD_FALLBACK_LIBRARY_PATH",
+        ] {
             if let Some(v) = std::env::var_os(var) {
                 lib_dirs.extend(std::env::split_paths(&v));
             }
@@ -141,11 +145,7 @@ pub(crate) fn evaluate(
     if missing.is_empty() {
         return CheckResult::ok(id, format!("found {}", found.join(", ")));
     }
-    CheckResult::fail(
-        id,
-        format!("missing on {platform}: {}", missing.join(", ")),
-    )
-    .remedy(
+    CheckResult::fail(id, format!("missing on {platform}: {}", missing.join(", "))).remedy(
         missing
             .iter()
             .map(|n| install_hint(n, platform))

@@ -86,7 +86,12 @@ pub fn pins(ctx: &Context, id: &str) -> CheckResult {
     };
     let probe = match ctx.probe(runtime) {
         Ok(p) => p,
-        Err(_) => return CheckResult::skipped(id, "the interpreter does not run (see runtime.interpreter)"),
+        Err(_) => {
+            return CheckResult::skipped(
+                id,
+                "the interpreter does not run (see runtime.interpreter)",
+            );
+        }
     };
     let pins = &manifest.runtime.requirements;
     let mut mismatches = Vec::new();

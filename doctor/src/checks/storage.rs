@@ -126,7 +126,10 @@ pub fn disk(ctx: &Context, id: &str) -> CheckResult {
             id,
             format!("cannot measure free space at {}: {e}", existing.display()),
         )
-        .remedy(format!("check free space by hand: df -h {}", shell_quote(&existing.display().to_string()))),
+        .remedy(format!(
+            "check free space by hand: df -h {}",
+            shell_quote(&existing.display().to_string())
+        )),
     }
 }
 

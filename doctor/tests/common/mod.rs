@@ -152,7 +152,10 @@ pub fn template() -> PathBuf {
             .unwrap(),
         "the first server start",
     );
-    eprintln!("provisioned the template installation in {:?}", start.elapsed());
+    eprintln!(
+        "provisioned the template installation in {:?}",
+        start.elapsed()
+    );
     fs_err::write(&key_file, &key).unwrap();
     dir
 }
@@ -181,8 +184,14 @@ impl Install {
         };
         let from = template.join(DATA).display().to_string();
         let to = install.data.display().to_string();
-        let mut texts = vec![install.data.join("state.json"), install.data.join("clients/mcp.json")];
-        for rt in fs_err::read_dir(install.data.join("runtimes")).unwrap().flatten() {
+        let mut texts = vec![
+            install.data.join("state.json"),
+            install.data.join("clients/mcp.json"),
+        ];
+        for rt in fs_err::read_dir(install.data.join("runtimes"))
+            .unwrap()
+            .flatten()
+        {
             texts.push(rt.path().join(".scimcp-runtime.json"));
         }
         for file in texts {
@@ -248,7 +257,13 @@ impl Install {
         let python = self.runtime_dir().join("bin/python");
         ok(
             command(&python, &self.home, &self.data)
-                .args(["-m", "pip", "--disable-pip-version-check", "--no-input", "--quiet"])
+                .args([
+                    "-m",
+                    "pip",
+                    "--disable-pip-version-check",
+                    "--no-input",
+                    "--quiet",
+                ])
                 .args(args)
                 .output()
                 .unwrap(),
@@ -351,7 +366,10 @@ pub fn tree_digest(dir: &Path) -> Vec<String> {
             let rel = p.strip_prefix(dir).unwrap().display().to_string();
             let mode = meta.permissions().mode();
             if meta.file_type().is_symlink() {
-                out.push(format!("L {rel} -> {}", fs_err::read_link(&p).unwrap().display()));
+                out.push(format!(
+                    "L {rel} -> {}",
+                    fs_err::read_link(&p).unwrap().display()
+                ));
             } else if meta.is_dir() {
                 out.push(format!("D {rel} {mode:o}"));
                 stack.push(p);

@@ -252,7 +252,14 @@ fn still_sound(
     record: &RuntimeRecord,
 ) -> bool {
     let used_uv = record.provisioner == "uv";
-    match check(dir, &record.interpreter, manifest, interpreter, key, used_uv) {
+    match check(
+        dir,
+        &record.interpreter,
+        manifest,
+        interpreter,
+        key,
+        used_uv,
+    ) {
         Ok(now) => now.versions == record.versions && now.package == record.package,
         Err(_) => false,
     }
