@@ -20,7 +20,9 @@ pub struct Report {
     pub tool: &'static str,
     /// The doctor's own version.
     pub version: &'static str,
-    pub data_root: PathBuf,
+    /// The data root as text (a path that is not Unicode is shown lossily, as JSON cannot
+    /// carry it).
+    pub data_root: String,
     /// The adapter the registered server serves.
     pub adapter: String,
     /// The worst status: `ok`, `warn` or `fail` (skipped checks do not count).
@@ -73,7 +75,7 @@ impl Report {
             schema_version: REPORT_SCHEMA_VERSION,
             tool: "scimcp-doctor",
             version: scimcp_core::version::SUITE_VERSION,
-            data_root,
+            data_root: data_root.to_string_lossy().into_owned(),
             adapter,
             status,
             exit_code: exit_code(status),
@@ -96,9 +98,7 @@ impl Report {
         let _ = writeln!(
             out,
             "scimcp doctor {} — {} (adapter {})",
-            self.version,
-            self.data_root.display(),
-            self.adapter
+            self.version, self.data_root, self.adapter
         );
         if let Some(fix) = &self.fix {
             out.push_str("\nBefore --fix:\n");

@@ -503,3 +503,25 @@ fn fix_turns_a_broken_installation_into_an_all_ok_report() {
     assert_eq!(code, 0);
     validate(&report);
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn paths_encoding_warns_on_a_data_root_that_is_not_unicode() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Latin-1 "café": a valid Linux file name, but not UTF-8.
+    let root = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    fs_err::create_dir_all(&root).unwrap();
+    let out = common::command(&common::bin("scimcp-doctor"), dir.path(), &root)
+        .args(["--json", "--check", "paths.encoding"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_status(&report, "paths.encoding", "warn", "is not valid Unicode");
+    assert_eq!(
+        fs_err::read_dir(&root).unwrap().count(),
+        0,
+        "the probe file was left behind"
+    );
+}
