@@ -1,35 +1,147 @@
 //! `scimcp-doctor`: runs every check that decides whether an installation can run an
-//! analysis (layout, runtime, packages, imports, identity, clients, handshake, state), each
-//! with a stable id, a finding and a concrete remedy.
+//! analysis (layout, runtime, packages, imports, identity, clients, handshake, data
+//! directory), each with a stable id, a finding and a concrete remedy.
 //!
-//! Status: the command-line surface is fixed here; the checks arrive with the doctor
-//! milestone and until then the binary refuses with "not implemented yet". It must never
-//! modify anything unless `--fix` is given.
+//! It never modifies anything unless `--fix` is given; then it runs the installer's repair
+//! (the library behind `scimcp-setup repair`) and checks again. The checks read the same
+//! receipt (`state.json`) and the same runtime probe as the installer and the server, so the
+//! three agree on what "healthy" means. See docs/DOCTOR.md for every check and the JSON
+//! report.
 
+mod check;
+mod checks;
+mod cli;
+mod context;
+mod fix;
+mod process;
+mod report;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "scimcp-doctor",
-    version,
-    about = "Check that scimcp can run an analysis, and say how to fix what cannot"
-)]
-struct Cli {
-    /// Machine-readable report.
-    #[arg(long)]
-    json: bool,
-    /// Apply the installer's repair for fixable failures, then re-check.
-    #[arg(long)]
-    fix: bool,
-    /// Run one check by id.
-    #[arg(long)]
-    check: Option<String>,
+pub use check::{CheckResult, Status};
+pub use checks::{DISK_FAIL_BYTES, DISK_WARN_BYTES};
+pub use context::{Context, Options};
+pub use report::{REPORT_SCHEMA_VERSION, Report};
+
+use cli::Cli;
+
+/// Why the doctor could not run at all (as opposed to a failing check).
+#[derive(Debug, thiserror::Error)]
+pub enum DoctorError {
+    #[error(transparent)]
+    NoHome(#[from] scimcp_core::dirs::NoHome),
+    #[error(transparent)]
+    NoHomeDir(#[from] scimcp_installer::host::NoHomeDir),
+    #[error("there is no check {id:?}; the checks here are: {known}")]
+    UnknownCheck { id: String, known: String },
+}
+
+/// The context for this process: the real host and the data root (`SCIMCP_HOME` or the
+/// platform data directory).
+pub fn context_for_process(options: Options) -> Result<Context, DoctorError> {
+    let host = scimcp_installer::Host::from_process()?;
+    let root = scimcp_core::dirs::data_root()?;
+    let root = std::path::absolute(&root).unwrap_or(root);
+    let layout = scimcp_installer::Layout::new(&root, host.platform);
+    Ok(Context::new(host, layout, options))
+}
+
+/// Run the checks (all, or the one named `only`) and build the report.
+pub fn diagnose(ctx: &Context, only: Option<&str>) -> Result<Report, DoctorError> {
+    let start = Instant::now();
+    let mut plan = checks::plan(ctx);
+    if let Some(id) = only {
+        plan.retain(|c| c.id == id);
+        if plan.is_empty() {
+            return Err(DoctorError::UnknownCheck {
+                id: id.to_string(),
+                known: checks::plan(ctx)
+                    .iter()
+                    .map(|c| c.id.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
+    let results = checks::run(ctx, &plan);
+    Ok(Report::new(
+        ctx.root().to_path_buf(),
+        ctx.adapter(),
+        results,
+        start.elapsed(),
+    ))
+}
+
+/// `--fix`: repair what `before` found fixable, then diagnose again in a fresh context (the
+/// receipt and the runtime may have changed).
+pub fn fix_and_recheck(
+    ctx: &Context,
+    before: &Report,
+    only: Option<&str>,
+    python: Option<PathBuf>,
+    quiet: bool,
+) -> Result<Report, DoctorError> {
+    let record = fix::repair(ctx, &before.checks, python, quiet);
+    let fresh = Context::new(ctx.host.clone(), ctx.layout.clone(), ctx.options.clone());
+    let mut after = diagnose(&fresh, only)?;
+    after.fix = Some(record);
+    Ok(after)
+}
+
+/// Colour only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
+fn use_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn run(cli: &Cli) -> Result<u8, DoctorError> {
+    let options = Options {
+        import_timeout: Duration::from_secs(cli.import_timeout),
+        handshake_timeout: Duration::from_secs(cli.handshake_timeout),
+        fast: cli.fast,
+    };
+    let ctx = context_for_process(options)?;
+    if cli.list {
+        let ids: Vec<String> = checks::plan(&ctx).into_iter().map(|c| c.id).collect();
+        print_stdout(&format!("{}\n", ids.join("\n")));
+        return Ok(0);
+    }
+    let mut report = diagnose(&ctx, cli.check.as_deref())?;
+    if cli.fix {
+        report = fix_and_recheck(
+            &ctx,
+            &report,
+            cli.check.as_deref(),
+            cli.python.clone(),
+            cli.json,
+        )?;
+    }
+    if cli.json {
+        print_stdout(&report.to_json());
+    } else {
+        print_stdout(&report.to_text(use_color()));
+    }
+    Ok(report.exit_code)
 }
 
 /// Entry point of the `scimcp-doctor` binary.
 pub fn main() -> ExitCode {
-    let _cli = Cli::parse();
-    scimcp_core::planned::not_implemented("scimcp-doctor", "(checks)", "doctor milestone")
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "scimcp-doctor: error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

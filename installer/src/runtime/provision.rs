@@ -158,7 +158,12 @@ pub fn provision(
         .runtimes_dir()
         .join(format!("{}-{}", manifest.name, &key[..16]));
     if let Some(record) = reusable(&dir, &key) {
-        return Ok(Some(record));
+        // A complete directory may still have been damaged since (a package downgraded by
+        // hand, an edited module): reuse it only when it still answers exactly as recorded,
+        // so `repair` rebuilds what the doctor reports as broken.
+        if still_sound(&dir, manifest, &interpreter, &key, &record) {
+            return Ok(Some(record));
+        }
     }
     if dir.exists() {
         fs_err::remove_dir_all(&dir).map_err(io_err("removing an incomplete runtime", &dir))?;
@@ -235,6 +240,29 @@ fn reusable(dir: &Path, key: &str) -> Option<RuntimeRecord> {
     let bytes = fs_err::read(dir.join(MARKER)).ok()?;
     let record: RuntimeRecord = serde_json::from_slice(&bytes).ok()?;
     (record.requirements_hash == key && record.interpreter.is_file()).then_some(record)
+}
+
+/// Whether the runtime in `dir` still has its pins, its package identity and its imports,
+/// exactly as `record` says it was provisioned.
+fn still_sound(
+    dir: &Path,
+    manifest: &Manifest,
+    interpreter: &Interpreter,
+    key: &str,
+    record: &RuntimeRecord,
+) -> bool {
+    let used_uv = record.provisioner == "uv";
+    match check(
+        dir,
+        &record.interpreter,
+        manifest,
+        interpreter,
+        key,
+        used_uv,
+    ) {
+        Ok(now) => now.versions == record.versions && now.package == record.package,
+        Err(_) => false,
+    }
 }
 
 fn private_dir(dir: &Path) -> Result<(), ProvisionError> {

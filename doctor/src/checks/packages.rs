@@ -1,0 +1,135 @@
+//! `runtime.interpreter` and `runtime.packages`: the recorded interpreter runs, satisfies the
+//! adapter's requirement, and has every pin installed at exactly its version.
+
+use scimcp_core::RuntimeKind;
+
+use crate::check::CheckResult;
+use crate::context::Context;
+
+pub fn interpreter(ctx: &Context, id: &str) -> CheckResult {
+    let manifest = match ctx.manifest() {
+        Ok(m) => m,
+        Err(e) => return CheckResult::skipped(id, e),
+    };
+    if manifest.runtime.kind != RuntimeKind::Python {
+        return CheckResult::ok(id, "the adapter runs an executable: no interpreter needed");
+    }
+    let runtime = match ctx.runtime(id) {
+        Ok(r) => r,
+        Err(result) => return result,
+    };
+    let fix = |r: CheckResult| r.remedy("scimcp-setup repair").fixable();
+    if !runtime.interpreter.is_file() {
+        return fix(CheckResult::fail(
+            id,
+            format!(
+                "the recorded interpreter {} does not exist",
+                runtime.interpreter.display()
+            ),
+        ));
+    }
+    let probe = match ctx.probe(runtime) {
+        Ok(p) => p,
+        Err(e) => return fix(CheckResult::fail(id, e)),
+    };
+    let requirement = manifest.runtime.python.as_deref().unwrap_or(">=3");
+    let satisfied = match (
+        semver::VersionReq::parse(requirement),
+        semver::Version::parse(&probe.python),
+    ) {
+        (Ok(req), Ok(v)) => req.matches(&v),
+        _ => false,
+    };
+    if !satisfied {
+        return fix(CheckResult::fail(
+            id,
+            format!(
+                "Python {} at {} does not satisfy the adapter's {requirement}",
+                probe.python,
+                runtime.interpreter.display()
+            ),
+        ));
+    }
+    if probe.python != runtime.python_version {
+        return fix(CheckResult::warn(
+            id,
+            format!(
+                "Python {} at {} satisfies {requirement}, but setup recorded {}: the base \
+                 interpreter changed underneath the runtime",
+                probe.python,
+                runtime.interpreter.display(),
+                runtime.python_version
+            ),
+        ));
+    }
+    CheckResult::ok(
+        id,
+        format!(
+            "Python {} at {} satisfies {requirement}",
+            probe.python,
+            runtime.interpreter.display()
+        ),
+    )
+}
+
+pub fn pins(ctx: &Context, id: &str) -> CheckResult {
+    let manifest = match ctx.manifest() {
+        Ok(m) => m,
+        Err(e) => return CheckResult::skipped(id, e),
+    };
+    if manifest.runtime.kind != RuntimeKind::Python {
+        return CheckResult::ok(id, "the adapter runs an executable: no packages pinned");
+    }
+    let runtime = match ctx.runtime(id) {
+        Ok(r) => r,
+        Err(result) => return result,
+    };
+    let probe = match ctx.probe(runtime) {
+        Ok(p) => p,
+        Err(_) => {
+            return CheckResult::skipped(
+                id,
+                "the interpreter does not run (see runtime.interpreter)",
+            );
+        }
+    };
+    let pins = &manifest.runtime.requirements;
+    let mut mismatches = Vec::new();
+    for pin in pins {
+        let Some((name, want)) = pin.split_once("==") else {
+            continue;
+        };
+        let (name, want) = (name.trim(), want.trim());
+        match probe.versions.get(name).cloned().flatten() {
+            Some(got) if got == want => {}
+            Some(got) => mismatches.push(format!("{name} {got} (pinned {want})")),
+            None => mismatches.push(format!("{name} missing (pinned {want})")),
+        }
+    }
+    let total = pins.len();
+    let mut recorded = runtime.requirements.clone();
+    let mut wanted = pins.clone();
+    recorded.sort();
+    wanted.sort();
+    let result = if !mismatches.is_empty() {
+        CheckResult::fail(
+            id,
+            format!(
+                "{} of {total} pins differ: {}",
+                mismatches.len(),
+                mismatches.join(", ")
+            ),
+        )
+    } else if recorded != wanted {
+        CheckResult::fail(
+            id,
+            "the runtime was provisioned for other pins than the active version declares",
+        )
+    } else {
+        CheckResult::ok(
+            id,
+            format!("all {total} pinned packages are installed at their exact versions"),
+        )
+    };
+    result.remedy("scimcp-setup repair").fixable()
+}

@@ -1,0 +1,43 @@
+//! All of `scimcp-doctor`'s command-line parsing.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "scimcp-doctor",
+    version,
+    about = "Check that scimcp can run an analysis, and say how to fix what cannot",
+    long_about = "Check that scimcp can run an analysis, and say how to fix what cannot.\n\n\
+        Every check has a stable id, a status (ok, warn, fail, skipped), a one-line finding \
+        and the exact command that fixes it. Nothing is changed unless --fix is given.\n\n\
+        Exit status: 0 all ok, 1 warnings only, 2 any failure (or the doctor could not run)."
+)]
+pub struct Cli {
+    /// Print the report as JSON (schema: docs/doctor-report.schema.json).
+    #[arg(long)]
+    pub json: bool,
+    /// Run the installer's repair for what it can fix, then check again (before and after).
+    #[arg(long)]
+    pub fix: bool,
+    /// Run only the check with this id (e.g. runtime.packages, client.cursor).
+    #[arg(long, value_name = "ID")]
+    pub check: Option<String>,
+    /// Skip the slow checks that start the runtime or the server (runtime.import,
+    /// server.handshake).
+    #[arg(long)]
+    pub fast: bool,
+    /// With --fix: the Python to rebuild the scientific runtime from, when it must be rebuilt.
+    #[arg(long, value_name = "PATH", requires = "fix")]
+    pub python: Option<PathBuf>,
+    /// Time limit of the import check, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub import_timeout: u64,
+    /// Time limit of the MCP handshake, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub handshake_timeout: u64,
+    /// List the ids of the checks that would run, and exit.
+    #[arg(long, conflicts_with_all = ["check", "fix"])]
+    pub list: bool,
+}

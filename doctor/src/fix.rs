@@ -1,0 +1,110 @@
+//! `--fix`: run the installer's own repair for the failures it can fix (the same code path
+//! as `scimcp-setup repair`), then check again, so the report shows before and after.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use scimcp_installer::cli::InstallArgs;
+use scimcp_installer::commands::install;
+use scimcp_installer::{Report as SetupReport, Setup};
+
+use crate::check::{CheckResult, Status};
+use crate::context::Context;
+use crate::report::{FixRecord, summarize};
+
+/// Repair what `before` found fixable. Returns the record; the caller re-runs the checks.
+pub fn repair(
+    ctx: &Context,
+    before: &[CheckResult],
+    python: Option<PathBuf>,
+    quiet: bool,
+) -> FixRecord {
+    let mut record = FixRecord {
+        repaired: false,
+        command: None,
+        steps: Vec::new(),
+        error: None,
+        before: before.to_vec(),
+        before_summary: summarize(before),
+    };
+    let fixable: Vec<&CheckResult> = before
+        .iter()
+        .filter(|c| c.fixable && matches!(c.status, Status::Warn | Status::Fail))
+        .collect();
+    if fixable.is_empty() {
+        return record;
+    }
+    // Only the clients scimcp is registered in, plus those a check asks to fix: --fix must
+    // not register scimcp in a client the user never chose.
+    let mut clients: BTreeSet<String> = ctx
+        .state
+        .as_ref()
+        .ok()
+        .and_then(Option::as_ref)
+        .map(|s| s.clients.keys().cloned().collect())
+        .unwrap_or_default();
+    clients.extend(
+        fixable
+            .iter()
+            .filter_map(|c| c.id.strip_prefix("client.").map(String::from)),
+    );
+    clients.insert("generic".to_string());
+    let setup = Setup {
+        host: ctx.host.clone(),
+        layout: ctx.layout.clone(),
+        clients: clients.iter().cloned().collect(),
+        project: None,
+        dry_run: false,
+        json: true,
+        yes: true,
+    };
+    let mut command = String::from("scimcp-setup repair");
+    for c in &clients {
+        command.push_str(&format!(" --client {c}"));
+    }
+    if let Some(py) = &python {
+        command.push_str(&format!(
+            " --python {}",
+            crate::check::shell_quote(&py.display().to_string())
+        ));
+    }
+    record.command = Some(command);
+    record.repaired = true;
+    let args = InstallArgs {
+        from: None,
+        python,
+        skip_runtime: false,
+    };
+    let progress = scimcp_installer::progress::for_terminal(!quiet);
+    let result = install::run(&setup, &args, true, progress.as_ref());
+    progress.finish();
+    match result {
+        Ok(report) => {
+            record.steps = steps_of(&report);
+            let failed: Vec<String> = report
+                .clients
+                .iter()
+                .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id)))
+                .collect();
+            if !failed.is_empty() {
+                record.error = Some(failed.join("; "));
+            }
+        }
+        Err(e) => record.error = Some(e.to_string()),
+    }
+    record
+}
+
+fn steps_of(report: &SetupReport) -> Vec<String> {
+    let mut steps = report.steps.clone();
+    for c in &report.clients {
+        if let Some(outcome) = &c.outcome {
+            let word = serde_json::to_value(outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            steps.push(format!("client {}: {word}", c.id));
+        }
+    }
+    steps
+}
