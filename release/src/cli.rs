@@ -57,7 +57,7 @@ pub(crate) struct PreflightArgs {
     /// Python of the development runtime (default: SCIMCP_PYTHON, else <repo>/.venv).
     #[arg(long)]
     pub python: Option<PathBuf>,
-    /// Where preflight.json and preflight.md go (default: the work directory).
+    /// Where preflight.json and preflight.md go (default: <repo>/target/preflight).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
     /// Keep the work directory even when everything passed.

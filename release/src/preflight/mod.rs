@@ -48,7 +48,7 @@ pub struct PreflightOptions {
     pub bin_dir: PathBuf,
     /// The development Python for parity and the lifecycle's runtime.
     pub python: Option<PathBuf>,
-    /// Where preflight.json and preflight.md go (default: the work directory).
+    /// Where preflight.json and preflight.md go (default: <repo>/target/preflight).
     pub report_dir: Option<PathBuf>,
     pub keep_workdir: bool,
 }
@@ -145,7 +145,11 @@ pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Res
             "note: --quick skipped the slow parity shards; this report is not release evidence"
         )?;
     }
-    let report_dir = opts.report_dir.clone().unwrap_or_else(|| work_dir.clone());
+    // The work directory is removed on success, so the report defaults to <repo>/target.
+    let report_dir = opts
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| opts.repo.join("target").join("preflight"));
     fs_err::create_dir_all(&report_dir)?;
     scimcp_core::fs::write_json_atomic(&report_dir.join("preflight.json"), &report)?;
     fs_err::write(report_dir.join("preflight.md"), report.markdown())?;
