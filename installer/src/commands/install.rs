@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use scimcp_core::install_state::{InstallState, VersionRecord};
+use scimcp_core::install_state::{InstallState, SignatureRecord, VersionRecord};
 use semver::Version;
 
 use super::{Report, Setup, register_clients};
@@ -40,6 +40,12 @@ pub fn run(
     let before = setup.load_state()?;
     let mut state = before.clone();
     let bundle = choose_bundle(setup, &state, args.from.as_deref(), repair)?;
+    // Before anything under the data root changes: a refused bundle leaves it as it was.
+    // A repair that keeps the intact active version checks nothing new and keeps its record.
+    let signature = match (&args.from, &bundle.kind) {
+        (None, crate::bundle::BundleKind::Dir(_)) => None,
+        _ => Some(crate::signature::check(&bundle, &args.signature)?),
+    };
     if let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok())
         && bundle.version < active
         && !repair
@@ -53,6 +59,7 @@ pub fn run(
         setup,
         &mut state,
         &bundle,
+        signature,
         args.python.as_deref(),
         args.skip_runtime,
         progress,
@@ -149,6 +156,7 @@ pub(crate) fn activate(
     setup: &Setup,
     state: &mut InstallState,
     bundle: &Bundle,
+    signature: Option<SignatureRecord>,
     python: Option<&Path>,
     skip_runtime: bool,
     progress: &dyn Progress,
@@ -158,7 +166,8 @@ pub(crate) fn activate(
     let version = &bundle.version;
     let dir = layout.version_dir(version);
     let key = version.to_string();
-    if !version_intact(layout, version) {
+    let unpacking = !version_intact(layout, version);
+    if unpacking {
         report.step(format!(
             "unpack {} into {}",
             bundle.describe(),
@@ -170,7 +179,7 @@ pub(crate) fn activate(
         }
     }
     if !setup.dry_run || state.versions.contains_key(&key) {
-        state
+        let record = state
             .versions
             .entry(key.clone())
             .or_insert_with(|| VersionRecord {
@@ -178,7 +187,15 @@ pub(crate) fn activate(
                 source: bundle.describe(),
                 installed_at: jiff::Timestamp::now().to_string(),
                 runtimes: Default::default(),
+                signature: None,
             });
+        // The record describes the files on disk: an intact version that was not unpacked
+        // again keeps its old record, so a later signed install of the same version does
+        // not vouch for files it did not write.
+        if unpacking && let Some(signature) = signature {
+            record.source = bundle.describe();
+            record.signature = Some(signature);
+        }
     }
     let healthy = crate::current::is_healthy(layout, version);
     if !healthy {

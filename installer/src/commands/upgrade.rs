@@ -91,11 +91,14 @@ pub fn run(
             target: target.version.to_string(),
         });
     }
+    // Verify before the switch: a refused bundle leaves everything as it was.
+    let signature = crate::signature::check(&target, &args.signature)?;
     report.step(format!("upgrade {active} -> {}", target.version));
     activate(
         setup,
         &mut state,
         &target,
+        Some(signature),
         args.python.as_deref(),
         args.skip_runtime,
         progress,

@@ -1,0 +1,128 @@
+//! Signature checks before anything is unpacked: a zip bundle must carry
+//! `<zip>.sigstore.json` that verifies against the release policy for the tag of the bundle's
+//! version. A bundle directory, or a zip without a signature, is unsigned material, refused
+//! unless the user passes `--allow-unsigned`; the running binaries are a local build (the
+//! developer's own `cargo build`, nothing downloaded) and are recorded as such.
+//!
+//! A signature that is present but does not verify is refused even with `--allow-unsigned`:
+//! the override is for material nobody signed, not for material that fails its signature.
+
+use std::path::{Path, PathBuf};
+
+use scimcp_core::install_state::{SignatureRecord, SignatureStatus};
+use scimcp_release::ReleasePolicy;
+use scimcp_release::release_policy::SignerPolicy;
+use scimcp_release::verify::{ReleaseVerifyError, bundle_path, verify_release_files};
+
+use crate::bundle::{Bundle, BundleKind};
+use crate::cli::SignatureArgs;
+
+/// Why a bundle's provenance was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum SignatureError {
+    #[error(
+        "{what} is not signed ({missing}); nothing was changed. Install a signed release bundle \
+         (scimcp-<version>-<target>.zip with its .sigstore.json beside it), or, for development \
+         only, pass --allow-unsigned (recorded in state.json as a development override)"
+    )]
+    Unsigned { what: String, missing: String },
+    #[error("the release policy cannot be used")]
+    Policy(#[source] scimcp_release::release_policy::PolicyError),
+    #[error(
+        "{bundle} failed signature verification for tag {tag} (release policy {policy}); \
+         nothing was changed. Download the bundle and its .sigstore.json again from the \
+         release page"
+    )]
+    Refused {
+        bundle: PathBuf,
+        tag: String,
+        policy: String,
+        #[source]
+        source: ReleaseVerifyError,
+    },
+}
+
+/// Check `bundle` before it is unpacked; returns what to record for it.
+pub fn check(bundle: &Bundle, args: &SignatureArgs) -> Result<SignatureRecord, SignatureError> {
+    match &bundle.kind {
+        BundleKind::Running { bin_dir, .. } => Ok(SignatureRecord {
+            status: SignatureStatus::LocalBuild,
+            detail: format!("the running binaries in {}", bin_dir.display()),
+        }),
+        BundleKind::Dir(dir) => unsigned(
+            args,
+            format!("the bundle directory {}", dir.display()),
+            "only .zip release bundles carry a Sigstore signature".to_owned(),
+        ),
+        BundleKind::Zip(zip) => {
+            let signature = bundle_path(zip);
+            if !signature.is_file() {
+                return unsigned(
+                    args,
+                    format!("the bundle {}", zip.display()),
+                    format!("there is no {} beside it", signature.display()),
+                );
+            }
+            verify_zip(zip, &bundle.version, args)
+        }
+    }
+}
+
+fn unsigned(
+    args: &SignatureArgs,
+    what: String,
+    missing: String,
+) -> Result<SignatureRecord, SignatureError> {
+    if !args.allow_unsigned {
+        return Err(SignatureError::Unsigned { what, missing });
+    }
+    Ok(SignatureRecord {
+        status: SignatureStatus::DevelopmentOverride,
+        detail: format!("--allow-unsigned: {what} is unsigned ({missing})"),
+    })
+}
+
+fn verify_zip(
+    zip: &Path,
+    version: &semver::Version,
+    args: &SignatureArgs,
+) -> Result<SignatureRecord, SignatureError> {
+    let policy = match &args.release_policy {
+        Some(path) => ReleasePolicy::load(path),
+        None => ReleasePolicy::embedded(),
+    }
+    .map_err(SignatureError::Policy)?;
+    // The version comes from the bundle's RELEASE.json (or its name); for a keyless release
+    // the tag is part of the pinned identity, so a bundle relabelled as another version
+    // fails here rather than installing under the wrong name.
+    let tag = policy.tag.render(version);
+    let verified = verify_release_files(
+        &[zip.to_path_buf()],
+        &policy,
+        &tag,
+        args.trusted_root.as_deref(),
+    )
+    .map_err(|source| SignatureError::Refused {
+        bundle: zip.to_path_buf(),
+        tag: tag.clone(),
+        policy: policy.source.clone(),
+        source,
+    })?;
+    let signer = match (&policy.signer, verified.first()) {
+        (SignerPolicy::Key(key), _) => format!("the key pair {}", key.path.display()),
+        (SignerPolicy::Keyless(_), Some(file)) => format!(
+            "{} (issuer {})",
+            file.verified.identity.as_deref().unwrap_or("an unnamed identity"),
+            file.verified.issuer.as_deref().unwrap_or("unknown"),
+        ),
+        (SignerPolicy::Keyless(w), None) => w.identity(&tag),
+    };
+    Ok(SignatureRecord {
+        status: SignatureStatus::Verified,
+        detail: format!(
+            "{} verified for tag {tag} against release policy {}: signed by {signer}",
+            bundle_path(zip).display(),
+            policy.source
+        ),
+    })
+}
