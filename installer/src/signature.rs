@@ -112,7 +112,10 @@ fn verify_zip(
         (SignerPolicy::Key(key), _) => format!("the key pair {}", key.path.display()),
         (SignerPolicy::Keyless(_), Some(file)) => format!(
             "{} (issuer {})",
-            file.verified.identity.as_deref().unwrap_or("an unnamed identity"),
+            file.verified
+                .identity
+                .as_deref()
+                .unwrap_or("an unnamed identity"),
             file.verified.issuer.as_deref().unwrap_or("unknown"),
         ),
         (SignerPolicy::Keyless(w), None) => w.identity(&tag),
