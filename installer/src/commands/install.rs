@@ -34,9 +34,6 @@ pub fn run(
 ) -> Result<Report, SetupError> {
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
     let _lock = lock(setup)?;
-    if !setup.dry_run {
-        clean_scratch(&setup.layout);
-    }
     let before = setup.load_state()?;
     let mut state = before.clone();
     let bundle = choose_bundle(setup, &state, args.from.as_deref(), repair)?;
@@ -54,6 +51,9 @@ pub fn run(
             active: active.to_string(),
             target: bundle.version.to_string(),
         });
+    }
+    if !setup.dry_run {
+        clean_scratch(&setup.layout);
     }
     activate(
         setup,

@@ -58,9 +58,6 @@ pub fn run(
         None => fetch_release()?,
     };
     let _lock = lock(setup)?;
-    if !setup.dry_run {
-        clean_scratch(&setup.layout);
-    }
     let before = setup.load_state()?;
     let mut state = before.clone();
     let active = state
@@ -94,6 +91,10 @@ pub fn run(
     // Verify before the switch: a refused bundle leaves everything as it was.
     let signature = crate::signature::check(&target, &args.signature)?;
     report.step(format!("upgrade {active} -> {}", target.version));
+    // Only now, after verification, so that a refused bundle leaves the data root untouched.
+    if !setup.dry_run {
+        clean_scratch(&setup.layout);
+    }
     activate(
         setup,
         &mut state,
