@@ -53,10 +53,10 @@ pub enum Command {
     /// Move to the newest version found in a local mirror directory.
     #[command(
         long_about = "Move to the newest version found in a local mirror directory.\n\n\
-        --from MIRROR_DIR is required for now: downloading releases from GitHub, with \
-        Sigstore signature verification, comes with the release milestone and is not \
+        --from MIRROR_DIR is required for now: downloading releases from GitHub is not \
         implemented yet. A mirror holds bundles named scimcp-<semver>[-<target>] (directories \
-        or .zip files)."
+        or .zip files); the chosen bundle's signature (BUNDLE.zip.sigstore.json) is verified \
+        against the release policy before anything is unpacked."
     )]
     Upgrade(UpgradeArgs),
     /// Go back to the previous version (one atomic switch).

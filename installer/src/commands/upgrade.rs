@@ -1,9 +1,10 @@
 //! `upgrade --from MIRROR_DIR`: install the newest version a local mirror holds and make it
 //! active, keeping the one it replaces for `rollback`.
 //!
-//! Seam: without `--from`, upgrade would fetch the newest GitHub release and verify its
-//! Sigstore bundle before unpacking. That path comes with the release milestone
-//! (scimcp-release's verification library); until then [`fetch_release`] refuses plainly.
+//! The chosen bundle is verified ([`crate::signature::check`]) before anything changes.
+//!
+//! Seam: without `--from`, upgrade would fetch the newest GitHub release (and verify it the
+//! same way); downloading is not implemented yet, so [`fetch_release`] refuses plainly.
 
 use std::path::{Path, PathBuf};
 
