@@ -26,8 +26,9 @@ pub enum SignatureError {
          only, pass --allow-unsigned (recorded in state.json as a development override)"
     )]
     Unsigned { what: String, missing: String },
+    // The verifier's errors are large; boxed so every `Result<_, SetupError>` stays small.
     #[error("the release policy cannot be used")]
-    Policy(#[source] scimcp_release::release_policy::PolicyError),
+    Policy(#[source] Box<scimcp_release::release_policy::PolicyError>),
     #[error(
         "{bundle} failed signature verification for tag {tag} (release policy {policy}); \
          nothing was changed. Download the bundle and its .sigstore.json again from the \
@@ -38,7 +39,7 @@ pub enum SignatureError {
         tag: String,
         policy: String,
         #[source]
-        source: ReleaseVerifyError,
+        source: Box<ReleaseVerifyError>,
     },
 }
 
@@ -91,7 +92,7 @@ fn verify_zip(
         Some(path) => ReleasePolicy::load(path),
         None => ReleasePolicy::embedded(),
     }
-    .map_err(SignatureError::Policy)?;
+    .map_err(|e| SignatureError::Policy(Box::new(e)))?;
     // The version comes from the bundle's RELEASE.json (or its name); for a keyless release
     // the tag is part of the pinned identity, so a bundle relabelled as another version
     // fails here rather than installing under the wrong name.
@@ -106,7 +107,7 @@ fn verify_zip(
         bundle: zip.to_path_buf(),
         tag: tag.clone(),
         policy: policy.source.clone(),
-        source,
+        source: Box::new(source),
     })?;
     let signer = match (&policy.signer, verified.first()) {
         (SignerPolicy::Key(key), _) => format!("the key pair {}", key.path.display()),

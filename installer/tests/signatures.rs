@@ -183,6 +183,15 @@ fn signed_zip_installs_and_is_recorded_as_verified() {
         "{detail}"
     );
     assert_eq!(state["active"], "1.4.0");
+    // `status` reports it, for people and for scripts.
+    let out = ok(e.run(&["status"]));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("signature       verified: "),
+        "{out:?}"
+    );
+    let out = ok(e.run(&["status", "--json"]));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["active_signature"]["status"], "verified");
 }
 
 #[test]

@@ -58,8 +58,10 @@ pub fn run(
     activate(
         setup,
         &mut state,
-        &bundle,
-        signature,
+        Checked {
+            bundle: &bundle,
+            signature,
+        },
         args.python.as_deref(),
         args.skip_runtime,
         progress,
@@ -151,17 +153,24 @@ pub(crate) fn version_intact(layout: &Layout, version: &Version) -> bool {
         && dir.join("adapters").is_dir()
 }
 
+/// A bundle with the outcome of its signature check (`None`: nothing new was checked, keep
+/// what the receipt says).
+pub(crate) struct Checked<'a> {
+    pub bundle: &'a Bundle,
+    pub signature: Option<SignatureRecord>,
+}
+
 /// Unpack `bundle` (if needed), make it current, provision its runtime and record it.
 pub(crate) fn activate(
     setup: &Setup,
     state: &mut InstallState,
-    bundle: &Bundle,
-    signature: Option<SignatureRecord>,
+    source: Checked<'_>,
     python: Option<&Path>,
     skip_runtime: bool,
     progress: &dyn Progress,
     report: &mut Report,
 ) -> Result<(), SetupError> {
+    let Checked { bundle, signature } = source;
     let layout = &setup.layout;
     let version = &bundle.version;
     let dir = layout.version_dir(version);

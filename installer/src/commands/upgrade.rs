@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use semver::Version;
 
-use super::install::{activate, clean_scratch, finish, lock};
+use super::install::{Checked, activate, clean_scratch, finish, lock};
 use super::{Report, Setup, register_clients};
 use crate::bundle::{Bundle, version_from_name};
 use crate::cli::UpgradeArgs;
@@ -99,8 +99,10 @@ pub fn run(
     activate(
         setup,
         &mut state,
-        &target,
-        Some(signature),
+        Checked {
+            bundle: &target,
+            signature: Some(signature),
+        },
         args.python.as_deref(),
         args.skip_runtime,
         progress,
