@@ -55,7 +55,8 @@ pub struct VersionRecord {
     #[serde(default)]
     pub runtimes: BTreeMap<String, RuntimeRecord>,
     /// Whether the version's files were signature-verified before they were unpacked. Absent
-    /// in receipts written before verification existed (the doctor reports that as unknown).
+    /// in receipts written before verification existed, or rebuilt for files already on disk
+    /// (`scimcp-setup status` reports that as not recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<SignatureRecord>,
 }

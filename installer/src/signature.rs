@@ -14,8 +14,9 @@ use scimcp_release::ReleasePolicy;
 use scimcp_release::release_policy::SignerPolicy;
 use scimcp_release::verify::{ReleaseVerifyError, bundle_path, verify_release_files};
 
-use crate::bundle::{Bundle, BundleKind};
+use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::cli::SignatureArgs;
+use crate::error::SetupError;
 
 /// Why a bundle's provenance was not accepted.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,15 @@ pub enum SignatureError {
     )]
     Unsigned { what: String, missing: String },
     // The verifier's errors are large; boxed so every `Result<_, SetupError>` stays small.
+    #[error(
+        "{bundle} is signed for version {signed} (its name) but holds version {found} \
+         (its RELEASE.json); nothing was changed"
+    )]
+    VersionMismatch {
+        bundle: PathBuf,
+        signed: String,
+        found: String,
+    },
     #[error("the release policy cannot be used")]
     Policy(#[source] Box<scimcp_release::release_policy::PolicyError>),
     #[error(
@@ -41,6 +51,39 @@ pub enum SignatureError {
         #[source]
         source: Box<ReleaseVerifyError>,
     },
+}
+
+/// Open a `--from` bundle and check it. A signed zip named `scimcp-<version>…` is verified
+/// before its contents are even parsed (so a damaged zip is refused with the verifier's
+/// reason), then must hold the version its name was verified for.
+pub fn open_checked(
+    path: &Path,
+    args: &SignatureArgs,
+) -> Result<(Bundle, SignatureRecord), SetupError> {
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(version_from_name);
+    if let Some(signed) = named
+        && path.is_file()
+        && bundle_path(path).is_file()
+    {
+        let zip = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let record = verify_zip(&zip, &signed, args)?;
+        let bundle = Bundle::open(path)?;
+        if bundle.version != signed {
+            return Err(SignatureError::VersionMismatch {
+                bundle: zip,
+                signed: signed.to_string(),
+                found: bundle.version.to_string(),
+            }
+            .into());
+        }
+        return Ok((bundle, record));
+    }
+    let bundle = Bundle::open(path)?;
+    let record = check(&bundle, args)?;
+    Ok((bundle, record))
 }
 
 /// Check `bundle` before it is unpacked; returns what to record for it.

@@ -249,16 +249,25 @@ fn a_tampered_zip_is_refused_and_nothing_changes() {
     assert!(before.iter().any(|(p, _)| p.ends_with("state.json")));
 
     let bad = e.zip(&e.root.join("downloads"), "1.4.0", true);
-    let mut zip_bytes = fs_err::read(&bad).unwrap();
-    let middle = zip_bytes.len() / 2;
-    zip_bytes[middle] ^= 0x01;
-    fs_err::write(&bad, &zip_bytes).unwrap();
+    let genuine = fs_err::read(&bad).unwrap();
     let bad_arg = bad.display().to_string();
-    // Refused with or without the override: the override is for unsigned material only.
-    for extra in [
-        vec!["--release-policy", policy.as_str()],
-        vec!["--release-policy", policy.as_str(), "--allow-unsigned"],
+    // One flipped byte in a file's contents, or in the zip's own directory (which would
+    // also make it unreadable): refused by the verifier, with or without the override (the
+    // override is for unsigned material only).
+    for (at, extra) in [
+        (genuine.len() / 2, vec!["--release-policy", policy.as_str()]),
+        (
+            genuine.len() / 2,
+            vec!["--release-policy", policy.as_str(), "--allow-unsigned"],
+        ),
+        (
+            genuine.len() - 22,
+            vec!["--release-policy", policy.as_str()],
+        ),
     ] {
+        let mut zip_bytes = genuine.clone();
+        zip_bytes[at] ^= 0x01;
+        fs_err::write(&bad, &zip_bytes).unwrap();
         let out = e.run(&install(&bad_arg, &extra));
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         let err = stderr(&out);

@@ -36,12 +36,24 @@ pub fn run(
     let _lock = lock(setup)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
-    let bundle = choose_bundle(setup, &state, args.from.as_deref(), repair)?;
-    // Before anything under the data root changes: a refused bundle leaves it as it was.
-    // A repair that keeps the intact active version checks nothing new and keeps its record.
-    let signature = match (&args.from, &bundle.kind) {
-        (None, crate::bundle::BundleKind::Dir(_)) => None,
-        _ => Some(crate::signature::check(&bundle, &args.signature)?),
+    // Checked before anything under the data root changes: a refused bundle leaves it as it
+    // was. A repair that keeps the intact active version checks nothing new and keeps its
+    // record.
+    let (bundle, signature) = match args.from.as_deref() {
+        Some(path) => {
+            let (bundle, signature) = crate::signature::open_checked(path, &args.signature)?;
+            (bundle, Some(signature))
+        }
+        None => {
+            let bundle = choose_bundle(setup, &state, repair)?;
+            let signature = match bundle.kind {
+                crate::bundle::BundleKind::Running { .. } => {
+                    Some(crate::signature::check(&bundle, &args.signature)?)
+                }
+                _ => None,
+            };
+            (bundle, signature)
+        }
     };
     if let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok())
         && bundle.version < active
@@ -114,17 +126,9 @@ pub(crate) fn finish(
     Ok(())
 }
 
-/// Which bundle to install: `--from`, else the running binaries. A repair without `--from`
-/// keeps the active version when it is intact.
-fn choose_bundle(
-    setup: &Setup,
-    state: &InstallState,
-    from: Option<&Path>,
-    repair: bool,
-) -> Result<Bundle, SetupError> {
-    if let Some(path) = from {
-        return Ok(Bundle::open(path)?);
-    }
+/// Which bundle to install without `--from`: the running binaries. A repair keeps the
+/// active version when it is intact.
+fn choose_bundle(setup: &Setup, state: &InstallState, repair: bool) -> Result<Bundle, SetupError> {
     let running = Bundle::running()?;
     if repair && let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok()) {
         if active != running.version && !version_intact(&setup.layout, &active) {

@@ -20,8 +20,8 @@ pub struct Status {
     /// The version `current` actually points at.
     pub current: Option<String>,
     pub versions: Vec<String>,
-    /// How the active version's files were vouched for when they were unpacked (absent for
-    /// versions installed before signatures were checked).
+    /// How the active version's files were vouched for when they were unpacked (absent when
+    /// the receipt has no record of it).
     pub active_signature: Option<SignatureRecord>,
     pub server_command: Option<Vec<String>>,
     pub runtimes: Vec<RuntimeStatus>,
@@ -118,7 +118,7 @@ fn human(s: &Status) -> String {
             out,
             "signature       {}",
             s.active_signature.as_ref().map_or_else(
-                || "not recorded (installed before signatures were checked)".to_owned(),
+                || "not recorded (installed before signatures were checked; reinstall from a signed bundle to record one)".to_owned(),
                 |sig| format!("{}: {}", sig.status.as_str(), sig.detail)
             )
         );
