@@ -316,7 +316,25 @@ fn upgrade_verifies_the_newer_bundle_before_switching() {
     );
     assert_eq!(e.tree(), before, "a refused upgrade changed files");
 
-    fs_err::write(&signature, genuine).unwrap();
+    // A damaged newer zip (its directory unreadable) is refused by the verifier too.
+    let zip_genuine = fs_err::read(&newer).unwrap();
+    let mut damaged = zip_genuine.clone();
+    let at = damaged.len() - 22;
+    damaged[at] ^= 0x01;
+    fs_err::write(&newer, &damaged).unwrap();
+    fs_err::write(&signature, &genuine).unwrap();
+    let out = e.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--release-policy",
+        &policy,
+        "--from",
+        &mirror_arg,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stderr(&out).contains("message digest"), "{}", stderr(&out));
+    assert_eq!(e.tree(), before, "a refused upgrade changed files");
+    fs_err::write(&newer, zip_genuine).unwrap();
     let out = ok(e.run(&[
         "upgrade",
         "--skip-runtime",

@@ -12,7 +12,7 @@ use semver::Version;
 
 use super::install::{Checked, activate, clean_scratch, finish, lock};
 use super::{Report, Setup, register_clients};
-use crate::bundle::{Bundle, version_from_name};
+use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::cli::UpgradeArgs;
 use crate::error::SetupError;
 use crate::progress::Progress;
@@ -40,6 +40,19 @@ pub fn scan_mirror(mirror: &Path) -> Result<Vec<Bundle>, SetupError> {
             && !path.join("RELEASE.json").is_file()
             && path.is_dir()
         {
+            continue;
+        }
+        // A signed zip is not parsed before its signature is verified: its name gives the
+        // version now, and `upgrade` checks that RELEASE.json agrees after verification.
+        if let Some(version) = version_from_name(&name)
+            && path.is_file()
+            && scimcp_release::verify::bundle_path(&path).is_file()
+        {
+            let path = std::path::absolute(&path).map_err(SetupError::io("resolving", &path))?;
+            found.push(Bundle {
+                version,
+                kind: BundleKind::Zip(path),
+            });
             continue;
         }
         found.push(Bundle::open(&path)?);
@@ -90,7 +103,15 @@ pub fn run(
         });
     }
     // Verify before the switch: a refused bundle leaves everything as it was.
-    let signature = crate::signature::check(&target, &args.signature)?;
+    let (target, signature) = match &target.kind {
+        BundleKind::Zip(path) | BundleKind::Dir(path) => {
+            crate::signature::open_checked(path, &args.signature)?
+        }
+        BundleKind::Running { .. } => {
+            let signature = crate::signature::check(&target, &args.signature)?;
+            (target, signature)
+        }
+    };
     report.step(format!("upgrade {active} -> {}", target.version));
     // Only now, after verification, so that a refused bundle leaves the data root untouched.
     if !setup.dry_run {
