@@ -27,7 +27,6 @@ pub enum SignatureError {
          only, pass --allow-unsigned (recorded in state.json as a development override)"
     )]
     Unsigned { what: String, missing: String },
-    // The verifier's errors are large; boxed so every `Result<_, SetupError>` stays small.
     #[error(
         "{bundle} is signed for version {signed} (its name) but holds version {found} \
          (its RELEASE.json); nothing was changed"
@@ -37,6 +36,7 @@ pub enum SignatureError {
         signed: String,
         found: String,
     },
+    // The verifier's errors are large; boxed so every `Result<_, SetupError>` stays small.
     #[error("the release policy cannot be used")]
     Policy(#[source] Box<scimcp_release::release_policy::PolicyError>),
     #[error(
