@@ -54,6 +54,44 @@ pub struct VersionRecord {
     /// The runtimes this version was provisioned with, by adapter, so rollback restores them.
     #[serde(default)]
     pub runtimes: BTreeMap<String, RuntimeRecord>,
+    /// Whether the version's files were signature-verified before they were unpacked. Absent
+    /// in receipts written before verification existed, or rebuilt for files already on disk
+    /// (`scimcp-setup status` reports that as not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<SignatureRecord>,
+}
+
+/// How a version's provenance was established when it was unpacked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureRecord {
+    pub status: SignatureStatus,
+    /// Who or what vouches for the files: the verified signer (certificate identity and
+    /// issuer, or the trusted public key) and the release policy, or why nothing does.
+    pub detail: String,
+}
+
+/// The outcome recorded in [`SignatureRecord::status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SignatureStatus {
+    /// The bundle's Sigstore signature verified against the release policy.
+    Verified,
+    /// Unsigned material installed because the user passed `--allow-unsigned`.
+    DevelopmentOverride,
+    /// The binaries of the running `scimcp-setup` (a developer's own build): nothing was
+    /// downloaded, so there is no signature to check.
+    LocalBuild,
+}
+
+impl SignatureStatus {
+    /// The name written to `state.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignatureStatus::Verified => "verified",
+            SignatureStatus::DevelopmentOverride => "development-override",
+            SignatureStatus::LocalBuild => "local-build",
+        }
+    }
 }
 
 /// A provisioned scientific runtime (a private virtual environment for a python adapter).

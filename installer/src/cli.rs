@@ -53,10 +53,10 @@ pub enum Command {
     /// Move to the newest version found in a local mirror directory.
     #[command(
         long_about = "Move to the newest version found in a local mirror directory.\n\n\
-        --from MIRROR_DIR is required for now: downloading releases from GitHub, with \
-        Sigstore signature verification, comes with the release milestone and is not \
+        --from MIRROR_DIR is required for now: downloading releases from GitHub is not \
         implemented yet. A mirror holds bundles named scimcp-<semver>[-<target>] (directories \
-        or .zip files)."
+        or .zip files); the chosen bundle's signature (BUNDLE.zip.sigstore.json) is verified \
+        against the release policy before anything is unpacked."
     )]
     Upgrade(UpgradeArgs),
     /// Go back to the previous version (one atomic switch).
@@ -81,6 +81,25 @@ pub struct InstallArgs {
     /// Do not provision the scientific runtime (client registration only).
     #[arg(long)]
     pub skip_runtime: bool,
+    #[command(flatten)]
+    pub signature: SignatureArgs,
+}
+
+/// How bundles are checked before they are unpacked.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SignatureArgs {
+    /// Development only: install unsigned material (a bundle directory, or a zip without
+    /// its .sigstore.json). Recorded in state.json as a development override. A signature
+    /// that is present but does not verify is refused even with this flag.
+    #[arg(long)]
+    pub allow_unsigned: bool,
+    /// Verify against this release policy (release.toml format) instead of the one built
+    /// in, e.g. a key-pair policy for an air-gapped release.
+    #[arg(long, value_name = "FILE")]
+    pub release_policy: Option<PathBuf>,
+    /// Use this Sigstore trusted root (trusted_root.json) instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub trusted_root: Option<PathBuf>,
 }
 
 /// Arguments of `upgrade`.
@@ -102,6 +121,8 @@ pub struct UpgradeArgs {
     /// Do not provision the scientific runtime.
     #[arg(long)]
     pub skip_runtime: bool,
+    #[command(flatten)]
+    pub signature: SignatureArgs,
 }
 
 /// Arguments of `uninstall`.

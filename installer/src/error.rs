@@ -12,6 +12,8 @@ pub enum SetupError {
     #[error(transparent)]
     Bundle(#[from] crate::bundle::BundleError),
     #[error(transparent)]
+    Signature(#[from] crate::signature::SignatureError),
+    #[error(transparent)]
     Provision(#[from] crate::runtime::ProvisionError),
     #[error(transparent)]
     NoHome(#[from] crate::host::NoHomeDir),

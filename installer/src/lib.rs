@@ -26,6 +26,7 @@ pub mod lock;
 pub mod progress;
 pub mod register;
 pub mod runtime;
+pub mod signature;
 
 use std::process::ExitCode;
 

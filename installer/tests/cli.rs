@@ -92,7 +92,13 @@ fn malformed_files_are_left_untouched_with_file_line_and_column() {
     let codex = h.home.join(".codex/config.toml");
     let invalid = "model = \"o3\"\n[mcp_servers.other\ncommand = \"x\"\n";
     fs_err::write(&codex, invalid).unwrap();
-    let out = h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]);
+    let out = h.run(&[
+        "install",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &h.bundle_arg(),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -124,6 +130,7 @@ fn malformed_files_are_left_untouched_with_file_line_and_column() {
         "install",
         "--skip-runtime",
         "--json",
+        "--allow-unsigned",
         "--from",
         &h.bundle_arg(),
     ]);
@@ -151,6 +158,7 @@ fn dry_run_prints_diffs_and_touches_nothing() {
         "--dry-run",
         "install",
         "--skip-runtime",
+        "--allow-unsigned",
         "--from",
         &h.bundle_arg(),
     ]));
@@ -169,7 +177,13 @@ fn dry_run_prints_diffs_and_touches_nothing() {
     );
     assert!(stdout.contains("would unpack"), "{stdout}");
     // Installed, a dry run of uninstall shows the removals and still touches nothing.
-    ok(h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]));
+    ok(h.run(&[
+        "install",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &h.bundle_arg(),
+    ]));
     let before = tree(&h.root);
     let out = ok(h.run(&["uninstall", "--dry-run"]));
     assert_eq!(tree(&h.root), before);
@@ -197,6 +211,7 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
         "--skip-runtime",
         "--client",
         "claude-code",
+        "--allow-unsigned",
         "--from",
         &h.bundle_arg(),
     ]));
@@ -213,6 +228,7 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
         "--skip-runtime",
         "--client",
         "claude-code",
+        "--allow-unsigned",
         "--from",
         &h.bundle_arg(),
     ]));
@@ -247,7 +263,13 @@ fn eight_concurrent_installs_leave_every_entry_exactly_once() {
                 &h.home,
                 &h.data,
                 &h.path,
-                &["install", "--skip-runtime", "--from", &bundle],
+                &[
+                    "install",
+                    "--skip-runtime",
+                    "--allow-unsigned",
+                    "--from",
+                    &bundle,
+                ],
             )
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -299,7 +321,13 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
             fs_err::copy(&scimcp, v.join("bin/scimcp")).unwrap();
         }
     }
-    ok(h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]));
+    ok(h.run(&[
+        "install",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &h.bundle_arg(),
+    ]));
     let clients_before: Vec<_> = [
         h.home.join(".cursor/mcp.json"),
         h.home.join(".codex/config.toml"),
@@ -317,11 +345,23 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     mark("before-upgrade");
     let mirror_arg = mirror.display().to_string();
 
-    let out = ok(h.run(&["upgrade", "--skip-runtime", "--from", &mirror_arg]));
+    let out = ok(h.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &mirror_arg,
+    ]));
     assert!(String::from_utf8_lossy(&out.stdout).contains("upgrade 0.1.0 -> 0.3.0"));
     assert_eq!(current(), Path::new("versions/0.3.0"));
     mark("after-upgrade");
-    let out = h.run(&["upgrade", "--skip-runtime", "--from", &mirror_arg]);
+    let out = h.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &mirror_arg,
+    ]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("already at 0.3.0"),
         "{out:?}"
@@ -329,6 +369,7 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     let out = h.run(&[
         "upgrade",
         "--skip-runtime",
+        "--allow-unsigned",
         "--from",
         &mirror_arg,
         "--version",
@@ -348,11 +389,18 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     assert_eq!(status["active"], "0.1.0");
     assert_eq!(status["previous"], "0.3.0");
 
-    ok(h.run(&["upgrade", "--skip-runtime", "--from", &mirror_arg]));
+    ok(h.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &mirror_arg,
+    ]));
     assert_eq!(current(), Path::new("versions/0.3.0"));
     ok(h.run(&[
         "upgrade",
         "--skip-runtime",
+        "--allow-unsigned",
         "--from",
         &mirror_arg,
         "--version",
@@ -382,7 +430,13 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     );
 
     // Installing an older bundle over a newer version is refused: that is a downgrade.
-    let out = h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]);
+    let out = h.run(&[
+        "install",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &h.bundle_arg(),
+    ]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("an older version; nothing was changed"),
         "{out:?}"
@@ -413,7 +467,13 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
 #[test]
 fn upgrade_without_a_mirror_says_the_signed_path_is_not_there_yet() {
     let h = home();
-    ok(h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]));
+    ok(h.run(&[
+        "install",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &h.bundle_arg(),
+    ]));
     let out = h.run(&["upgrade"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -474,6 +534,7 @@ fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
         "--skip-runtime",
         "--client",
         "cursor",
+        "--allow-unsigned",
         "--from",
         &good.display().to_string(),
     ]));
@@ -497,6 +558,7 @@ fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
     let out = h.run(&[
         "install",
         "--skip-runtime",
+        "--allow-unsigned",
         "--from",
         &evil.display().to_string(),
     ]);
@@ -515,7 +577,13 @@ fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
 #[test]
 fn uninstall_leaves_an_entry_the_user_changed() {
     let h = home();
-    ok(h.run(&["install", "--skip-runtime", "--from", &h.bundle_arg()]));
+    ok(h.run(&[
+        "install",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &h.bundle_arg(),
+    ]));
     let cursor = h.home.join(".cursor/mcp.json");
     let mine = fs_err::read_to_string(&cursor)
         .unwrap()

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{client_files, fake_bundle, seed_all, unicode_tempdir};
-use scimcp_installer::cli::{InstallArgs, UninstallArgs};
+use scimcp_installer::cli::{InstallArgs, SignatureArgs, UninstallArgs};
 use scimcp_installer::commands::{install, uninstall};
 use scimcp_installer::entry::Entry;
 use scimcp_installer::progress::Silent;
@@ -69,6 +69,11 @@ fn install_args(f: &Fake) -> InstallArgs {
         from: Some(f.bundle.clone()),
         python: None,
         skip_runtime: true,
+        // The fake bundle is a directory, i.e. unsigned development material.
+        signature: SignatureArgs {
+            allow_unsigned: true,
+            ..SignatureArgs::default()
+        },
     }
 }
 

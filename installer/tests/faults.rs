@@ -91,7 +91,7 @@ fn worker(seed: u64, trials: usize) -> (usize, usize, usize) {
         args.push("--client".into());
         args.push(c.id().into());
     }
-    args.extend(["install", "--skip-runtime", "--from"].map(String::from));
+    args.extend(["install", "--skip-runtime", "--allow-unsigned", "--from"].map(String::from));
     args.push(bundle.clone());
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut repair_argv = argv.clone();

@@ -74,6 +74,14 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
     let state = scimcp_core::install_state::InstallState::load(&data)
         .unwrap()
         .unwrap();
+    // The developer path (no --from) needs no override: it is recorded as a local build.
+    let active = state.active.as_deref().unwrap();
+    let signature = state.versions[active].signature.as_ref().unwrap();
+    assert_eq!(
+        signature.status,
+        scimcp_core::install_state::SignatureStatus::LocalBuild,
+        "{signature:?}"
+    );
     let runtime = &state.runtimes["refsci"];
     assert!(
         runtime.interpreter.starts_with(data.join("runtimes")),

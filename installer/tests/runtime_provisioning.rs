@@ -110,7 +110,14 @@ fn runtimes_are_reused_rebuilt_and_follow_rollback() {
     run(
         &path,
         &[
-            "install", "--client", "generic", "--python", &py, "--from", &v1,
+            "install",
+            "--client",
+            "generic",
+            "--python",
+            &py,
+            "--allow-unsigned",
+            "--from",
+            &v1,
         ],
     );
     let first = state().runtimes["refsci"].clone();
@@ -145,7 +152,14 @@ fn runtimes_are_reused_rebuilt_and_follow_rollback() {
     run(
         &path,
         &[
-            "install", "--client", "generic", "--python", &py, "--from", &v1,
+            "install",
+            "--client",
+            "generic",
+            "--python",
+            &py,
+            "--allow-unsigned",
+            "--from",
+            &v1,
         ],
     );
     assert_eq!(pip_calls(&log), 2);
@@ -167,7 +181,14 @@ fn runtimes_are_reused_rebuilt_and_follow_rollback() {
     let mirror_arg = mirror.display().to_string();
     run(
         &with_uv,
-        &["upgrade", "--python", &py, "--from", &mirror_arg],
+        &[
+            "upgrade",
+            "--python",
+            &py,
+            "--allow-unsigned",
+            "--from",
+            &mirror_arg,
+        ],
     );
     let second = state().runtimes["refsci"].clone();
     assert_ne!(second.dir, first.dir);

@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use scimcp_core::install_state::{InstallState, VersionRecord};
+use scimcp_core::install_state::{InstallState, SignatureRecord, VersionRecord};
 use semver::Version;
 
 use super::{Report, Setup, register_clients};
@@ -34,12 +34,27 @@ pub fn run(
 ) -> Result<Report, SetupError> {
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
     let _lock = lock(setup)?;
-    if !setup.dry_run {
-        clean_scratch(&setup.layout);
-    }
     let before = setup.load_state()?;
     let mut state = before.clone();
-    let bundle = choose_bundle(setup, &state, args.from.as_deref(), repair)?;
+    // Checked before anything under the data root changes: a refused bundle leaves it as it
+    // was. A repair that keeps the intact active version checks nothing new and keeps its
+    // record.
+    let (bundle, signature) = match args.from.as_deref() {
+        Some(path) => {
+            let (bundle, signature) = crate::signature::open_checked(path, &args.signature)?;
+            (bundle, Some(signature))
+        }
+        None => {
+            let bundle = choose_bundle(setup, &state, repair)?;
+            let signature = match bundle.kind {
+                crate::bundle::BundleKind::Running { .. } => {
+                    Some(crate::signature::check(&bundle, &args.signature)?)
+                }
+                _ => None,
+            };
+            (bundle, signature)
+        }
+    };
     if let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok())
         && bundle.version < active
         && !repair
@@ -49,10 +64,16 @@ pub fn run(
             target: bundle.version.to_string(),
         });
     }
+    if !setup.dry_run {
+        clean_scratch(&setup.layout);
+    }
     activate(
         setup,
         &mut state,
-        &bundle,
+        Checked {
+            bundle: &bundle,
+            signature,
+        },
         args.python.as_deref(),
         args.skip_runtime,
         progress,
@@ -105,17 +126,9 @@ pub(crate) fn finish(
     Ok(())
 }
 
-/// Which bundle to install: `--from`, else the running binaries. A repair without `--from`
-/// keeps the active version when it is intact.
-fn choose_bundle(
-    setup: &Setup,
-    state: &InstallState,
-    from: Option<&Path>,
-    repair: bool,
-) -> Result<Bundle, SetupError> {
-    if let Some(path) = from {
-        return Ok(Bundle::open(path)?);
-    }
+/// Which bundle to install without `--from`: the running binaries. A repair keeps the
+/// active version when it is intact.
+fn choose_bundle(setup: &Setup, state: &InstallState, repair: bool) -> Result<Bundle, SetupError> {
     let running = Bundle::running()?;
     if repair && let Some(active) = state.active.as_deref().and_then(|v| Version::parse(v).ok()) {
         if active != running.version && !version_intact(&setup.layout, &active) {
@@ -144,21 +157,30 @@ pub(crate) fn version_intact(layout: &Layout, version: &Version) -> bool {
         && dir.join("adapters").is_dir()
 }
 
+/// A bundle with the outcome of its signature check (`None`: nothing new was checked, keep
+/// what the receipt says).
+pub(crate) struct Checked<'a> {
+    pub bundle: &'a Bundle,
+    pub signature: Option<SignatureRecord>,
+}
+
 /// Unpack `bundle` (if needed), make it current, provision its runtime and record it.
 pub(crate) fn activate(
     setup: &Setup,
     state: &mut InstallState,
-    bundle: &Bundle,
+    source: Checked<'_>,
     python: Option<&Path>,
     skip_runtime: bool,
     progress: &dyn Progress,
     report: &mut Report,
 ) -> Result<(), SetupError> {
+    let Checked { bundle, signature } = source;
     let layout = &setup.layout;
     let version = &bundle.version;
     let dir = layout.version_dir(version);
     let key = version.to_string();
-    if !version_intact(layout, version) {
+    let unpacking = !version_intact(layout, version);
+    if unpacking {
         report.step(format!(
             "unpack {} into {}",
             bundle.describe(),
@@ -170,7 +192,7 @@ pub(crate) fn activate(
         }
     }
     if !setup.dry_run || state.versions.contains_key(&key) {
-        state
+        let record = state
             .versions
             .entry(key.clone())
             .or_insert_with(|| VersionRecord {
@@ -178,7 +200,15 @@ pub(crate) fn activate(
                 source: bundle.describe(),
                 installed_at: jiff::Timestamp::now().to_string(),
                 runtimes: Default::default(),
+                signature: None,
             });
+        // The record describes the files on disk: an intact version that was not unpacked
+        // again keeps its old record, so a later signed install of the same version does
+        // not vouch for files it did not write.
+        if unpacking && let Some(signature) = signature {
+            record.source = bundle.describe();
+            record.signature = Some(signature);
+        }
     }
     let healthy = crate::current::is_healthy(layout, version);
     if !healthy {

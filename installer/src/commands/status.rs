@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use scimcp_core::install_state::SignatureRecord;
 use serde::Serialize;
 
 use super::{Setup, print_stdout};
@@ -19,6 +20,9 @@ pub struct Status {
     /// The version `current` actually points at.
     pub current: Option<String>,
     pub versions: Vec<String>,
+    /// How the active version's files were vouched for when they were unpacked (absent when
+    /// the receipt has no record of it).
+    pub active_signature: Option<SignatureRecord>,
     pub server_command: Option<Vec<String>>,
     pub runtimes: Vec<RuntimeStatus>,
     pub clients: Vec<ClientStatus>,
@@ -52,6 +56,11 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
         previous: state.previous.clone(),
         current: crate::current::read(&setup.layout).map(|v| v.to_string()),
         versions: state.versions.keys().cloned().collect(),
+        active_signature: state
+            .active
+            .as_ref()
+            .and_then(|v| state.versions.get(v))
+            .and_then(|r| r.signature.clone()),
         server_command: state.server.as_ref().map(|s| {
             std::iter::once(s.command.display().to_string())
                 .chain(s.args.iter().cloned())
@@ -104,6 +113,16 @@ fn human(s: &Status) -> String {
             ),
         }
     );
+    if s.active.is_some() {
+        let _ = writeln!(
+            out,
+            "signature       {}",
+            s.active_signature.as_ref().map_or_else(
+                || "not recorded (installed before signatures were checked; reinstall from a signed bundle to record one)".to_owned(),
+                |sig| format!("{}: {}", sig.status.as_str(), sig.detail)
+            )
+        );
+    }
     let _ = writeln!(
         out,
         "previous        {}",

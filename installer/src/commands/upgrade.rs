@@ -1,17 +1,18 @@
 //! `upgrade --from MIRROR_DIR`: install the newest version a local mirror holds and make it
 //! active, keeping the one it replaces for `rollback`.
 //!
-//! Seam: without `--from`, upgrade would fetch the newest GitHub release and verify its
-//! Sigstore bundle before unpacking. That path comes with the release milestone
-//! (scimcp-release's verification library); until then [`fetch_release`] refuses plainly.
+//! The chosen bundle is verified ([`crate::signature::check`]) before anything changes.
+//!
+//! Seam: without `--from`, upgrade would fetch the newest GitHub release (and verify it the
+//! same way); downloading is not implemented yet, so [`fetch_release`] refuses plainly.
 
 use std::path::{Path, PathBuf};
 
 use semver::Version;
 
-use super::install::{activate, clean_scratch, finish, lock};
+use super::install::{Checked, activate, clean_scratch, finish, lock};
 use super::{Report, Setup, register_clients};
-use crate::bundle::{Bundle, version_from_name};
+use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::cli::UpgradeArgs;
 use crate::error::SetupError;
 use crate::progress::Progress;
@@ -41,6 +42,19 @@ pub fn scan_mirror(mirror: &Path) -> Result<Vec<Bundle>, SetupError> {
         {
             continue;
         }
+        // A signed zip is not parsed before its signature is verified: its name gives the
+        // version now, and `upgrade` checks that RELEASE.json agrees after verification.
+        if let Some(version) = version_from_name(&name)
+            && path.is_file()
+            && scimcp_release::verify::bundle_path(&path).is_file()
+        {
+            let path = std::path::absolute(&path).map_err(SetupError::io("resolving", &path))?;
+            found.push(Bundle {
+                version,
+                kind: BundleKind::Zip(path),
+            });
+            continue;
+        }
         found.push(Bundle::open(&path)?);
     }
     found.sort_by(|a, b| a.version.cmp(&b.version));
@@ -58,9 +72,6 @@ pub fn run(
         None => fetch_release()?,
     };
     let _lock = lock(setup)?;
-    if !setup.dry_run {
-        clean_scratch(&setup.layout);
-    }
     let before = setup.load_state()?;
     let mut state = before.clone();
     let active = state
@@ -91,11 +102,28 @@ pub fn run(
             target: target.version.to_string(),
         });
     }
+    // Verify before the switch: a refused bundle leaves everything as it was.
+    let (target, signature) = match &target.kind {
+        BundleKind::Zip(path) | BundleKind::Dir(path) => {
+            crate::signature::open_checked(path, &args.signature)?
+        }
+        BundleKind::Running { .. } => {
+            let signature = crate::signature::check(&target, &args.signature)?;
+            (target, signature)
+        }
+    };
     report.step(format!("upgrade {active} -> {}", target.version));
+    // Only now, after verification, so that a refused bundle leaves the data root untouched.
+    if !setup.dry_run {
+        clean_scratch(&setup.layout);
+    }
     activate(
         setup,
         &mut state,
-        &target,
+        Checked {
+            bundle: &target,
+            signature: Some(signature),
+        },
         args.python.as_deref(),
         args.skip_runtime,
         progress,

@@ -1,0 +1,175 @@
+//! Signature checks before anything is unpacked: a zip bundle must carry
+//! `<zip>.sigstore.json` that verifies against the release policy for the tag of the bundle's
+//! version. A bundle directory, or a zip without a signature, is unsigned material, refused
+//! unless the user passes `--allow-unsigned`; the running binaries are a local build (the
+//! developer's own `cargo build`, nothing downloaded) and are recorded as such.
+//!
+//! A signature that is present but does not verify is refused even with `--allow-unsigned`:
+//! the override is for material nobody signed, not for material that fails its signature.
+
+use std::path::{Path, PathBuf};
+
+use scimcp_core::install_state::{SignatureRecord, SignatureStatus};
+use scimcp_release::ReleasePolicy;
+use scimcp_release::release_policy::SignerPolicy;
+use scimcp_release::verify::{ReleaseVerifyError, bundle_path, verify_release_files};
+
+use crate::bundle::{Bundle, BundleKind, version_from_name};
+use crate::cli::SignatureArgs;
+use crate::error::SetupError;
+
+/// Why a bundle's provenance was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum SignatureError {
+    #[error(
+        "{what} is not signed ({missing}); nothing was changed. Install a signed release bundle \
+         (scimcp-<version>-<target>.zip with its .sigstore.json beside it), or, for development \
+         only, pass --allow-unsigned (recorded in state.json as a development override)"
+    )]
+    Unsigned { what: String, missing: String },
+    #[error(
+        "{bundle} is signed for version {signed} (its name) but holds version {found} \
+         (its RELEASE.json); nothing was changed"
+    )]
+    VersionMismatch {
+        bundle: PathBuf,
+        signed: String,
+        found: String,
+    },
+    // The verifier's errors are large; boxed so every `Result<_, SetupError>` stays small.
+    #[error("the release policy cannot be used")]
+    Policy(#[source] Box<scimcp_release::release_policy::PolicyError>),
+    #[error(
+        "{bundle} failed signature verification for tag {tag} (release policy {policy}); \
+         nothing was changed. Download the bundle and its .sigstore.json again from the \
+         release page"
+    )]
+    Refused {
+        bundle: PathBuf,
+        tag: String,
+        policy: String,
+        #[source]
+        source: Box<ReleaseVerifyError>,
+    },
+}
+
+/// Open a `--from` bundle and check it. A signed zip named `scimcp-<version>…` is verified
+/// before its contents are even parsed (so a damaged zip is refused with the verifier's
+/// reason), then must hold the version its name was verified for.
+pub fn open_checked(
+    path: &Path,
+    args: &SignatureArgs,
+) -> Result<(Bundle, SignatureRecord), SetupError> {
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(version_from_name);
+    if let Some(signed) = named
+        && path.is_file()
+        && bundle_path(path).is_file()
+    {
+        let zip = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let record = verify_zip(&zip, &signed, args)?;
+        let bundle = Bundle::open(path)?;
+        if bundle.version != signed {
+            return Err(SignatureError::VersionMismatch {
+                bundle: zip,
+                signed: signed.to_string(),
+                found: bundle.version.to_string(),
+            }
+            .into());
+        }
+        return Ok((bundle, record));
+    }
+    let bundle = Bundle::open(path)?;
+    let record = check(&bundle, args)?;
+    Ok((bundle, record))
+}
+
+/// Check `bundle` before it is unpacked; returns what to record for it.
+pub fn check(bundle: &Bundle, args: &SignatureArgs) -> Result<SignatureRecord, SignatureError> {
+    match &bundle.kind {
+        BundleKind::Running { bin_dir, .. } => Ok(SignatureRecord {
+            status: SignatureStatus::LocalBuild,
+            detail: format!("the running binaries in {}", bin_dir.display()),
+        }),
+        BundleKind::Dir(dir) => unsigned(
+            args,
+            format!("the bundle directory {}", dir.display()),
+            "only .zip release bundles carry a Sigstore signature".to_owned(),
+        ),
+        BundleKind::Zip(zip) => {
+            let signature = bundle_path(zip);
+            if !signature.is_file() {
+                return unsigned(
+                    args,
+                    format!("the bundle {}", zip.display()),
+                    format!("there is no {} beside it", signature.display()),
+                );
+            }
+            verify_zip(zip, &bundle.version, args)
+        }
+    }
+}
+
+fn unsigned(
+    args: &SignatureArgs,
+    what: String,
+    missing: String,
+) -> Result<SignatureRecord, SignatureError> {
+    if !args.allow_unsigned {
+        return Err(SignatureError::Unsigned { what, missing });
+    }
+    Ok(SignatureRecord {
+        status: SignatureStatus::DevelopmentOverride,
+        detail: format!("--allow-unsigned: {what} is unsigned ({missing})"),
+    })
+}
+
+fn verify_zip(
+    zip: &Path,
+    version: &semver::Version,
+    args: &SignatureArgs,
+) -> Result<SignatureRecord, SignatureError> {
+    let policy = match &args.release_policy {
+        Some(path) => ReleasePolicy::load(path),
+        None => ReleasePolicy::embedded(),
+    }
+    .map_err(|e| SignatureError::Policy(Box::new(e)))?;
+    // The version comes from the bundle's RELEASE.json (or its name); for a keyless release
+    // the tag is part of the pinned identity, so a bundle relabelled as another version
+    // fails here rather than installing under the wrong name.
+    let tag = policy.tag.render(version);
+    let verified = verify_release_files(
+        &[zip.to_path_buf()],
+        &policy,
+        &tag,
+        args.trusted_root.as_deref(),
+    )
+    .map_err(|source| SignatureError::Refused {
+        bundle: zip.to_path_buf(),
+        tag: tag.clone(),
+        policy: policy.source.clone(),
+        source: Box::new(source),
+    })?;
+    let signer = match (&policy.signer, verified.first()) {
+        (SignerPolicy::Key(key), _) => format!("the key pair {}", key.path.display()),
+        (SignerPolicy::Keyless(_), Some(file)) => format!(
+            "{} (issuer {})",
+            file.verified
+                .identity
+                .as_deref()
+                .unwrap_or("an unnamed identity"),
+            file.verified.issuer.as_deref().unwrap_or("unknown"),
+        ),
+        (SignerPolicy::Keyless(w), None) => w.identity(&tag),
+    };
+    Ok(SignatureRecord {
+        status: SignatureStatus::Verified,
+        detail: format!(
+            "{} verified for tag {tag} against release policy {}: signed by {signer}",
+            bundle_path(zip).display(),
+            policy.source
+        ),
+    })
+}

@@ -1,0 +1,361 @@
+//! Signature verification before unpacking: signed zips (a key-pair release policy, signed
+//! the way `scimcp-release sign --key` does) install and are recorded as verified; unsigned
+//! material needs `--allow-unsigned` and is recorded as a development override; a tampered
+//! zip is refused, override or not, with nothing changed.
+
+mod common;
+
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use common::{bytes, fake_bundle, ok, run_setup, unicode_tempdir};
+
+const TARGET: &str = "x86_64-unknown-linux-gnu";
+
+struct Env {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    data: PathBuf,
+    path: PathBuf,
+    /// A key-pair release policy trusting the key `key_pem` is the private half of.
+    policy: PathBuf,
+    key_pem: String,
+}
+
+fn env() -> Env {
+    let dir = unicode_tempdir();
+    let root = dir.path().to_path_buf();
+    let home = root.join("home");
+    let path = root.join("empty bin");
+    fs_err::create_dir_all(&home).unwrap();
+    fs_err::create_dir_all(&path).unwrap();
+    let key = scimcp_release::sign::generate_key();
+    let keys = root.join("clés");
+    fs_err::create_dir_all(&keys).unwrap();
+    fs_err::write(
+        keys.join("scimcp-release.pub"),
+        scimcp_release::sign::public_key_pem(&key).unwrap(),
+    )
+    .unwrap();
+    let policy = keys.join("release.toml");
+    fs_err::write(
+        &policy,
+        format!("tag = \"v{{version}}\"\ntargets = [\"{TARGET}\"]\n\n[signer]\npublic_key = \"scimcp-release.pub\"\n"),
+    )
+    .unwrap();
+    Env {
+        data: root.join("Données scimcp"),
+        _dir: dir,
+        root,
+        home,
+        path,
+        policy,
+        key_pem: scimcp_release::sign::private_key_pem(&key).unwrap(),
+    }
+}
+
+impl Env {
+    /// Sign like `scimcp-release sign --key`: the bundle JSON for `artifact`.
+    fn sign(&self, artifact: &[u8]) -> String {
+        let key = scimcp_release::sign::load_private_key(&self.key_pem).unwrap();
+        scimcp_release::sign::sign_bundle(&key, artifact).unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        run_setup(&self.home, &self.data, &self.path, args)
+    }
+
+    /// `scimcp-<version>-<target>.zip` in `dir`, built from a fake bundle; signed (its
+    /// `.sigstore.json` beside it) when `signed`.
+    fn zip(&self, dir: &Path, version: &str, signed: bool) -> PathBuf {
+        let src = fake_bundle(
+            &self.root.join("src"),
+            &format!("scimcp-{version}"),
+            Some(version),
+        );
+        fs_err::create_dir_all(dir).unwrap();
+        let out = dir.join(format!("scimcp-{version}-{TARGET}.zip"));
+        zip_dir(&src, &out);
+        if signed {
+            let bundle = self.sign(&fs_err::read(&out).unwrap());
+            fs_err::write(scimcp_release::verify::bundle_path(&out), bundle).unwrap();
+        }
+        out
+    }
+
+    fn state(&self) -> serde_json::Value {
+        serde_json::from_slice(&fs_err::read(self.data.join("state.json")).unwrap()).unwrap()
+    }
+
+    /// Every file under the home and the data root with a hash of its bytes, except the
+    /// setup lock (hashes keep a failure message readable).
+    fn tree(&self) -> Vec<(PathBuf, u64)> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.home.clone(), self.data.clone()];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = fs_err::read_dir(&d) else {
+                continue;
+            };
+            for e in entries {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    out.push((p.clone(), 0));
+                    stack.push(p);
+                } else if !p.ends_with(".setup.lock") {
+                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                    bytes(&p).hash(&mut hasher);
+                    out.push((p.clone(), hasher.finish()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn zip_dir(dir: &Path, out: &Path) {
+    let mut zip = zip::ZipWriter::new(fs_err::File::create(out).unwrap());
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in fs_err::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for p in files {
+        let rel = p
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .unix_permissions(0o755);
+        zip.start_file(rel, options).unwrap();
+        zip.write_all(&fs_err::read(&p).unwrap()).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn install<'a>(from: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["install", "--skip-runtime", "--client", "generic"];
+    args.extend_from_slice(extra);
+    args.extend(["--from", from]);
+    args
+}
+
+#[test]
+fn signed_zip_installs_and_is_recorded_as_verified() {
+    let e = env();
+    let zip = e.zip(&e.root.join("downloads"), "1.4.0", true);
+    let zip_arg = zip.display().to_string();
+    let policy = e.policy.display().to_string();
+
+    // Against the built-in (keyless) policy a key-pair signature is not the release signer.
+    let out = e.run(&install(&zip_arg, &[]));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr(&out).contains("failed signature verification for tag v1.4.0"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!e.data.join("state.json").exists());
+
+    ok(e.run(&install(&zip_arg, &["--release-policy", &policy])));
+    let state = e.state();
+    let signature = &state["versions"]["1.4.0"]["signature"];
+    assert_eq!(signature["status"], "verified", "{state:#}");
+    let detail = signature["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("tag v1.4.0") && detail.contains("scimcp-release.pub"),
+        "{detail}"
+    );
+    assert_eq!(state["active"], "1.4.0");
+    // `status` reports it, for people and for scripts.
+    let out = ok(e.run(&["status"]));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("signature       verified: "),
+        "{out:?}"
+    );
+    let out = ok(e.run(&["status", "--json"]));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["active_signature"]["status"], "verified");
+}
+
+#[test]
+fn unsigned_material_needs_the_override_and_the_override_is_recorded() {
+    let e = env();
+    let zip = e.zip(&e.root.join("downloads"), "1.4.0", false);
+    let zip_arg = zip.display().to_string();
+    let policy = e.policy.display().to_string();
+
+    let out = e.run(&install(&zip_arg, &["--release-policy", &policy]));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("is not signed") && err.contains(".sigstore.json beside it"),
+        "{err}"
+    );
+    assert!(err.contains("--allow-unsigned"), "{err}");
+    assert!(!e.data.join("state.json").exists());
+    assert!(!e.data.join("versions").exists());
+
+    // A bundle directory is unsigned material too.
+    let dir = fake_bundle(&e.root.join("dirs"), "scimcp-1.3.0", Some("1.3.0"));
+    let dir_arg = dir.display().to_string();
+    let out = e.run(&install(&dir_arg, &[]));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr(&out).contains("the bundle directory"),
+        "{}",
+        stderr(&out)
+    );
+
+    ok(e.run(&install(&zip_arg, &["--allow-unsigned"])));
+    let state = e.state();
+    let signature = &state["versions"]["1.4.0"]["signature"];
+    assert_eq!(signature["status"], "development-override", "{state:#}");
+    assert!(
+        signature["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-unsigned"),
+        "{state:#}"
+    );
+}
+
+#[test]
+fn a_tampered_zip_is_refused_and_nothing_changes() {
+    let e = env();
+    let policy = e.policy.display().to_string();
+    let good = e.zip(&e.root.join("downloads"), "1.3.0", true);
+    ok(e.run(&install(
+        &good.display().to_string(),
+        &["--release-policy", &policy],
+    )));
+    let before = e.tree();
+    assert!(before.iter().any(|(p, _)| p.ends_with("state.json")));
+
+    let bad = e.zip(&e.root.join("downloads"), "1.4.0", true);
+    let genuine = fs_err::read(&bad).unwrap();
+    let bad_arg = bad.display().to_string();
+    // One flipped byte in a file's contents, or in the zip's own directory (which would
+    // also make it unreadable): refused by the verifier, with or without the override (the
+    // override is for unsigned material only).
+    for (at, extra) in [
+        (genuine.len() / 2, vec!["--release-policy", policy.as_str()]),
+        (
+            genuine.len() / 2,
+            vec!["--release-policy", policy.as_str(), "--allow-unsigned"],
+        ),
+        (
+            genuine.len() - 22,
+            vec!["--release-policy", policy.as_str()],
+        ),
+    ] {
+        let mut zip_bytes = genuine.clone();
+        zip_bytes[at] ^= 0x01;
+        fs_err::write(&bad, &zip_bytes).unwrap();
+        let out = e.run(&install(&bad_arg, &extra));
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("failed signature verification for tag v1.4.0"),
+            "{err}"
+        );
+        // The verifier's own reason is printed as the cause.
+        assert!(err.contains("message digest"), "{err}");
+        assert_eq!(e.tree(), before, "a refused bundle changed files");
+    }
+}
+
+#[test]
+fn upgrade_verifies_the_newer_bundle_before_switching() {
+    let e = env();
+    let policy = e.policy.display().to_string();
+    let first = e.zip(&e.root.join("downloads"), "1.3.0", true);
+    ok(e.run(&install(
+        &first.display().to_string(),
+        &["--release-policy", &policy],
+    )));
+    let mirror = e.root.join("mirror");
+    e.zip(&mirror, "1.3.0", true);
+    let newer = e.zip(&mirror, "1.4.0", true);
+    let mirror_arg = mirror.display().to_string();
+
+    // The newest bundle's signature is for other bytes: refused, still on 1.3.0.
+    let signature = scimcp_release::verify::bundle_path(&newer);
+    let genuine = fs_err::read(&signature).unwrap();
+    fs_err::write(&signature, e.sign(b"other bytes")).unwrap();
+    let before = e.tree();
+    let out = e.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--release-policy",
+        &policy,
+        "--from",
+        &mirror_arg,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr(&out).contains("failed signature verification for tag v1.4.0"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(e.tree(), before, "a refused upgrade changed files");
+
+    // A damaged newer zip (its directory unreadable) is refused by the verifier too.
+    let zip_genuine = fs_err::read(&newer).unwrap();
+    let mut damaged = zip_genuine.clone();
+    let at = damaged.len() - 22;
+    damaged[at] ^= 0x01;
+    fs_err::write(&newer, &damaged).unwrap();
+    fs_err::write(&signature, &genuine).unwrap();
+    let out = e.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--release-policy",
+        &policy,
+        "--from",
+        &mirror_arg,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stderr(&out).contains("message digest"), "{}", stderr(&out));
+    assert_eq!(e.tree(), before, "a refused upgrade changed files");
+    fs_err::write(&newer, zip_genuine).unwrap();
+    let out = ok(e.run(&[
+        "upgrade",
+        "--skip-runtime",
+        "--release-policy",
+        &policy,
+        "--from",
+        &mirror_arg,
+    ]));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("upgrade 1.3.0 -> 1.4.0"),
+        "{out:?}"
+    );
+    let state = e.state();
+    assert_eq!(state["active"], "1.4.0");
+    assert_eq!(state["previous"], "1.3.0");
+    assert_eq!(
+        state["versions"]["1.4.0"]["signature"]["status"],
+        "verified"
+    );
+    assert_eq!(
+        state["versions"]["1.3.0"]["signature"]["status"],
+        "verified"
+    );
+}
