@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use scimcp_installer::cli::InstallArgs;
+use scimcp_installer::cli::{InstallArgs, SignatureArgs};
 use scimcp_installer::commands::install;
 use scimcp_installer::{Report as SetupReport, Setup};
 
@@ -70,10 +70,13 @@ pub fn repair(
     }
     record.command = Some(command);
     record.repaired = true;
+    // Repair re-applies the active version already on disk; it unpacks nothing, so there
+    // is no signature to check and no override to ask for.
     let args = InstallArgs {
         from: None,
         python,
         skip_runtime: false,
+        signature: SignatureArgs::default(),
     };
     let progress = scimcp_installer::progress::for_terminal(!quiet);
     let result = install::run(&setup, &args, true, progress.as_ref());

@@ -56,7 +56,16 @@ pub(super) fn run(
     };
     let zip_text = zip.to_string_lossy().into_owned();
     run(
-        &["install", "--from", &zip_text, "--client", "generic"],
+        // Signatures are proven by the signature step; this smoke proves the lifecycle on
+        // the same bytes, so the unsigned local build goes in with the explicit override.
+        &[
+            "install",
+            "--from",
+            &zip_text,
+            "--client",
+            "generic",
+            "--allow-unsigned",
+        ],
         "install from the bundle",
     )?;
 
@@ -88,6 +97,7 @@ pub(super) fn run(
             &mirror.to_string_lossy(),
             "--client",
             "generic",
+            "--allow-unsigned",
         ],
         "upgrade",
     )?;
@@ -99,6 +109,7 @@ pub(super) fn run(
             &mirror.to_string_lossy(),
             "--client",
             "generic",
+            "--allow-unsigned",
         ],
         "upgrade again",
     )?;
