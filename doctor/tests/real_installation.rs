@@ -400,7 +400,28 @@ fn state_permissions_warn_on_open_directories_and_fail_when_unwritable() {
     );
     set_mode(&install.data, 0o700);
 
-    // Root writes through any mode bits, so an unwritable directory cannot be made here.
+    // State made unwritable for every user, root included: a file where the runs directory
+    // belongs (ENOTDIR binds root, mode bits do not).
+    let runs = install.data.join("runs");
+    let aside = install.data.join("runs.aside");
+    if runs.exists() {
+        fs_err::rename(&runs, &aside).unwrap();
+    }
+    fs_err::write(&runs, "not a directory").unwrap();
+    let (report, code) = install.report(&["--check", "state.permissions"]);
+    fs_err::remove_file(&runs).unwrap();
+    if aside.exists() {
+        fs_err::rename(&aside, &runs).unwrap();
+    }
+    assert_eq!(code, 2);
+    assert_status(
+        &report,
+        "state.permissions",
+        "fail",
+        "runs exists but is not a directory",
+    );
+
+    // Mode bits: root writes through them, so this case runs only as another user.
     if is_root() {
         eprintln!(
             "skipping the unwritable-directory case: running as root, where permissions do not bind"

@@ -36,6 +36,19 @@ pub fn permissions(ctx: &Context, id: &str) -> CheckResult {
         return CheckResult::skipped(id, format!("{} does not exist", root.display()));
     }
     let mut problems = Vec::new();
+    // A file where a state directory belongs makes that state unwritable for everyone,
+    // root included (mode bits do not bind root; ENOTDIR does).
+    for dir in [ctx.layout.runs_dir(), ctx.layout.backups_dir()] {
+        if dir.exists() && !dir.is_dir() {
+            problems.push((
+                Status::Fail,
+                format!(
+                    "{} exists but is not a directory: nothing can be written in it",
+                    short(root, &dir)
+                ),
+            ));
+        }
+    }
     let dirs = private_dirs(ctx);
     for dir in &dirs {
         let name = match short(root, dir) {
