@@ -13,15 +13,19 @@ pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
             .and_then(|e| e.parent().map(std::path::Path::to_path_buf))
             .unwrap_or_default()
     });
+    // Steps run their commands inside the repository, so relative paths given on the
+    // command line must be made absolute here.
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let bin_dir = absolute(&bin_dir);
     let opts = PreflightOptions {
-        repo: args.repo.clone(),
+        repo: absolute(&args.repo),
         tag: args.tag.clone(),
         quick: args.quick,
         only: args.only.clone(),
         skip: args.skip.clone(),
         bin_dir,
-        python: args.python.clone(),
-        report_dir: args.report_dir.clone(),
+        python: args.python.as_deref().map(absolute),
+        report_dir: args.report_dir.as_deref().map(absolute),
         keep_workdir: args.keep_workdir,
     };
     let mut out = std::io::stdout().lock();
