@@ -27,13 +27,3 @@ pub fn data_root() -> Result<PathBuf, NoHome> {
         .map(|d| d.data_dir().to_path_buf())
         .ok_or(NoHome)
 }
-
-/// Where the server keeps run directories: `<data root>/runs`.
-pub fn runs_dir() -> Result<PathBuf, NoHome> {
-    Ok(data_root()?.join("runs"))
-}
-
-/// Where the server materializes an adapter's built-in datasets: `<data root>/datasets`.
-pub fn datasets_dir() -> Result<PathBuf, NoHome> {
-    Ok(data_root()?.join("datasets"))
-}

@@ -6,11 +6,6 @@ pub const SUITE_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The name clients see for the server, and the key scimcp writes into client configs.
 pub const SUITE_NAME: &str = "scimcp";
 
-/// One line naming the suite and its version, for `--version` and reports.
-pub fn identity() -> String {
-    format!("{SUITE_NAME} {SUITE_VERSION}")
-}
-
 /// The suite version parsed as semver; the workspace version is always valid semver.
 pub fn suite_semver() -> semver::Version {
     semver::Version::parse(SUITE_VERSION).expect("workspace version is valid semver")

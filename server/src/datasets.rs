@@ -124,24 +124,6 @@ impl DatasetCatalog {
             .map_err(|e| ToolError::internal(format!("dataset check panicked: {e}")))?
     }
 
-    /// Re-hash a resolved dataset and refuse when its bytes changed.
-    pub async fn recheck(&self, dataset: &ResolvedDataset) -> Result<(), ToolError> {
-        let d = dataset.clone();
-        let max = self.max_bytes;
-        let now =
-            tokio::task::spawn_blocking(move || check_and_hash(d.reference, d.source, d.path, max))
-                .await
-                .map_err(|e| ToolError::internal(format!("dataset check panicked: {e}")))??;
-        if now.sha256 != dataset.sha256 {
-            return Err(changed_error(
-                &dataset.reference,
-                &dataset.sha256,
-                &now.sha256,
-            ));
-        }
-        Ok(())
-    }
-
     fn confined_path(&self, reference: &str) -> Result<PathBuf, ToolError> {
         let dataset_field = |e: ToolError| e.field("dataset");
         if reference.trim().is_empty() {
@@ -275,15 +257,6 @@ impl DatasetCatalog {
         entries.dedup_by(|a, b| a.reference == b.reference);
         (entries, notes)
     }
-}
-
-fn changed_error(reference: &str, expected: &str, now: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::DatasetChanged,
-        format!("dataset '{reference}' changed: sha256 was {expected}, now {now}"),
-        "validate the analysis again so the new bytes are checked and recorded",
-    )
-    .field("dataset")
 }
 
 /// Regular `*.csv` files directly in `dir` (no symlinks), with sizes, sorted by name.

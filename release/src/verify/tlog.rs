@@ -74,6 +74,22 @@ fn check_signature(found: &[u8], expected: &Expected<'_>) -> Result<(), VerifyEr
     }
 }
 
+/// The single signature an entry records at `pointer` (a DSSE envelope scimcp verifies
+/// carries exactly one).
+fn single_signature<'v>(v: &'v Value, pointer: &str) -> Result<&'v Value, VerifyError> {
+    let sigs = v
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .ok_or_else(|| body_error("the entry has no signatures"))?;
+    match sigs.as_slice() {
+        [sig] => Ok(sig),
+        _ => Err(body_error(format!(
+            "the entry records {} signatures, the envelope one",
+            sigs.len()
+        ))),
+    }
+}
+
 fn check_sha256(found_hex: &str, want: &[u8], what: &str) -> Result<(), VerifyError> {
     if found_hex.eq_ignore_ascii_case(&hex::encode(want)) {
         Ok(())
@@ -129,16 +145,7 @@ pub(crate) fn check_body(entry: &TlogEntry, expected: &Expected<'_>) -> Result<(
                 &Sha256::digest(&env.payload),
                 "payload",
             )?;
-            let sigs = body
-                .pointer("/spec/signatures")
-                .and_then(Value::as_array)
-                .ok_or_else(|| body_error("the entry has no signatures"))?;
-            let [sig] = sigs.as_slice() else {
-                return Err(body_error(format!(
-                    "the entry records {} signatures, the envelope one",
-                    sigs.len()
-                )));
-            };
+            let sig = single_signature(&body, "/spec/signatures")?;
             check_signature(&field_b64(sig, "/signature")?, expected)?;
             check_verifier(&pem_field(sig, "/verifier")?, expected)
         }
@@ -157,16 +164,7 @@ pub(crate) fn check_body(entry: &TlogEntry, expected: &Expected<'_>) -> Result<(
             if payload != env.payload {
                 return Err(body_error("the entry records another payload"));
             }
-            let sigs = body
-                .pointer("/spec/content/envelope/signatures")
-                .and_then(Value::as_array)
-                .ok_or_else(|| body_error("the entry has no signatures"))?;
-            let [sig] = sigs.as_slice() else {
-                return Err(body_error(format!(
-                    "the entry records {} signatures, the envelope one",
-                    sigs.len()
-                )));
-            };
+            let sig = single_signature(&body, "/spec/content/envelope/signatures")?;
             let raw = field_b64(sig, "/sig")?;
             let raw = b64(&String::from_utf8_lossy(&raw)).unwrap_or(raw);
             check_signature(&raw, expected)?;
@@ -206,16 +204,7 @@ pub(crate) fn check_body(entry: &TlogEntry, expected: &Expected<'_>) -> Result<(
             {
                 return Err(body_error("the entry records another payload"));
             }
-            let sigs = spec
-                .pointer("/signatures")
-                .and_then(Value::as_array)
-                .ok_or_else(|| body_error("the entry has no signatures"))?;
-            let [sig] = sigs.as_slice() else {
-                return Err(body_error(format!(
-                    "the entry records {} signatures, the envelope one",
-                    sigs.len()
-                )));
-            };
+            let sig = single_signature(spec, "/signatures")?;
             check_signature(&field_b64(sig, "/content")?, expected)?;
             let verifier = sig
                 .pointer("/verifier")

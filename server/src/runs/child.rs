@@ -62,28 +62,3 @@ pub fn signal_tree(pid: u32, _signal: Signal) {
         .stderr(std::process::Stdio::null())
         .status();
 }
-
-/// True when a process with this pid exists (it may belong to someone else).
-#[cfg(unix)]
-pub fn process_alive(pid: u32) -> bool {
-    use nix::sys::signal::kill;
-    use nix::unistd::Pid;
-    let Ok(raw) = i32::try_from(pid) else {
-        return false;
-    };
-    match kill(Pid::from_raw(raw), None) {
-        Ok(()) => true,
-        Err(nix::errno::Errno::EPERM) => true,
-        Err(_) => false,
-    }
-}
-
-/// On Windows, ask `tasklist` whether the pid exists.
-#[cfg(windows)]
-pub fn process_alive(pid: u32) -> bool {
-    std::process::Command::new("tasklist")
-        .args(["/FI", &format!("PID eq {pid}"), "/NH"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains(&pid.to_string()))
-        .unwrap_or(false)
-}

@@ -117,10 +117,6 @@ impl RunManager {
         Ok(manager)
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     fn dir(&self, run_id: &str) -> PathBuf {
         self.root.join(run_id)
     }
