@@ -50,14 +50,16 @@ pub enum Command {
     Install(InstallArgs),
     /// Re-apply everything idempotently: entries, the runtime, the `current` version.
     Repair(InstallArgs),
-    /// Move to the newest version found in a local mirror directory.
-    #[command(
-        long_about = "Move to the newest version found in a local mirror directory.\n\n\
-        --from MIRROR_DIR is required for now: downloading releases from GitHub is not \
-        implemented yet. A mirror holds bundles named scimcp-<semver>[-<target>] (directories \
-        or .zip files); the chosen bundle's signature (BUNDLE.zip.sigstore.json) is verified \
-        against the release policy before anything is unpacked."
-    )]
+    /// Move to the newest release (from GitHub, or a local mirror with --from).
+    #[command(long_about = "Move to the newest release.\n\n\
+        By default the releases of the repository the release policy pins (scimcp/scimcp) are \
+        listed on GitHub, and the newest one newer than the active version that ships a bundle \
+        for this computer (scimcp-<semver>-<target>.zip) is downloaded with its signature \
+        (.zip.sigstore.json). With --from MIRROR_DIR a local directory of bundles \
+        (scimcp-<semver>[-<target>] directories or .zip files) is used instead. Either way the \
+        signature is verified against the release policy before anything is unpacked, the \
+        previous version is kept for `rollback`, and older versions are refused unless \
+        --allow-downgrade. Set GH_TOKEN (or GITHUB_TOKEN) if GitHub limits your request rate.")]
     Upgrade(UpgradeArgs),
     /// Go back to the previous version (one atomic switch).
     Rollback,
@@ -72,7 +74,8 @@ pub enum Command {
 /// Arguments of `install` and `repair`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InstallArgs {
-    /// Install from this bundle (a directory or a .zip) instead of the running binaries.
+    /// Install from this bundle instead of the running binaries: a directory, a .zip, or
+    /// the https:// address of a release's .zip (its .sigstore.json is fetched from beside it).
     #[arg(long, value_name = "BUNDLE")]
     pub from: Option<PathBuf>,
     /// Python interpreter to build the scientific runtime from.
@@ -105,11 +108,19 @@ pub struct SignatureArgs {
 /// Arguments of `upgrade`.
 #[derive(Args, Debug, Clone)]
 pub struct UpgradeArgs {
-    /// A local directory of bundles (`scimcp-<semver>*/` or `.zip`). Required until the
-    /// signed GitHub release path lands.
-    #[arg(long, value_name = "MIRROR_DIR")]
+    /// A local directory of bundles (`scimcp-<semver>*/` or `.zip`) to use instead of
+    /// GitHub releases.
+    #[arg(long, value_name = "MIRROR_DIR", conflicts_with_all = ["repo", "github_api"])]
     pub from: Option<PathBuf>,
-    /// Install this version from the mirror instead of the newest.
+    /// The GitHub repository whose releases to use; default: the one the release policy
+    /// pins.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// The GitHub REST API root, e.g. a GitHub Enterprise server's
+    /// (`https://HOST/api/v3`); default `https://api.github.com`.
+    #[arg(long, value_name = "URL", env = "SCIMCP_GITHUB_API")]
+    pub github_api: Option<String>,
+    /// Install this version instead of the newest.
     #[arg(long, value_name = "SEMVER")]
     pub version: Option<semver::Version>,
     /// Allow moving to an older version.

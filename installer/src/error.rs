@@ -16,6 +16,8 @@ pub enum SetupError {
     #[error(transparent)]
     Provision(#[from] crate::runtime::ProvisionError),
     #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
+    #[error(transparent)]
     NoHome(#[from] crate::host::NoHomeDir),
     #[error(transparent)]
     DataRoot(#[from] scimcp_core::dirs::NoHome),
@@ -44,16 +46,11 @@ pub enum SetupError {
         "the previous version {0} is no longer under versions/; run `scimcp-setup upgrade` or `repair` instead"
     )]
     PreviousMissing(String),
-    #[error(
-        "upgrading from GitHub releases (with signature verification) is not implemented yet; \
-         pass --from MIRROR_DIR, a local directory of scimcp bundles"
-    )]
-    NoMirror,
     #[error("{mirror} holds no scimcp bundle (scimcp-<semver>*/ or scimcp-<semver>*.zip)")]
     EmptyMirror { mirror: PathBuf },
     #[error("{mirror} has no version {version}")]
     NoSuchVersion { mirror: PathBuf, version: String },
-    #[error("already at {0}, the newest version in the mirror")]
+    #[error("already at {0}, the newest version available; nothing was changed")]
     UpToDate(String),
     #[error(
         "{target} is older than the active {active}; pass --allow-downgrade to install it anyway"

@@ -104,6 +104,15 @@ impl Host {
             .map(PathBuf::from)
     }
 
+    /// A non-empty environment variable as text (`None` when unset, empty or not Unicode).
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.vars
+            .get(name)
+            .filter(|v| !v.is_empty())
+            .and_then(|v| v.to_str())
+            .map(str::to_owned)
+    }
+
     /// `%APPDATA%` (Windows roaming application data).
     pub fn appdata(&self) -> PathBuf {
         self.var_path("APPDATA")

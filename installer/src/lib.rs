@@ -6,8 +6,8 @@
 //! injectable [`Host`] (platform, home, environment) and a [`Layout`] under the data root,
 //! so every behaviour can be exercised against a fake home for any operating system.
 //!
-//! Out of scope for now: downloading and verifying signed GitHub releases (`upgrade` takes a
-//! local mirror directory; see [`commands::upgrade::fetch_release`]).
+//! It must never unpack anything before its signature is verified, and never write under the
+//! data root while downloading ([`remote`] fetches into a temporary directory).
 
 pub mod backup;
 pub mod bundle;
@@ -25,6 +25,7 @@ pub mod layout;
 pub mod lock;
 pub mod progress;
 pub mod register;
+pub mod remote;
 pub mod runtime;
 pub mod signature;
 

@@ -126,16 +126,21 @@ fn unsigned(
     })
 }
 
+/// The release policy bundles are checked against: `--release-policy`, or the built-in one.
+pub fn release_policy(args: &SignatureArgs) -> Result<ReleasePolicy, SignatureError> {
+    match &args.release_policy {
+        Some(path) => ReleasePolicy::load(path),
+        None => ReleasePolicy::embedded(),
+    }
+    .map_err(|e| SignatureError::Policy(Box::new(e)))
+}
+
 fn verify_zip(
     zip: &Path,
     version: &semver::Version,
     args: &SignatureArgs,
 ) -> Result<SignatureRecord, SignatureError> {
-    let policy = match &args.release_policy {
-        Some(path) => ReleasePolicy::load(path),
-        None => ReleasePolicy::embedded(),
-    }
-    .map_err(|e| SignatureError::Policy(Box::new(e)))?;
+    let policy = release_policy(args)?;
     // The version comes from the bundle's RELEASE.json (or its name); for a keyless release
     // the tag is part of the pinned identity, so a bundle relabelled as another version
     // fails here rather than installing under the wrong name.
@@ -168,7 +173,10 @@ fn verify_zip(
         status: SignatureStatus::Verified,
         detail: format!(
             "{} verified for tag {tag} against release policy {}: signed by {signer}",
-            bundle_path(zip).display(),
+            bundle_path(zip).file_name().map_or_else(
+                || zip.display().to_string(),
+                |n| n.to_string_lossy().into_owned()
+            ),
             policy.source
         ),
     })

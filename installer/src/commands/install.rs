@@ -39,9 +39,20 @@ pub fn run(
     // Checked before anything under the data root changes: a refused bundle leaves it as it
     // was. A repair that keeps the intact active version checks nothing new and keeps its
     // record.
+    // A download lives in a temporary directory until the bundle is unpacked.
+    let mut download = None;
     let (bundle, signature) = match args.from.as_deref() {
         Some(path) => {
-            let (bundle, signature) = crate::signature::open_checked(path, &args.signature)?;
+            let path = match path.to_str().filter(|p| crate::remote::is_url(p)) {
+                Some(url) => {
+                    let fetched = crate::remote::download_bundle_url(url, progress)?;
+                    let zip = fetched.zip.clone();
+                    download = Some(fetched);
+                    zip
+                }
+                None => path.to_path_buf(),
+            };
+            let (bundle, signature) = crate::signature::open_checked(&path, &args.signature)?;
             (bundle, Some(signature))
         }
         None => {
@@ -73,6 +84,7 @@ pub fn run(
         Checked {
             bundle: &bundle,
             signature,
+            origin: download.as_ref().map(|d| d.origin.clone()),
         },
         args.python.as_deref(),
         args.skip_runtime,
@@ -162,6 +174,8 @@ pub(crate) fn version_intact(layout: &Layout, version: &Version) -> bool {
 pub(crate) struct Checked<'a> {
     pub bundle: &'a Bundle,
     pub signature: Option<SignatureRecord>,
+    /// Where the bytes came from when that is not the bundle's local path (a download URL).
+    pub origin: Option<String>,
 }
 
 /// Unpack `bundle` (if needed), make it current, provision its runtime and record it.
@@ -174,18 +188,19 @@ pub(crate) fn activate(
     progress: &dyn Progress,
     report: &mut Report,
 ) -> Result<(), SetupError> {
-    let Checked { bundle, signature } = source;
+    let Checked {
+        bundle,
+        signature,
+        origin,
+    } = source;
+    let origin = origin.unwrap_or_else(|| bundle.describe());
     let layout = &setup.layout;
     let version = &bundle.version;
     let dir = layout.version_dir(version);
     let key = version.to_string();
     let unpacking = !version_intact(layout, version);
     if unpacking {
-        report.step(format!(
-            "unpack {} into {}",
-            bundle.describe(),
-            dir.display()
-        ));
+        report.step(format!("unpack {origin} into {}", dir.display()));
         if !setup.dry_run {
             progress.step(&format!("unpacking scimcp {version}"));
             unpack(layout, bundle)?;
@@ -197,7 +212,7 @@ pub(crate) fn activate(
             .entry(key.clone())
             .or_insert_with(|| VersionRecord {
                 dir: dir.clone(),
-                source: bundle.describe(),
+                source: origin.clone(),
                 installed_at: jiff::Timestamp::now().to_string(),
                 runtimes: Default::default(),
                 signature: None,
@@ -206,7 +221,7 @@ pub(crate) fn activate(
         // again keeps its old record, so a later signed install of the same version does
         // not vouch for files it did not write.
         if unpacking && let Some(signature) = signature {
-            record.source = bundle.describe();
+            record.source = origin.clone();
             record.signature = Some(signature);
         }
     }

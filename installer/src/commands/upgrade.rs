@@ -1,10 +1,10 @@
-//! `upgrade --from MIRROR_DIR`: install the newest version a local mirror holds and make it
-//! active, keeping the one it replaces for `rollback`.
+//! `upgrade`: install the newest release and make it active, keeping the one it replaces for
+//! `rollback`. Releases come from GitHub ([`crate::remote`]) or, with `--from`, from a local
+//! mirror directory.
 //!
-//! The chosen bundle is verified ([`crate::signature::check`]) before anything changes.
-//!
-//! Seam: without `--from`, upgrade would fetch the newest GitHub release (and verify it the
-//! same way); downloading is not implemented yet, so [`fetch_release`] refuses plainly.
+//! The choice is made before the setup lock is taken (a slow download never blocks another
+//! setup) and checked again under it. The chosen bundle is verified
+//! ([`crate::signature::open_checked`]) before anything under the data root changes.
 
 use std::path::{Path, PathBuf};
 
@@ -17,11 +17,7 @@ use crate::cli::UpgradeArgs;
 use crate::error::SetupError;
 use crate::progress::Progress;
 use crate::register::Intent;
-
-/// The signed-release download path (not implemented yet: see the module docs).
-pub fn fetch_release() -> Result<PathBuf, SetupError> {
-    Err(SetupError::NoMirror)
-}
+use crate::remote::{self, GitHubSource, RemoteError};
 
 /// Every bundle in `mirror` with its version.
 pub fn scan_mirror(mirror: &Path) -> Result<Vec<Bundle>, SetupError> {
@@ -61,46 +57,37 @@ pub fn scan_mirror(mirror: &Path) -> Result<Vec<Bundle>, SetupError> {
     Ok(found)
 }
 
+/// The version to move to, and where its bytes are.
+struct Candidate {
+    bundle: Bundle,
+    /// Where the bytes came from, when not a local path (a download), for the receipt.
+    origin: Option<String>,
+    /// Keeps a download alive until it is unpacked.
+    _download: Option<tempfile::TempDir>,
+}
+
 pub fn run(
     setup: &Setup,
     args: &UpgradeArgs,
     progress: &dyn Progress,
 ) -> Result<Report, SetupError> {
     let mut report = Report::new("upgrade", setup);
-    let mirror = match &args.from {
-        Some(m) => m.clone(),
-        None => fetch_release()?,
+    let active = active_version(setup, &setup.load_state()?)?;
+    let candidate = match &args.from {
+        Some(mirror) => from_mirror(mirror, args)?,
+        None => match from_github(setup, args, &active, progress)? {
+            Some(candidate) => candidate,
+            None => return up_to_date(report, &active),
+        },
     };
     let _lock = lock(setup)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
-    let active = state
-        .active
-        .as_deref()
-        .and_then(|v| Version::parse(v).ok())
-        .ok_or_else(|| SetupError::NotInstalled(setup.layout.root.clone()))?;
-    let bundles = scan_mirror(&mirror)?;
-    if bundles.is_empty() {
-        return Err(SetupError::EmptyMirror { mirror });
-    }
-    let target = match &args.version {
-        Some(v) => bundles
-            .into_iter()
-            .find(|b| &b.version == v)
-            .ok_or_else(|| SetupError::NoSuchVersion {
-                mirror: mirror.clone(),
-                version: v.to_string(),
-            })?,
-        None => bundles.into_iter().next_back().expect("not empty"),
-    };
-    if target.version == active {
-        return Err(SetupError::UpToDate(active.to_string()));
-    }
-    if target.version < active && !args.allow_downgrade {
-        return Err(SetupError::Downgrade {
-            active: active.to_string(),
-            target: target.version.to_string(),
-        });
+    // Again under the lock: another setup may have moved the active version meanwhile.
+    let active = active_version(setup, &state)?;
+    let target = &candidate.bundle;
+    if !direction_allowed(&active, &target.version, args.allow_downgrade)? {
+        return up_to_date(report, &active);
     }
     // Verify before the switch: a refused bundle leaves everything as it was.
     let (target, signature) = match &target.kind {
@@ -108,8 +95,8 @@ pub fn run(
             crate::signature::open_checked(path, &args.signature)?
         }
         BundleKind::Running { .. } => {
-            let signature = crate::signature::check(&target, &args.signature)?;
-            (target, signature)
+            let signature = crate::signature::check(target, &args.signature)?;
+            (target.clone(), signature)
         }
     };
     report.step(format!("upgrade {active} -> {}", target.version));
@@ -123,6 +110,7 @@ pub fn run(
         Checked {
             bundle: &target,
             signature: Some(signature),
+            origin: candidate.origin.clone(),
         },
         args.python.as_deref(),
         args.skip_runtime,
@@ -139,6 +127,117 @@ pub fn run(
     register_clients(setup, &mut state, &clients, Intent::Install, &mut report);
     finish(setup, &before, &state, &mut report)?;
     Ok(report)
+}
+
+fn active_version(
+    setup: &Setup,
+    state: &scimcp_core::install_state::InstallState,
+) -> Result<Version, SetupError> {
+    state
+        .active
+        .as_deref()
+        .and_then(|v| Version::parse(v).ok())
+        .ok_or_else(|| SetupError::NotInstalled(setup.layout.root.clone()))
+}
+
+/// `Ok(false)`: `target` is the active version already. An older one needs `allow_downgrade`.
+fn direction_allowed(
+    active: &Version,
+    target: &Version,
+    allow_downgrade: bool,
+) -> Result<bool, SetupError> {
+    if target == active {
+        return Ok(false);
+    }
+    if target < active && !allow_downgrade {
+        return Err(SetupError::Downgrade {
+            active: active.to_string(),
+            target: target.to_string(),
+        });
+    }
+    Ok(true)
+}
+
+/// Nothing to do is a success: a scheduled `upgrade` must not fail for it.
+fn up_to_date(mut report: Report, active: &Version) -> Result<Report, SetupError> {
+    report.active = Some(active.to_string());
+    report.notes.push(format!(
+        "already at {active}, the newest version available; nothing was changed"
+    ));
+    Ok(report)
+}
+
+fn from_mirror(mirror: &Path, args: &UpgradeArgs) -> Result<Candidate, SetupError> {
+    let bundles = scan_mirror(mirror)?;
+    if bundles.is_empty() {
+        return Err(SetupError::EmptyMirror {
+            mirror: mirror.to_path_buf(),
+        });
+    }
+    let bundle = match &args.version {
+        Some(v) => bundles
+            .into_iter()
+            .find(|b| &b.version == v)
+            .ok_or_else(|| SetupError::NoSuchVersion {
+                mirror: mirror.to_path_buf(),
+                version: v.to_string(),
+            })?,
+        None => bundles.into_iter().next_back().expect("not empty"),
+    };
+    Ok(Candidate {
+        bundle,
+        origin: None,
+        _download: None,
+    })
+}
+
+/// Find the release to move to on GitHub and download it; `None` when the active version is
+/// the newest (nothing is downloaded then).
+fn from_github(
+    setup: &Setup,
+    args: &UpgradeArgs,
+    active: &Version,
+    progress: &dyn Progress,
+) -> Result<Option<Candidate>, SetupError> {
+    let policy = crate::signature::release_policy(&args.signature)?;
+    let repo = match (&args.repo, &policy.signer) {
+        (Some(repo), _) => repo.clone(),
+        (None, scimcp_release::release_policy::SignerPolicy::Keyless(signer)) => {
+            signer.repository.clone()
+        }
+        (None, scimcp_release::release_policy::SignerPolicy::Key(_)) => {
+            return Err(RemoteError::NoRepository {
+                policy: policy.source.clone(),
+            }
+            .into());
+        }
+    };
+    let token = setup
+        .host
+        .var("GH_TOKEN")
+        .or_else(|| setup.host.var("GITHUB_TOKEN"));
+    let source = GitHubSource::new(&repo, args.github_api.as_deref(), token)?;
+    let target = remote::github::host_target();
+    progress.step(&format!("looking for releases of {repo}"));
+    let bundles = source.bundles(target)?;
+    let chosen = remote::github::choose(&source, bundles, args.version.as_ref(), target)?;
+    if !direction_allowed(active, &chosen.version, args.allow_downgrade)? {
+        return Ok(None);
+    }
+    let downloaded = remote::download_bundle(
+        &source.repo,
+        &chosen,
+        args.signature.allow_unsigned,
+        progress,
+    )?;
+    Ok(Some(Candidate {
+        bundle: Bundle {
+            version: chosen.version,
+            kind: BundleKind::Zip(downloaded.zip),
+        },
+        origin: Some(downloaded.origin),
+        _download: Some(downloaded.dir),
+    }))
 }
 
 /// Keep only the active and the previous version, and the runtimes they use.

@@ -4,6 +4,9 @@
 
 #![allow(dead_code)]
 
+pub mod fake_github;
+pub mod signed;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
