@@ -1,4 +1,5 @@
-//! The scimcp MCP runtime: serves one adapter's workflows to MCP clients over stdio.
+//! The scimcp MCP runtime: serves one adapter's workflows to MCP clients over stdio or
+//! Streamable HTTP on a loopback address.
 //!
 //! A request is validated strictly against the adapter manifest before any process exists,
 //! compiled into a deterministic plan with a hash, and run as an isolated child process (own
@@ -16,6 +17,7 @@ mod cli;
 mod commands;
 pub mod datasets;
 pub mod envelope;
+pub mod http;
 pub mod paging;
 pub mod plan;
 pub mod request;

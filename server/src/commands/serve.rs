@@ -1,4 +1,5 @@
-//! `scimcp serve`: resolve settings, then serve MCP over stdio until the client hangs up.
+//! `scimcp serve`: resolve settings, then serve MCP over stdio until the client hangs up, or
+//! over Streamable HTTP on a loopback address until SIGINT/SIGTERM.
 
 use std::process::ExitCode;
 
@@ -43,15 +44,16 @@ fn init_logging() {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.transport == Transport::Http {
-        anyhow::bail!(
-            "--transport http (on {}) is not implemented yet; use the default stdio transport",
-            args.listen
-        );
+        // Refused before any state is opened: a wrong address changes nothing.
+        crate::http::loopback_address(&args.listen)?;
     }
     let settings = ServerSettings::resolve(&args.adapter, args.python, args.data_dirs)
         .context("cannot start the scimcp server")?;
     let context = ServerContext::open(settings).await?;
     let server = ScimcpServer::new(context);
+    if args.transport == Transport::Http {
+        return crate::http::serve(server, &args.listen).await;
+    }
     let running = server
         .serve(rmcp::transport::stdio())
         .await

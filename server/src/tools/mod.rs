@@ -50,16 +50,70 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     description: &'static str,
     read_only: bool,
 ) -> Tool {
-    Tool::new(name, description, Arc::new(serde_json::Map::new()))
+    let mut tool = Tool::new(name, description, Arc::new(serde_json::Map::new()))
         .with_input_schema::<I>()
-        .with_output_schema::<O>()
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(read_only)
-                .destructive(false)
-                .idempotent(read_only)
-                .open_world(false),
-        )
+        .with_output_schema::<O>();
+    tool.input_schema = Arc::new(portable_schema(tool.input_schema.as_ref().clone()));
+    tool.output_schema = tool
+        .output_schema
+        .map(|schema| Arc::new(portable_schema(schema.as_ref().clone())));
+    tool.with_annotations(
+        ToolAnnotations::new()
+            .read_only(read_only)
+            .destructive(false)
+            .idempotent(read_only)
+            .open_world(false),
+    )
+}
+
+/// `schema` with every boolean subschema written as an object. schemars writes `true` for a
+/// free-form (`serde_json::Value`) field; that is valid JSON Schema, but the TypeScript MCP
+/// SDK, which many clients are built on, refuses a property whose schema is not an object,
+/// and with it the whole `tools/list` (found by the official MCP conformance suite). `{}`
+/// means what `true` means, and `{"not": {}}` what `false` means. `additionalProperties`
+/// keeps its boolean: that form is universal.
+fn portable_schema(
+    mut schema: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::Value;
+    fn objectify(schema: &mut Value) {
+        match schema {
+            Value::Bool(true) => *schema = Value::Object(Default::default()),
+            Value::Bool(false) => *schema = serde_json::json!({"not": {}}),
+            _ => {}
+        }
+        walk(schema);
+    }
+    fn walk(schema: &mut Value) {
+        let Value::Object(map) = schema else { return };
+        for (key, child) in map.iter_mut() {
+            match (key.as_str(), child) {
+                (
+                    "properties" | "patternProperties" | "$defs" | "definitions",
+                    Value::Object(children),
+                ) => {
+                    children.values_mut().for_each(objectify);
+                }
+                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(children)) => {
+                    children.iter_mut().for_each(objectify);
+                }
+                (
+                    "items" | "not" | "if" | "then" | "else" | "contains" | "propertyNames",
+                    child,
+                ) => {
+                    objectify(child);
+                }
+                (_, child @ Value::Object(_)) => walk(child),
+                _ => {}
+            }
+        }
+    }
+    let mut root = Value::Object(std::mem::take(&mut schema));
+    walk(&mut root);
+    match root {
+        Value::Object(map) => map,
+        _ => unreachable!("walk keeps an object an object"),
+    }
 }
 
 /// The tool list served on `tools/list`.
@@ -231,5 +285,60 @@ mod tests {
         );
         let r = respond(Ok::<_, ToolError>(big), Detail::Full);
         assert_eq!(r.is_error, Some(false));
+    }
+
+    /// Every place a subschema goes holds an object, in every tool's schemas.
+    #[test]
+    fn served_schemas_have_no_boolean_subschemas() {
+        fn check(path: &str, schema: &serde_json::Value, found: &mut Vec<String>) {
+            use serde_json::Value;
+            let Value::Object(map) = schema else {
+                found.push(path.to_owned());
+                return;
+            };
+            for (key, child) in map {
+                let here = format!("{path}/{key}");
+                match (key.as_str(), child) {
+                    ("properties" | "patternProperties" | "$defs", Value::Object(children)) => {
+                        for (name, c) in children {
+                            check(&format!("{here}/{name}"), c, found);
+                        }
+                    }
+                    ("anyOf" | "oneOf" | "allOf", Value::Array(children)) => {
+                        for (i, c) in children.iter().enumerate() {
+                            check(&format!("{here}/{i}"), c, found);
+                        }
+                    }
+                    ("items" | "not", c) => check(&here, c, found),
+                    _ => {}
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for tool in catalog() {
+            check(
+                &format!("{}/input", tool.name),
+                &serde_json::Value::Object(tool.input_schema.as_ref().clone()),
+                &mut found,
+            );
+            let output = tool.output_schema.expect("every tool has an output schema");
+            check(
+                &format!("{}/output", tool.name),
+                &serde_json::Value::Object(output.as_ref().clone()),
+                &mut found,
+            );
+        }
+        assert!(found.is_empty(), "boolean subschemas at {found:?}");
+        // The rewrite keeps meaning: `true` accepts anything, `false` nothing.
+        let rewritten = portable_schema(
+            serde_json::json!({"properties": {"a": true, "b": false}, "additionalProperties": false})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(
+            serde_json::Value::Object(rewritten),
+            serde_json::json!({"properties": {"a": {}, "b": {"not": {}}}, "additionalProperties": false})
+        );
     }
 }
