@@ -42,7 +42,8 @@ pub fn loopback_address(listen: &str) -> anyhow::Result<SocketAddr> {
     Ok(addr)
 }
 
-/// Serve until SIGINT/SIGTERM (or Ctrl-C), then stop accepting, end every session and return.
+/// Serve until SIGINT/SIGTERM (or Ctrl-C), then stop accepting, end every session and return
+/// (the caller then ends the live runs).
 pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
     let addr = loopback_address(listen)?;
     let listener = tokio::net::TcpListener::bind(addr)
@@ -61,7 +62,7 @@ pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
     );
     // Tests and scripts read the real port (for --listen 127.0.0.1:0) from this line.
     tracing::info!("serving MCP over HTTP at http://{local}{MCP_PATH}");
-    let stop = shutdown_signal();
+    let stop = crate::shutdown::signal();
     tokio::pin!(stop);
     loop {
         let stream = tokio::select! {
@@ -116,26 +117,4 @@ async fn route(
         return Ok(response);
     }
     Ok(mcp.handle(request).await)
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

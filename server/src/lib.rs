@@ -24,6 +24,7 @@ pub mod request;
 pub mod runs;
 pub mod runtime;
 mod server;
+mod shutdown;
 pub mod tools;
 mod validate;
 

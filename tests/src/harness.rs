@@ -116,6 +116,15 @@ impl Harness {
         Ok(())
     }
 
+    /// End the session the way a quitting client does (its input closes; the server exits),
+    /// keeping the directories; returns the runs directory and what keeps it alive.
+    pub async fn hang_up(self) -> anyhow::Result<(PathBuf, Arc<tempfile::TempDir>)> {
+        let runs = self.runs_dir();
+        let Harness { root, session, .. } = self;
+        session.close().await?;
+        Ok((runs, root))
+    }
+
     /// A directory outside the server's allowed roots, kept as long as the harness.
     pub fn outside_dir(&self) -> PathBuf {
         let dir = self.root.path().join("outside");

@@ -110,3 +110,15 @@ pub fn export_datasets(python: &Path, dir: &Path) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// True while `pid` exists and is not a zombie (a killed process whose parent died may wait
+/// as a zombie for a container's init that never reaps it).
+#[cfg(unix)]
+pub fn process_alive(pid: u32) -> bool {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .output()
+        .expect("ps runs");
+    let stat = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    !stat.is_empty() && !stat.starts_with('Z')
+}

@@ -297,11 +297,25 @@ fn only_this_computer_may_talk_to_it() {
     }
 }
 
+/// SIGTERM with an analysis running: the server ends the run's process tree, records it
+/// `failed` (`interrupted`), and exits 0 without a byte on stdout.
 #[cfg(unix)]
 #[test]
 fn sigterm_stops_the_http_server_cleanly() {
     let mut server = Server::start();
-    let (_session, _) = Session::open(&server.url);
+    let (mut session, _) = Session::open(&server.url);
+    let started = session.call(
+        "start_analysis",
+        json!({"workflow": "regression", "dataset": "data/diabetes.csv",
+               "parameters": {"target": "target", "sleep_s": 60}}),
+    );
+    let run_id = started["run_id"].as_str().unwrap().to_owned();
+    let run_dir = server._root.path().join("home").join("runs").join(&run_id);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !run_dir.join("work/output/worker.pid").is_file() {
+        assert!(Instant::now() < deadline, "the worker never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let pid = nix::unistd::Pid::from_raw(server.child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -316,6 +330,23 @@ fn sigterm_stops_the_http_server_cleanly() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status:?}");
+    let recorded: Value =
+        serde_json::from_slice(&fs_err::read(run_dir.join("status.json")).unwrap()).unwrap();
+    assert_eq!(recorded["state"], "failed", "{recorded:#}");
+    assert_eq!(recorded["reason"], "interrupted", "{recorded:#}");
+    let worker: u32 = fs_err::read_to_string(run_dir.join("work/output/worker.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let t0 = Instant::now();
+    while scimcp_e2e::process_alive(worker) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "the worker outlived the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mut stdout = String::new();
     server
         .child

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use scimcp_e2e::harness::{Harness, tree_hashes};
+#[cfg(unix)]
+use scimcp_e2e::process_alive as alive;
 use serde_json::{Value, json};
 
 /// Artifact hashes of a finished run, keyed by path.
@@ -250,21 +252,10 @@ async fn interactive_run_is_answered_through_stdin() {
     );
 }
 
-/// True while `pid` exists and is not a zombie.
+/// Start a regression run that sleeps 60 s in a worker child; once both run: the run id,
+/// the CLI's pid and the worker's.
 #[cfg(unix)]
-fn alive(pid: u32) -> bool {
-    let out = std::process::Command::new("ps")
-        .args(["-o", "stat=", "-p", &pid.to_string()])
-        .output()
-        .unwrap();
-    let stat = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    !stat.is_empty() && !stat.starts_with('Z')
-}
-
-#[cfg(unix)]
-#[tokio::test]
-async fn cancel_ends_the_process_tree_within_two_seconds() {
-    let h = Harness::start().await.unwrap();
+async fn start_sleeping_run(h: &Harness) -> (String, u32, u32) {
     let request = json!({"workflow": "regression", "dataset": "data/diabetes.csv", "parameters": {"target": "target", "sleep_s": 60}});
     let started = h.ok("start_analysis", request).await;
     let run_id = started["run_id"].as_str().unwrap().to_string();
@@ -284,6 +275,14 @@ async fn cancel_ends_the_process_tree_within_two_seconds() {
     assert_eq!(status["state"], "running");
     let cli_pid = status["pid"].as_u64().unwrap() as u32;
     assert!(alive(cli_pid) && alive(worker));
+    (run_id, cli_pid, worker)
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn cancel_ends_the_process_tree_within_two_seconds() {
+    let h = Harness::start().await.unwrap();
+    let (run_id, cli_pid, worker) = start_sleeping_run(&h).await;
 
     let t0 = Instant::now();
     let cancelled = h.ok("cancel_run", json!({"run_id": run_id})).await;
@@ -305,6 +304,35 @@ async fn cancel_ends_the_process_tree_within_two_seconds() {
         .ok("get_run_result", json!({"run_id": run_id, "wait_s": 0}))
         .await;
     assert_eq!(result["result"]["state"], "cancelled");
+}
+
+/// A client that quits mid-run: the server ends the run's whole process tree before it
+/// exits and records the run `failed` (`interrupted`) with a published result, instead of
+/// leaving the CLI's workers running and the run reading `running`.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_client_hanging_up_ends_live_runs_as_interrupted() {
+    let h = Harness::start().await.unwrap();
+    let (run_id, cli_pid, worker) = start_sleeping_run(&h).await;
+
+    let (runs, _keep) = h.hang_up().await.unwrap();
+    // The server has exited: what it recorded is final.
+    let dir = runs.join(&run_id);
+    let status: Value =
+        serde_json::from_slice(&fs_err::read(dir.join("status.json")).unwrap()).unwrap();
+    assert_eq!(status["state"], "failed", "{status:#}");
+    assert_eq!(status["reason"], "interrupted", "{status:#}");
+    let result: Value =
+        serde_json::from_slice(&fs_err::read(dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["reason"], "interrupted", "{result:#}");
+    let t0 = Instant::now();
+    while alive(cli_pid) || alive(worker) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "the run's processes outlived the server"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test]

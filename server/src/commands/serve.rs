@@ -2,6 +2,7 @@
 //! over Streamable HTTP on a loopback address until SIGINT/SIGTERM.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::ServiceExt;
@@ -42,6 +43,9 @@ fn init_logging() {
         .try_init();
 }
 
+/// How long a stopping server waits for its live runs to end and record themselves.
+const STOP_WAIT: Duration = Duration::from_secs(15);
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.transport == Transport::Http {
         // Refused before any state is opened: a wrong address changes nothing.
@@ -50,17 +54,27 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let settings = ServerSettings::resolve(&args.adapter, args.python, args.data_dirs)
         .context("cannot start the scimcp server")?;
     let context = ServerContext::open(settings).await?;
-    let server = ScimcpServer::new(context);
-    if args.transport == Transport::Http {
-        return crate::http::serve(server, &args.listen).await;
-    }
+    let server = ScimcpServer::new(context.clone());
+    let served = match args.transport {
+        Transport::Http => crate::http::serve(server, &args.listen).await,
+        Transport::Stdio => serve_stdio(server).await,
+    };
+    // Whatever ended the session, live runs end with the server, recorded as interrupted.
+    context.runs.shutdown(STOP_WAIT).await;
+    served
+}
+
+/// Until the client closes stdin, or SIGINT/SIGTERM.
+async fn serve_stdio(server: ScimcpServer) -> anyhow::Result<()> {
     let running = server
         .serve(rmcp::transport::stdio())
         .await
         .context("MCP initialization over stdio failed")?;
-    running
-        .waiting()
-        .await
-        .context("MCP session ended with an error")?;
+    tokio::select! {
+        ended = running.waiting() => {
+            ended.context("MCP session ended with an error")?;
+        }
+        () = crate::shutdown::signal() => tracing::info!("stopping on a signal"),
+    }
     Ok(())
 }

@@ -90,6 +90,14 @@ impl RunManager {
             _ = cancel_rx.wait_for(|c| *c) => None,
         };
         let Some(_permit) = permit else {
+            if self.is_stopping() {
+                return Finish::new(
+                    RunState::Failed,
+                    "interrupted",
+                    "the server stopped before the run started (its client disconnected or it \
+                     was asked to stop); start the analysis again",
+                );
+            }
             return Finish::new(
                 RunState::Cancelled,
                 "cancelled",
@@ -202,6 +210,12 @@ impl RunManager {
                     "the run exceeded its {}s timeout and was killed",
                     v.plan.timeout_s
                 ),
+            ),
+            Ending::Cancelled if self.is_stopping() => Finish::new(
+                RunState::Failed,
+                "interrupted",
+                "the server stopped while the run was running (its client disconnected or it was \
+                 asked to stop); the process tree was ended. Start the analysis again",
             ),
             Ending::Cancelled => Finish::new(
                 RunState::Cancelled,

@@ -50,6 +50,9 @@ pub struct RunManager {
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     slots: Arc<Semaphore>,
     server_pid: u32,
+    /// Set by [`RunManager::shutdown`]: a run stopped from now on was interrupted by the
+    /// server stopping, not cancelled by a client.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 /// One line of `list_runs`.
@@ -112,6 +115,7 @@ impl RunManager {
             live: Mutex::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(limits.max_concurrent_runs as usize)),
             server_pid: std::process::id(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         };
         recovery::recover(&manager.root, manager.server_pid);
         Ok(manager)
@@ -288,6 +292,48 @@ impl RunManager {
         live.cancel.send_replace(true);
         let status = self.wait_terminal(run_id, Duration::from_secs(10)).await?;
         Ok((status, true))
+    }
+
+    /// The server is stopping (its client hung up, or SIGINT/SIGTERM): end every queued or
+    /// running run's process tree and record it `failed` (`interrupted`) with its result,
+    /// waiting at most `wait` in all. Without this, a stopping server would leave the CLI's
+    /// own children running and the run reading `running` until the next server's recovery.
+    pub async fn shutdown(&self, wait: Duration) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let live: Vec<(String, Arc<LiveRun>)> = self
+            .live
+            .lock()
+            .expect("runs lock")
+            .iter()
+            .filter(|(_, r)| !r.status.borrow().state.is_terminal())
+            .map(|(id, r)| (id.clone(), r.clone()))
+            .collect();
+        if live.is_empty() {
+            return;
+        }
+        tracing::info!("stopping: ending {} live run(s)", live.len());
+        for (_, run) in &live {
+            run.cancel.send_replace(true);
+        }
+        let all = async {
+            for (run_id, run) in &live {
+                let mut rx = run.status.subscribe();
+                if rx.wait_for(|s| s.state.is_terminal()).await.is_err() {
+                    tracing::warn!("run {run_id} ended without a terminal status");
+                }
+            }
+        };
+        if tokio::time::timeout(wait, all).await.is_err() {
+            tracing::warn!(
+                "runs still ending after {}s; the next server start records them interrupted",
+                wait.as_secs()
+            );
+        }
+    }
+
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Every run in the runs directory, newest first.
