@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Run the official MCP conformance suite (@modelcontextprotocol/conformance, pinned below)
-# against `scimcp serve --transport http` on 127.0.0.1. The suite drives Streamable HTTP only;
-# stdio and HTTP share one handler, so this checks the protocol surface of both.
+# Check scimcp with the MCP project's own tools, both pinned below:
+# 1. the official conformance suite (@modelcontextprotocol/conformance) against
+#    `scimcp serve --transport http` on 127.0.0.1 (the suite drives Streamable HTTP only);
+# 2. the MCP Inspector's CLI (@modelcontextprotocol/inspector) over stdio, the way clients
+#    start scimcp: `tools/list --strict` must report no schema-portability warning, and
+#    tool calls through the TypeScript SDK must succeed.
 #
 # Needs the scimcp binary (target/debug/scimcp, or SCIMCP_BIN) and npm. The suite needs
 # Node.js 22 or newer: when the machine's node is older, a Node.js 22 build is installed from
@@ -14,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CONFORMANCE_VERSION=0.1.16
+INSPECTOR_VERSION=2.12.0
 NODE_VERSION=22.23.5
 tools="$PWD/target/conformance"
 bin="${SCIMCP_BIN:-$PWD/target/debug/scimcp}"
@@ -38,6 +42,11 @@ suite="$tools/suite/node_modules/.bin/conformance"
 if [ ! -x "$suite" ]; then
   npm install --prefix "$tools/suite" --no-audit --no-fund --loglevel=error \
     "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+fi
+inspector="$tools/inspector/node_modules/.bin/inspector"
+if [ ! -x "$inspector" ]; then
+  npm install --prefix "$tools/inspector" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 fi
 
 work=$(mktemp -d)
@@ -70,4 +79,43 @@ if [ "$status" -ne 0 ]; then
   echo "mcp-conformance: FAILED (exit $status); server log:" >&2
   tail -n 40 "$work/server.log" >&2
 fi
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+
+# 2. The Inspector over stdio. It starts the server itself, passing only the variables given
+# with -e (the TypeScript SDK does not inherit the environment), in a private SCIMCP_HOME.
+echo "mcp-conformance: MCP Inspector $INSPECTOR_VERSION over stdio"
+mkdir -p "$work/stdio/data"
+serve=(serve)
+python="$PWD/.venv/bin/python"
+if [ -x "$python" ]; then
+  "$python" -m refsci datasets export "$work/stdio/data" >/dev/null
+  serve+=(--python "$python")
+fi
+inspect() {
+  (cd "$work/stdio" && "$inspector" --cli -e "SCIMCP_HOME=$work/stdio-home" "$bin" "${serve[@]}" "$@")
+}
+inspect --method tools/list --strict -q >"$work/strict.txt" 2>&1 || {
+  cat "$work/strict.txt" >&2; echo "mcp-conformance: inspector tools/list --strict failed" >&2; exit 1; }
+if grep -E '^(Warning|Error)' "$work/strict.txt" >&2; then
+  grep -E -A3 '^(Warning|Error)' "$work/strict.txt" | head -n 60 >&2
+  echo "mcp-conformance: the Inspector's --strict check found schema portability problems" >&2
+  exit 1
+fi
+echo "  tools/list --strict: no warnings"
+calls=(get_capabilities list_datasets get_environment list_runs)
+for tool in "${calls[@]}"; do
+  inspect --method tools/call --tool-name "$tool" --format json -q >"$work/$tool.json" 2>&1 || {
+    cat "$work/$tool.json" >&2; echo "mcp-conformance: inspector tools/call $tool failed" >&2; exit 1; }
+  grep -q '"isError":false' "$work/$tool.json" || {
+    cat "$work/$tool.json" >&2; echo "mcp-conformance: $tool answered an error" >&2; exit 1; }
+  echo "  tools/call $tool: ok"
+done
+if [ -x "$python" ]; then
+  inspect --method tools/call --tool-name validate_analysis --format json -q \
+    --tool-args-json '{"workflow":"regression","dataset":"data/diabetes.csv","parameters":{"target":"target"}}' \
+    >"$work/validate.json" 2>&1 || { cat "$work/validate.json" >&2; exit 1; }
+  grep -q '\\"ready\\":true' "$work/validate.json" || {
+    cat "$work/validate.json" >&2; echo "mcp-conformance: validate_analysis was not ready" >&2; exit 1; }
+  echo "  tools/call validate_analysis: ready"
+fi
+echo "mcp-conformance: ok"

@@ -104,7 +104,7 @@ pub struct Plan {
     pub output_dir: String,
     pub dataset: PlannedDataset,
     /// Artifacts the run must produce, as the manifest declares them.
-    #[schemars(with = "Vec<serde_json::Value>")]
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
     pub artifacts: Vec<ArtifactSpec>,
     pub timeout_s: u64,
 }

@@ -50,6 +50,7 @@ pub struct WorkflowInfo {
     /// The strict JSON Schema of `parameters` (when one workflow is asked for, or with
     /// `detail = "full"`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub parameters_schema: Option<serde_json::Value>,
     pub parameters_schema_sha256: String,
     pub artifacts: Vec<ArtifactInfo>,
@@ -62,6 +63,7 @@ pub struct CapabilitiesOutput {
     pub adapter: AdapterInfo,
     pub runtime: Readiness,
     /// Resource bounds in force for runs.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub limits: serde_json::Value,
     pub workflows: Vec<WorkflowInfo>,
     /// Prefix of built-in dataset references.

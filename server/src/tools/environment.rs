@@ -28,7 +28,9 @@ pub struct EnvironmentOutput {
     /// True when the interpreter satisfies the requirement and every pin matches.
     pub requirements_satisfied: bool,
     pub mismatches: Vec<Mismatch>,
-    #[schemars(with = "serde_json::Value")]
+    /// What the interpreter itself reported: its version, executable, implementation, the
+    /// installed version of each pinned distribution, and the adapter package's identity.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub probe: RuntimeProbe,
     /// scimcp's data directory (runs live in `runs/`).
     pub data_root: String,

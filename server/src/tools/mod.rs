@@ -66,26 +66,71 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     )
 }
 
-/// `schema` with every boolean subschema written as an object. schemars writes `true` for a
-/// free-form (`serde_json::Value`) field; that is valid JSON Schema, but the TypeScript MCP
-/// SDK, which many clients are built on, refuses a property whose schema is not an object,
-/// and with it the whole `tools/list` (found by the official MCP conformance suite). `{}`
-/// means what `true` means, and `{"not": {}}` what `false` means. `additionalProperties`
-/// keeps its boolean: that form is universal.
+/// `schema` rewritten in the most portable spelling of the same contract, because clients
+/// translate tool schemas into narrower dialects and refuse what they cannot map:
+/// - a boolean subschema (schemars writes `true` for a free-form field) becomes an object:
+///   `{}` for `true`, `{"not": {}}` for `false`. The TypeScript MCP SDK, which many clients
+///   are built on, refuses a property whose schema is not an object, and with it the whole
+///   `tools/list` (found by the official MCP conformance suite);
+/// - a nullable type (`"type": ["string", "null"]`, schemars' spelling of `Option`) becomes
+///   `anyOf` branches with one type each, which single-type dialects such as the OpenAPI
+///   subset of Gemini's function declarations accept (flagged by the MCP Inspector's
+///   `--strict` check).
+///
+/// `additionalProperties` keeps its boolean: that form is universal.
 fn portable_schema(
-    mut schema: serde_json::Map<String, serde_json::Value>,
+    schema: serde_json::Map<String, serde_json::Value>,
 ) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::Value;
+    use serde_json::{Map, Value};
+    /// Keywords that describe a schema rather than constrain it: they stay outside `anyOf`.
+    const ANNOTATIONS: &[&str] = &[
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+    ];
     fn objectify(schema: &mut Value) {
         match schema {
-            Value::Bool(true) => *schema = Value::Object(Default::default()),
+            Value::Bool(true) => *schema = Value::Object(Map::new()),
             Value::Bool(false) => *schema = serde_json::json!({"not": {}}),
             _ => {}
         }
         walk(schema);
     }
+    fn split_nullable(map: &mut Map<String, Value>) {
+        let Some(Value::Array(types)) = map.get("type") else {
+            return;
+        };
+        let mut branches: Vec<Value> = Vec::with_capacity(types.len());
+        let types = types.clone();
+        let mut constraints = Map::new();
+        for (key, value) in std::mem::take(map) {
+            if key == "type" {
+                continue;
+            }
+            if ANNOTATIONS.contains(&key.as_str()) {
+                map.insert(key, value);
+            } else {
+                constraints.insert(key, value);
+            }
+        }
+        for t in types {
+            let mut branch = Map::new();
+            branch.insert("type".into(), t.clone());
+            if t != "null" {
+                branch.extend(constraints.clone());
+            }
+            branches.push(Value::Object(branch));
+        }
+        map.insert("anyOf".into(), Value::Array(branches));
+    }
     fn walk(schema: &mut Value) {
         let Value::Object(map) = schema else { return };
+        split_nullable(map);
         for (key, child) in map.iter_mut() {
             match (key.as_str(), child) {
                 (
@@ -98,17 +143,23 @@ fn portable_schema(
                     children.iter_mut().for_each(objectify);
                 }
                 (
-                    "items" | "not" | "if" | "then" | "else" | "contains" | "propertyNames",
+                    "items"
+                    | "not"
+                    | "if"
+                    | "then"
+                    | "else"
+                    | "contains"
+                    | "propertyNames"
+                    | "additionalProperties",
                     child,
-                ) => {
+                ) if !child.is_boolean() || key != "additionalProperties" => {
                     objectify(child);
                 }
-                (_, child @ Value::Object(_)) => walk(child),
                 _ => {}
             }
         }
     }
-    let mut root = Value::Object(std::mem::take(&mut schema));
+    let mut root = Value::Object(schema);
     walk(&mut root);
     match root {
         Value::Object(map) => map,
@@ -287,15 +338,25 @@ mod tests {
         assert_eq!(r.is_error, Some(false));
     }
 
-    /// Every place a subschema goes holds an object, in every tool's schemas.
+    /// Every place a subschema goes holds an object that says what it accepts, with one
+    /// `type` at most, in every tool's schemas.
     #[test]
-    fn served_schemas_have_no_boolean_subschemas() {
+    fn served_schemas_are_portable() {
         fn check(path: &str, schema: &serde_json::Value, found: &mut Vec<String>) {
             use serde_json::Value;
             let Value::Object(map) = schema else {
-                found.push(path.to_owned());
+                found.push(format!("{path}: not an object"));
                 return;
             };
+            if map.get("type").is_some_and(Value::is_array) {
+                found.push(format!("{path}: a type array"));
+            }
+            const CONSTRAINING: &[&str] = &[
+                "type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "not",
+            ];
+            if !CONSTRAINING.iter().any(|k| map.contains_key(*k)) {
+                found.push(format!("{path}: accepts anything"));
+            }
             for (key, child) in map {
                 let here = format!("{path}/{key}");
                 match (key.as_str(), child) {
@@ -328,17 +389,40 @@ mod tests {
                 &mut found,
             );
         }
-        assert!(found.is_empty(), "boolean subschemas at {found:?}");
-        // The rewrite keeps meaning: `true` accepts anything, `false` nothing.
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    /// The rewrite keeps meaning: `true` accepts anything, `false` nothing, a nullable type
+    /// is the same set of values as one branch per type, annotations stay outside.
+    #[test]
+    fn portable_rewrites_keep_the_contract() {
         let rewritten = portable_schema(
-            serde_json::json!({"properties": {"a": true, "b": false}, "additionalProperties": false})
-                .as_object()
-                .unwrap()
-                .clone(),
+            serde_json::json!({
+                "properties": {
+                    "a": true,
+                    "b": false,
+                    "c": {"type": ["integer", "null"], "minimum": 0, "description": "d", "default": null},
+                },
+                "additionalProperties": false,
+            })
+            .as_object()
+            .unwrap()
+            .clone(),
         );
         assert_eq!(
             serde_json::Value::Object(rewritten),
-            serde_json::json!({"properties": {"a": {}, "b": {"not": {}}}, "additionalProperties": false})
+            serde_json::json!({
+                "properties": {
+                    "a": {},
+                    "b": {"not": {}},
+                    "c": {
+                        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}],
+                        "description": "d",
+                        "default": null,
+                    },
+                },
+                "additionalProperties": false,
+            })
         );
     }
 }
