@@ -267,6 +267,15 @@ fn install_takes_a_release_url() {
     );
     assert!(empty(&e.tmp()));
 
+    // A signature that exists but cannot be fetched is a failed download, not "unsigned".
+    github.set_failing(Some((".sigstore.json", 500)));
+    let before = e.tree();
+    let out = e.run_networked(&install_args(&url, &policy));
+    refused(&out, &["downloading", ".sigstore.json", "500"]);
+    assert_eq!(e.tree(), before);
+    assert!(empty(&e.tmp()));
+    github.set_failing(None);
+
     // A release without a signature: refused unless unsigned material is allowed.
     let before = e.tree();
     let unsigned = format!("{}/dl/v1.5.0/{}", github.base, zip_name("1.5.0"));

@@ -18,6 +18,8 @@ const MAX_SIGNATURE_BYTES: u64 = 1 << 20;
 /// installer for ever.
 const BUNDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 const SIGNATURE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The message of a download the server does not have.
+const NOT_FOUND: &str = "not found (HTTP 404)";
 
 /// A downloaded bundle, deleted with `dir`.
 #[derive(Debug)]
@@ -108,7 +110,9 @@ pub fn download_bundle_url(url: &str, progress: &dyn Progress) -> Result<Downloa
         SIGNATURE_TIMEOUT,
     ) {
         Ok(()) => {}
-        Err(RemoteError::Download { .. }) if !signature.exists() => {}
+        // No signature published: the signature check refuses the bundle (or records the
+        // --allow-unsigned override). Any other failure is a failed download.
+        Err(RemoteError::Download { message, .. }) if message == NOT_FOUND => {}
         Err(other) => return Err(other),
     }
     Ok(Downloaded {
@@ -142,7 +146,7 @@ fn fetch(url: &str, dest: &Path, max: u64, timeout: Duration) -> Result<(), Remo
         .timeout(timeout)
         .download_to(&mut file)
         .map_err(|e| match e.http_status() {
-            Some(404) => "not found (HTTP 404)".to_owned(),
+            Some(404) => NOT_FOUND.to_owned(),
             _ => e.to_string(),
         })
         .and_then(|()| file.sync_all().map_err(|e| e.to_string()));

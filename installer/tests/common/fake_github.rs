@@ -25,6 +25,8 @@ struct Shared {
     log: Vec<String>,
     /// Answer the release listing with this status (e.g. a rate limit) instead.
     listing_status: Option<u16>,
+    /// Answer every request whose path contains the text with the status.
+    failing: Option<(String, u16)>,
 }
 
 pub struct FakeGitHub {
@@ -83,6 +85,11 @@ impl FakeGitHub {
         self.shared.lock().unwrap().log.clear();
     }
 
+    /// Make every request whose path contains `part` fail with `status` (`None`: none do).
+    pub fn set_failing(&self, failing: Option<(&str, u16)>) {
+        self.shared.lock().unwrap().failing = failing.map(|(p, s)| (p.to_owned(), s));
+    }
+
     pub fn set_listing_status(&self, status: Option<u16>) {
         self.shared.lock().unwrap().listing_status = status;
     }
@@ -138,7 +145,13 @@ fn serve(stream: TcpStream, base: &str, shared: &Mutex<Shared>) -> std::io::Resu
     ));
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let failing = shared
+        .failing
+        .as_ref()
+        .filter(|(part, _)| path.contains(part.as_str()))
+        .map(|(_, status)| *status);
     let response = match segments.as_slice() {
+        _ if failing.is_some() => Response::status(failing.unwrap_or(500), "Internal Server Error"),
         ["repos", _, _, "releases"] => match shared.listing_status {
             Some(status) => Response::status(status, "API rate limit exceeded")
                 .header("x-ratelimit-remaining", "0"),
