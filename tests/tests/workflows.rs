@@ -114,6 +114,28 @@ fn publication_waits_for_every_gate() {
             .unwrap()
             .ends_with("verify-signed-install.yml")
     );
+    // What `scimcp-setup upgrade` looks for on the release: each bundle with its signature,
+    // uploaded as `artifacts-*` so dist's announce job attaches them to the GitHub release.
+    let upload = sign["bundle-sign"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+        })
+        .expect("bundle-sign uploads its bundles");
+    assert!(
+        upload["with"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("artifacts-")
+    );
+    let paths = upload["with"]["path"].as_str().unwrap();
+    for pattern in ["*.zip", "*.sigstore.json", "RELEASE.json"] {
+        assert!(paths.contains(pattern), "{pattern} not uploaded: {paths}");
+    }
     let install = jobs(&all["verify-signed-install.yml"]);
     let oses = serde_json::to_string(&install["install"]["strategy"]["matrix"]["os"]).unwrap();
     for os in ["ubuntu", "macos", "windows"] {

@@ -64,7 +64,7 @@ pub enum RemoteError {
          --repo OWNER/NAME to say where its releases are published"
     )]
     NoRepository { policy: String },
-    #[error("--repo {0:?} is not OWNER/NAME")]
+    #[error("--repo {0:?} is not OWNER/NAME (for example scimcp/scimcp)")]
     BadRepository(String),
     #[error(
         "{url} does not name a scimcp bundle: the last part of the address must be \
