@@ -16,13 +16,7 @@ case "$(uname -s)" in MINGW*|MSYS*|CYGWIN*) exe=".exe" ;; esac
 echo "== verify every file against the release policy ($tag)"
 "$bin/scimcp-release$exe" verify --tag "$tag" "$signed"/*.zip "$signed/RELEASE.json"
 
-case "$(uname -s)-$(uname -m)" in
-  Linux-x86_64) target=x86_64-unknown-linux-gnu ;;
-  Linux-aarch64) target=aarch64-unknown-linux-gnu ;;
-  Darwin-arm64) target=aarch64-apple-darwin ;;
-  Darwin-x86_64) target=x86_64-apple-darwin ;;
-  *) target=x86_64-pc-windows-msvc ;;
-esac
+target=$("$(dirname "$0")/host-target.sh")
 bundle=$(ls "$signed"/scimcp-*-"$target".zip)
 
 root="$RUNNER_TEMP/Jürgen Müller/Données de test"

@@ -136,6 +136,14 @@ fn publication_waits_for_every_gate() {
     for pattern in ["*.zip", "*.sigstore.json", "RELEASE.json"] {
         assert!(paths.contains(pattern), "{pattern} not uploaded: {paths}");
     }
+    // After publication, the published release is installed from GitHub on three OSes.
+    let smoke = &release["custom-post-release-smoke"];
+    assert!(needs(smoke).contains(&"announce".to_string()), "{smoke:#}");
+    let published = jobs(&all["post-release-smoke.yml"]);
+    let oses = serde_json::to_string(&published["smoke"]["strategy"]["matrix"]["os"]).unwrap();
+    for os in ["ubuntu", "macos", "windows"] {
+        assert!(oses.contains(os), "{oses}");
+    }
     let install = jobs(&all["verify-signed-install.yml"]);
     let oses = serde_json::to_string(&install["install"]["strategy"]["matrix"]["os"]).unwrap();
     for os in ["ubuntu", "macos", "windows"] {
