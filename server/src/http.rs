@@ -27,9 +27,16 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// Parse `--listen` and refuse anything but a loopback address.
 pub fn loopback_address(listen: &str) -> anyhow::Result<SocketAddr> {
-    let addr: SocketAddr = listen.parse().with_context(|| {
+    // `localhost:PORT` is what people type; it means the IPv4 loopback here (no resolver, so
+    // no surprise from a hosts file).
+    let literal = match listen.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => listen.to_owned(),
+    };
+    let addr: SocketAddr = literal.parse().with_context(|| {
         format!(
-            "--listen {listen:?} is not an address and port such as 127.0.0.1:8765 or [::1]:8765"
+            "--listen {listen:?} is not an address and port such as 127.0.0.1:8765, \
+             localhost:8765 or [::1]:8765"
         )
     })?;
     if !addr.ip().is_loopback() {
@@ -117,4 +124,30 @@ async fn route(
         return Ok(response);
     }
     Ok(mcp.handle(request).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_are_accepted() {
+        for ok in ["127.0.0.1:8765", "[::1]:0", "localhost:9000", "127.0.0.2:1"] {
+            assert!(loopback_address(ok).unwrap().ip().is_loopback(), "{ok}");
+        }
+        assert_eq!(
+            loopback_address("localhost:9000").unwrap(),
+            "127.0.0.1:9000".parse::<SocketAddr>().unwrap()
+        );
+        for bad in [
+            "0.0.0.0:8765",
+            "[::]:8765",
+            "192.168.1.2:80",
+            "localhost",
+            "example.org:80",
+        ] {
+            let message = loopback_address(bad).unwrap_err().to_string();
+            assert!(message.contains("--listen"), "{bad}: {message}");
+        }
+    }
 }
