@@ -37,8 +37,8 @@ pub(crate) struct ServeArgs {
     /// Transport to serve on.
     #[arg(long, value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
-    /// Address for `--transport http` (loopback only: 127.0.0.1, localhost or [::1]; port 0 picks a free
-    /// port, printed on stderr). MCP is served at `http://ADDRESS/mcp`.
+    /// Address for `--transport http` (loopback only: 127.0.0.1, localhost or [::1]; port 0
+    /// picks a free port, printed on stderr). MCP is served at `http://ADDRESS/mcp`.
     #[arg(long, default_value = "127.0.0.1:8765")]
     pub listen: String,
     /// Extra directory whose datasets may be analysed (repeatable); the start directory is always allowed.
