@@ -12,6 +12,10 @@ pub trait Progress {
     fn step(&self, message: &str);
     /// All steps are over.
     fn finish(&self);
+    /// The terminal spinner, for work that reports from another thread (a download's bytes).
+    fn spinner(&self) -> Option<ProgressBar> {
+        None
+    }
 }
 
 /// No output at all.
@@ -33,6 +37,9 @@ impl Progress for Spinner {
     }
     fn finish(&self) {
         self.0.finish_and_clear();
+    }
+    fn spinner(&self) -> Option<ProgressBar> {
+        Some(self.0.clone())
     }
 }
 

@@ -56,6 +56,7 @@ pub fn download_bundle(
         &zip,
         MAX_BUNDLE_BYTES,
         BUNDLE_TIMEOUT,
+        progress,
     )?;
     if let Some(signature) = &bundle.signature {
         fetch(
@@ -63,6 +64,7 @@ pub fn download_bundle(
             &scimcp_release::verify::bundle_path(&zip),
             MAX_SIGNATURE_BYTES,
             SIGNATURE_TIMEOUT,
+            progress,
         )?;
     }
     Ok(Downloaded {
@@ -100,7 +102,7 @@ pub fn download_bundle_url(url: &str, progress: &dyn Progress) -> Result<Downloa
     let dir = temp_dir()?;
     let zip = dir.path().join(name);
     progress.step(&format!("downloading {name}"));
-    fetch(url, &zip, MAX_BUNDLE_BYTES, BUNDLE_TIMEOUT)?;
+    fetch(url, &zip, MAX_BUNDLE_BYTES, BUNDLE_TIMEOUT, progress)?;
     let signature_url = format!("{base}.sigstore.json{suffix}");
     let signature = scimcp_release::verify::bundle_path(&zip);
     match fetch(
@@ -108,6 +110,7 @@ pub fn download_bundle_url(url: &str, progress: &dyn Progress) -> Result<Downloa
         &signature,
         MAX_SIGNATURE_BYTES,
         SIGNATURE_TIMEOUT,
+        progress,
     ) {
         Ok(()) => {}
         // No signature published: the signature check refuses the bundle (or records the
@@ -129,8 +132,15 @@ fn temp_dir() -> Result<tempfile::TempDir, RemoteError> {
         .map_err(RemoteError::TempDir)
 }
 
-/// Stream `url` into `dest`. `dest` exists afterwards only if the whole body arrived.
-fn fetch(url: &str, dest: &Path, max: u64, timeout: Duration) -> Result<(), RemoteError> {
+/// Stream `url` into `dest`. `dest` exists afterwards only if the whole body arrived. On a
+/// terminal, the spinner shows the bytes received.
+fn fetch(
+    url: &str,
+    dest: &Path,
+    max: u64,
+    timeout: Duration,
+    progress: &dyn Progress,
+) -> Result<(), RemoteError> {
     check_url(url)?;
     let failed = |message: String| RemoteError::Download {
         url: url.to_owned(),
@@ -138,12 +148,30 @@ fn fetch(url: &str, dest: &Path, max: u64, timeout: Duration) -> Result<(), Remo
     };
     let partial = dest.with_extension("part");
     let mut file = fs_err::File::create(&partial).map_err(|e| failed(e.to_string()))?;
-    let result = self_update::Download::from_url(url)
-        // GitHub's asset API answers with the file itself (a redirect to it) only when asked
-        // for octet-stream; otherwise it describes the asset in JSON.
+    let mut download = self_update::Download::from_url(url);
+    // GitHub's asset API answers with the file itself (a redirect to it) only when asked for
+    // octet-stream; otherwise it describes the asset in JSON.
+    download
         .request_header("Accept", "application/octet-stream")
         .max_download_size(max)
-        .timeout(timeout)
+        .timeout(timeout);
+    if let Some(bar) = progress.spinner() {
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        download.progress_callback(move |done, total| {
+            let done = indicatif::HumanBytes(done);
+            bar.set_message(match total {
+                Some(total) => format!(
+                    "downloading {name}: {done} of {}",
+                    indicatif::HumanBytes(total)
+                ),
+                None => format!("downloading {name}: {done}"),
+            });
+        });
+    }
+    let result = download
         .download_to(&mut file)
         .map_err(|e| match e.http_status() {
             Some(404) => NOT_FOUND.to_owned(),
