@@ -126,6 +126,10 @@ pub struct UpgradeArgs {
     /// Allow moving to an older version.
     #[arg(long)]
     pub allow_downgrade: bool,
+    /// Only say whether a newer version is available (and which); download and change
+    /// nothing.
+    #[arg(long)]
+    pub check: bool,
     /// Python interpreter to build a new runtime from.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,

@@ -345,6 +345,17 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     mark("before-upgrade");
     let mirror_arg = mirror.display().to_string();
 
+    // --check names what an upgrade would install and how, and changes nothing.
+    let out = ok(h.run(&["upgrade", "--check", "--from", &mirror_arg]));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("scimcp 0.3.0 is available")
+            && said.contains("you have 0.1.0")
+            && said.contains(&format!("scimcp-setup upgrade --from {mirror_arg}")),
+        "{said}"
+    );
+    assert_eq!(current(), Path::new("versions/0.1.0"));
+
     let out = ok(h.run(&[
         "upgrade",
         "--skip-runtime",

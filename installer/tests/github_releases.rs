@@ -109,6 +109,27 @@ fn upgrade_installs_the_newest_signed_github_release_and_keeps_runs() {
         release(&e, "1.2.0", true),
     ]);
     let policy = e.policy.display().to_string();
+
+    // --check says what an upgrade would install, and downloads and changes nothing.
+    let before = e.tree();
+    let mut check = upgrade_args(&github.base, &policy);
+    check.push("--check");
+    let out = ok(e.run_networked(&check));
+    assert!(
+        stdout(&out).contains(
+            "scimcp 1.4.0 is available in the releases of scimcp-test/scimcp (you have 1.3.0)"
+        ),
+        "{out:?}"
+    );
+    check.push("--json");
+    let report: serde_json::Value =
+        serde_json::from_slice(&ok(e.run_networked(&check)).stdout).unwrap();
+    assert_eq!(report["available"], "1.4.0", "{report:#}");
+    assert_eq!(report["active"], "1.3.0", "{report:#}");
+    assert!(github.downloads().is_empty(), "{:?}", github.downloads());
+    assert_eq!(e.tree(), before);
+    github.clear_log();
+
     let out = ok(e.run_networked(&upgrade_args(&github.base, &policy)));
     assert!(stdout(&out).contains("upgrade 1.3.0 -> 1.4.0"), "{out:?}");
 
@@ -147,11 +168,16 @@ fn upgrade_installs_the_newest_signed_github_release_and_keeps_runs() {
     );
     assert!(empty(&e.tmp()), "the download was not cleaned up");
 
-    // Again: nothing newer, a success that downloads and changes nothing.
+    // Again: nothing newer, a success that downloads and changes nothing; so says --check.
     github.clear_log();
     let before = e.tree();
     let out = ok(e.run_networked(&upgrade_args(&github.base, &policy)));
     assert!(stdout(&out).contains("already at 1.4.0"), "{out:?}");
+    let mut check = upgrade_args(&github.base, &policy);
+    check.extend(["--check", "--json"]);
+    let report: serde_json::Value =
+        serde_json::from_slice(&ok(e.run_networked(&check)).stdout).unwrap();
+    assert!(report.get("available").is_none(), "{report:#}");
     assert!(github.downloads().is_empty(), "{:?}", github.downloads());
     assert_eq!(e.tree(), before);
 

@@ -111,6 +111,9 @@ pub struct Report {
     pub active: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous: Option<String>,
+    /// `upgrade --check`: the version an upgrade would install (absent when up to date).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available: Option<String>,
     /// What was done (or would be done) to the layout, in order.
     pub steps: Vec<String>,
     pub clients: Vec<ClientReport>,

@@ -74,11 +74,36 @@ pub fn run(
     let mut report = Report::new("upgrade", setup);
     let active = active_version(setup, &setup.load_state()?)?;
     let candidate = match &args.from {
-        Some(mirror) => from_mirror(mirror, args)?,
-        None => match from_github(setup, args, &active, progress)? {
-            Some(candidate) => candidate,
-            None => return up_to_date(report, &active),
-        },
+        Some(mirror) => {
+            let candidate = from_mirror(mirror, args)?;
+            if args.check {
+                return check_only(report, &active, &candidate.bundle.version, args, || {
+                    mirror.display().to_string()
+                });
+            }
+            candidate
+        }
+        None => {
+            let (repo, chosen) = find_on_github(setup, args, progress)?;
+            if args.check {
+                return check_only(report, &active, &chosen.version, args, || {
+                    format!("the releases of {repo}")
+                });
+            }
+            if !direction_allowed(&active, &chosen.version, args.allow_downgrade)? {
+                return up_to_date(report, &active);
+            }
+            let downloaded =
+                remote::download_bundle(&repo, &chosen, args.signature.allow_unsigned, progress)?;
+            Candidate {
+                bundle: Bundle {
+                    version: chosen.version,
+                    kind: BundleKind::Zip(downloaded.zip),
+                },
+                origin: Some(downloaded.origin),
+                _download: Some(downloaded.dir),
+            }
+        }
     };
     let _lock = lock(setup)?;
     let before = setup.load_state()?;
@@ -191,14 +216,12 @@ fn from_mirror(mirror: &Path, args: &UpgradeArgs) -> Result<Candidate, SetupErro
     })
 }
 
-/// Find the release to move to on GitHub and download it; `None` when the active version is
-/// the newest (nothing is downloaded then).
-fn from_github(
+/// The release to move to on GitHub (nothing is downloaded here), with the repository.
+fn find_on_github(
     setup: &Setup,
     args: &UpgradeArgs,
-    active: &Version,
     progress: &dyn Progress,
-) -> Result<Option<Candidate>, SetupError> {
+) -> Result<(String, remote::RemoteBundle), SetupError> {
     let policy = crate::signature::release_policy(&args.signature)?;
     let repo = match (&args.repo, &policy.signer) {
         (Some(repo), _) => repo.clone(),
@@ -221,23 +244,38 @@ fn from_github(
     progress.step(&format!("looking for releases of {repo}"));
     let bundles = source.bundles(target)?;
     let chosen = remote::github::choose(&source, bundles, args.version.as_ref(), target)?;
-    if !direction_allowed(active, &chosen.version, args.allow_downgrade)? {
-        return Ok(None);
+    Ok((source.repo, chosen))
+}
+
+/// `upgrade --check`: say what an upgrade would do, change nothing.
+fn check_only(
+    mut report: Report,
+    active: &Version,
+    target: &Version,
+    args: &UpgradeArgs,
+    place: impl FnOnce() -> String,
+) -> Result<Report, SetupError> {
+    if !direction_allowed(active, target, args.allow_downgrade)? {
+        return up_to_date(report, active);
     }
-    let downloaded = remote::download_bundle(
-        &source.repo,
-        &chosen,
-        args.signature.allow_unsigned,
-        progress,
-    )?;
-    Ok(Some(Candidate {
-        bundle: Bundle {
-            version: chosen.version,
-            kind: BundleKind::Zip(downloaded.zip),
-        },
-        origin: Some(downloaded.origin),
-        _download: Some(downloaded.dir),
-    }))
+    report.active = Some(active.to_string());
+    report.available = Some(target.to_string());
+    let mut command = "scimcp-setup upgrade".to_owned();
+    if let Some(mirror) = &args.from {
+        command.push_str(&format!(" --from {}", mirror.display()));
+    }
+    if args.version.is_some() || target < active {
+        command.push_str(&format!(" --version {target}"));
+    }
+    if target < active {
+        command.push_str(" --allow-downgrade");
+    }
+    report.notes.push(format!(
+        "scimcp {target} is available in {} (you have {active}); run `{command}` to install \
+         it. Nothing was downloaded or changed",
+        place()
+    ));
+    Ok(report)
 }
 
 /// Keep only the active and the previous version, and the runtimes they use.
