@@ -50,8 +50,6 @@ pub enum SetupError {
     EmptyMirror { mirror: PathBuf },
     #[error("{mirror} has no version {version}")]
     NoSuchVersion { mirror: PathBuf, version: String },
-    #[error("already at {0}, the newest version available; nothing was changed")]
-    UpToDate(String),
     #[error(
         "{target} is older than the active {active}; pass --allow-downgrade to install it anyway"
     )]
