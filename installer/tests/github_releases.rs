@@ -8,25 +8,8 @@ mod common;
 use std::path::Path;
 
 use common::fake_github::{FakeGitHub, Release};
-use common::ok;
 use common::signed::{Env, env, target};
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Assert that the command failed and its error says each of `needles`.
-fn refused(out: &std::process::Output, needles: &[&str]) {
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let err = stderr(out);
-    for needle in needles {
-        assert!(err.contains(needle), "{needle:?} not in:\n{err}");
-    }
-}
-
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::{ok, refused, stdout};
 
 fn zip_name(version: &str) -> String {
     format!("scimcp-{version}-{}.zip", target())

@@ -145,6 +145,25 @@ pub fn ok(out: Output) -> Output {
     out
 }
 
+/// What the command wrote on stderr.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// What the command wrote on stdout.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Assert that the command failed (exit 1) and that its error says each of `needles`.
+pub fn refused(out: &Output, needles: &[&str]) {
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = stderr(out);
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} not in:\n{err}");
+    }
+}
+
 /// Bytes of a file, or `None` when it is absent.
 pub fn bytes(path: &Path) -> Option<Vec<u8>> {
     fs_err::read(path).ok()
