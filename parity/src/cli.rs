@@ -66,6 +66,25 @@ struct GateArgs {
     /// Directory of adapter manifests whose workflows all need scenarios [default: adapters].
     #[arg(long, value_name = "DIR")]
     adapters: Option<PathBuf>,
+    /// A variable for both paths of every scenario (repeatable): the direct command gets it,
+    /// the server gets `--env NAME=VALUE`. E.g. OPENBLAS_CORETYPE=Haswell runs another
+    /// CPU's kernels, to see the evidence hold there.
+    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+    /// `run` only: record this platform's own snapshot (`parity/snapshots/<os>-<arch>/`),
+    /// for scenarios whose results here differ beyond tolerance from the shared snapshot.
+    #[arg(long)]
+    platform: bool,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE, e.g. OPENBLAS_CORETYPE=Haswell"))?;
+    if let Some(problem) = scimcp_core::run_env::manifest_env_problem(name, value) {
+        return Err(problem);
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -116,6 +135,10 @@ pub struct Settings {
     pub json: Option<PathBuf>,
     /// Test hook: the scenario whose direct artifact gets one flipped byte.
     pub perturb: Option<String>,
+    /// `--env`: variables for both paths.
+    pub extra_env: std::collections::BTreeMap<String, String>,
+    /// `run --platform`: record into this platform's own snapshot directory.
+    pub platform_snapshot: bool,
 }
 
 /// The environment variable of the perturbation test hook.
@@ -141,6 +164,11 @@ impl Settings {
     /// workspace's `.venv` interpreter.
     pub fn resolve(mode: Mode, args: GateArgsHandle) -> Result<Settings, Error> {
         let a = args.0;
+        if a.platform && mode != Mode::Run {
+            return Err(Error::Setup(
+                "--platform applies to `run` (recording); `check` and `review` use a platform's own snapshot by themselves when it exists".into(),
+            ));
+        }
         let exe = std::env::current_exe().ok();
         let root = find_root(std::env::current_dir().ok().as_deref())
             .or_else(|| find_root(exe.as_deref().and_then(Path::parent)));
@@ -235,6 +263,8 @@ impl Settings {
             quick: a.quick,
             json: a.json,
             perturb: std::env::var(PERTURB_ENV).ok().filter(|s| !s.is_empty()),
+            extra_env: a.env.into_iter().collect(),
+            platform_snapshot: a.platform,
         })
     }
 }

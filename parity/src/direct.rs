@@ -3,7 +3,8 @@
 //!
 //! The environment is the caller's, plus the reproducibility settings a careful scientist
 //! exports before a run ([`DIRECT_ENV`]: hash seed, unbuffered UTF-8 output, no user site,
-//! no bytecode litter, a headless plotting backend) and the scenario's own `direct.env`.
+//! no bytecode litter, a headless plotting backend, one thread for every numerical
+//! library), the scenario's own `direct.env` and the gate's `--env`.
 //! These values are restated here on purpose rather than imported from the server: if the
 //! server's fixed environment ever changed results, parity must notice.
 //!
@@ -34,6 +35,11 @@ pub const DIRECT_ENV: &[(&str, &str)] = &[
     ("PYTHONNOUSERSITE", "1"),
     ("PYTHONDONTWRITEBYTECODE", "1"),
     ("MPLBACKEND", "Agg"),
+    ("OMP_NUM_THREADS", "1"),
+    ("OPENBLAS_NUM_THREADS", "1"),
+    ("MKL_NUM_THREADS", "1"),
+    ("VECLIB_MAXIMUM_THREADS", "1"),
+    ("NUMEXPR_NUM_THREADS", "1"),
 ];
 
 /// How long a stopped command may take to exit after SIGTERM before SIGKILL.
@@ -69,6 +75,31 @@ pub struct DirectPaths {
     pub python: PathBuf,
     pub datasets: PathBuf,
     pub work: PathBuf,
+    /// The gate's `--env` variables (the MCP side's server gets the same).
+    pub extra_env: BTreeMap<String, String>,
+}
+
+/// The variables the direct command runs with on top of the inherited environment, in the
+/// order they apply: [`DIRECT_ENV`], the scenario's `direct.env`, the gate's `--env`.
+pub fn environment(
+    scenario: &Scenario,
+    extra: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut env = environment_of_gate(&BTreeMap::new());
+    env.extend(scenario.direct.env.clone());
+    env.extend(extra.clone());
+    env
+}
+
+/// [`DIRECT_ENV`] and the gate's `--env`: what every direct command and the gate's own
+/// runtime probes run with.
+pub fn environment_of_gate(extra: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = DIRECT_ENV
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.extend(extra.clone());
+    env
 }
 
 impl DirectPaths {
@@ -102,8 +133,7 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .current_dir(&cwd)
-        .envs(DIRECT_ENV.iter().copied())
-        .envs(&scenario.direct.env)
+        .envs(environment(scenario, &paths.extra_env))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -275,6 +305,8 @@ pub fn evidence(scenario: &Scenario, run: &DirectRun, adapter: &str) -> anyhow::
     };
     let (artifacts, metrics) = evidence::collect_artifacts(scenario, &run.out_dir)?;
     Ok(Evidence {
+        format: evidence::EVIDENCE_FORMAT,
+        recorded_on: None,
         adapter: adapter.to_string(),
         workflow: scenario.workflow.clone(),
         state: state.to_string(),

@@ -1,23 +1,35 @@
 //! What one side of a scenario produced, reduced to what must agree: terminal state, exit
-//! code or signal, the error line, every artifact's path and SHA-256, and the parsed
-//! metrics. The same [`Evidence`] (of the MCP side, once both sides agree) is the snapshot.
+//! code or signal, the error line, every artifact's path, SHA-256 and comparable content
+//! ([`Content`]), and the parsed metrics. The same [`Evidence`] (of the MCP side, once both
+//! sides agree) is the snapshot, with the machine it was taken on ([`Machine`]).
 //!
 //! Nothing here knows which side it describes: the direct runner and the MCP runner both
 //! hand over an output directory and a terminal outcome, and the artifacts are hashed from
 //! the bytes on disk by the same code. (The MCP side's own reported hashes are checked
 //! against those bytes separately, in the MCP runner.)
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::content::{CompareMode, Content};
+use crate::machine::Machine;
 use crate::scenario::Scenario;
+
+/// The evidence format this build writes. Format 1 kept artifact hashes only; format 2 adds
+/// each artifact's comparable content and the machine the evidence was taken on.
+pub const EVIDENCE_FORMAT: u32 = 2;
+
+fn format_1() -> u32 {
+    1
+}
 
 /// Normalized evidence of one side of a scenario. Field order is the snapshot's order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
+    #[serde(default = "format_1")]
+    pub format: u32,
     pub adapter: String,
     pub workflow: String,
     /// `succeeded`, `failed`, `cancelled` (or the server's `partial_failure`).
@@ -37,27 +49,46 @@ pub struct Evidence {
     pub artifacts: Vec<Artifact>,
     /// The parsed metrics file (keys sorted), when the run wrote one.
     pub metrics: Option<Value>,
+    /// Where this evidence was taken: never compared, shown when evidence drifts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_on: Option<Machine>,
 }
 
-/// One artifact: its `/`-separated path under the output directory and its SHA-256.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One artifact: its `/`-separated path under the output directory, its SHA-256 and the
+/// content a comparison with recorded evidence needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Artifact {
     pub path: String,
     /// Of the raw bytes, or of the normalized text when `normalized` is true.
     pub sha256: String,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub normalized: bool,
+    #[serde(flatten)]
+    pub content: Content,
 }
 
 impl Evidence {
-    /// The snapshot text: pretty JSON with a stable field and key order.
-    pub fn to_snapshot_text(&self) -> String {
-        serde_json::to_string_pretty(self).expect("evidence serializes")
-    }
-
     /// The artifact at `path`, if any.
     pub fn artifact(&self, path: &str) -> Option<&Artifact> {
         self.artifacts.iter().find(|a| a.path == path)
+    }
+
+    /// Empty evidence of a succeeded refsci regression, for tests to fill in.
+    #[cfg(test)]
+    pub fn test_default() -> Evidence {
+        Evidence {
+            format: EVIDENCE_FORMAT,
+            adapter: "refsci".into(),
+            workflow: "regression".into(),
+            state: "succeeded".into(),
+            exit_code: Some(0),
+            signal: None,
+            error_line: None,
+            process_tree_ended: None,
+            artifacts: Vec::new(),
+            metrics: None,
+            recorded_on: None,
+        }
     }
 }
 
@@ -90,8 +121,8 @@ pub fn list_files(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(out)
 }
 
-/// Hash every artifact under `dir` (normalized where the scenario declares it) and parse
-/// the metrics file.
+/// Hash every artifact under `dir` (normalized where the scenario declares it), keep its
+/// comparable content, and parse the metrics file.
 pub fn collect_artifacts(
     scenario: &Scenario,
     dir: &Path,
@@ -110,8 +141,14 @@ pub fn collect_artifacts(
                     .unwrap_or_else(|e| Value::String(format!("not valid JSON: {e}"))),
             );
         }
+        let mode = if rel == scenario.metrics_file {
+            CompareMode::Metrics
+        } else {
+            scenario.compare_mode(&rel)
+        };
         artifacts.push(Artifact {
             sha256: scimcp_core::hash::sha256_hex(content),
+            content: Content::extract(&rel, mode, content),
             path: rel,
             normalized: normalized.is_some(),
         });
@@ -127,13 +164,4 @@ pub fn error_line(scenario: &Scenario, stderr: &str) -> Option<String> {
         .map(str::trim_end)
         .find(|l| !l.trim().is_empty())
         .map(|l| scenario.normalize_stderr(l))
-}
-
-/// Metrics as a sorted map of top-level keys, for per-key comparison.
-pub fn metric_keys(metrics: Option<&Value>) -> BTreeMap<String, Value> {
-    match metrics {
-        Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        Some(other) => BTreeMap::from([("(whole file)".to_string(), other.clone())]),
-        None => BTreeMap::new(),
-    }
 }

@@ -15,10 +15,11 @@ use scimcp_core::Adapter;
 use scimcp_core::manifest::load_file;
 
 use crate::cli::{Mode, Settings};
-use crate::compare::compare;
+use crate::compare::{EvidenceComparison, against_recorded, same_run};
 use crate::direct::{self, DirectPaths};
 use crate::error::Error;
-use crate::evidence::Evidence;
+use crate::evidence::{EVIDENCE_FORMAT, Evidence};
+use crate::machine::{self, Machine};
 use crate::mcp::{self, McpPaths};
 use crate::report::{
     AdapterCoverage, Coverage, Difference, Report, ScenarioReport, ShardInfo, Timing,
@@ -171,8 +172,14 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
         }
     }
 
+    let mut machine = Machine::this();
+    machine.numeric_libraries = machine::numeric_libraries(
+        &settings.python,
+        &direct::environment_of_gate(&settings.extra_env),
+    )
+    .await;
     say(&format!(
-        "scimcp-parity {}: {} of {} scenarios{}{}; scimcp {}; python {}",
+        "scimcp-parity {}: {} of {} scenarios{}{}; scimcp {}; python {}\non: {}{}",
         settings.mode.as_str(),
         selected.len(),
         scenarios.len(),
@@ -186,7 +193,21 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
             .map(|(i, n)| format!(" (shard {i}/{n})"))
             .unwrap_or_default(),
         settings.scimcp.display(),
-        settings.python.display()
+        settings.python.display(),
+        machine.summary(),
+        if settings.extra_env.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; --env {}",
+                settings
+                    .extra_env
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        }
     ));
 
     let exports = tempfile::Builder::new()
@@ -210,7 +231,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
                 dir
             }
         };
-        let report = run_scenario(settings, s, adapter, &datasets).await;
+        let report = run_scenario(settings, s, adapter, &datasets, &machine).await;
         say(&render_scenario(&report));
         reports.push(report);
     }
@@ -228,7 +249,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
     timing.ratio = (timing.direct_s > 0.0).then(|| timing.mcp_s / timing.direct_s);
     let passed = coverage.missing.is_empty()
         && orphans.is_empty()
-        && reports.iter().all(|r| r.status == "pass");
+        && reports.iter().all(|r| r.status != "fail");
     let report = Report {
         schema_version: crate::report::REPORT_SCHEMA_VERSION,
         tool: "scimcp-parity",
@@ -242,6 +263,8 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
         filters: settings.filters.clone(),
         scenarios_total: scenarios.len(),
         scenarios_selected: selected.len(),
+        machine: machine.clone(),
+        env: settings.extra_env.clone(),
         coverage,
         orphan_snapshots: orphans,
         scenarios: reports,
@@ -344,7 +367,7 @@ async fn export_datasets(adapter: &Adapter, python: &Path, dir: &Path) -> Result
         .collect();
     let out = tokio::process::Command::new(&program)
         .args(&args)
-        .envs(direct::DIRECT_ENV.iter().copied())
+        .envs(direct::environment_of_gate(&BTreeMap::new()))
         .output()
         .await
         .map_err(|e| Error::Setup(format!("cannot run {}: {e}", program.display())))?;
@@ -380,6 +403,7 @@ async fn run_scenario(
     s: &Scenario,
     adapter: &LoadedAdapter,
     exported: &Path,
+    machine: &Machine,
 ) -> ScenarioReport {
     let mut report = ScenarioReport {
         name: s.name.clone(),
@@ -389,6 +413,13 @@ async fn run_scenario(
         status: "fail",
         parity: "not_compared",
         snapshot: "not_compared",
+        snapshot_set: None,
+        recorded_on: None,
+        tolerance: s.tolerance.clone(),
+        tolerated: Vec::new(),
+        tolerated_total: 0,
+        max_rel_err: None,
+        skipped: None,
         differences: Vec::new(),
         timing: Timing::default(),
         direct_command: std::iter::once(s.direct.program.clone())
@@ -397,6 +428,16 @@ async fn run_scenario(
         request: s.request(),
         evidence: None,
     };
+    if !s.runs_on(&machine.os) {
+        report.status = "skipped";
+        report.snapshot = "skipped";
+        report.skipped = Some(format!(
+            "runs only on {} (the scenario's `platforms`), not on {}",
+            s.platforms.join(", "),
+            machine.os
+        ));
+        return report;
+    }
     let (direct, mcp) = match both_sides(settings, s, adapter, exported).await {
         Ok(v) => v,
         Err(e) => {
@@ -430,17 +471,20 @@ async fn run_scenario(
             None
         }
     };
+    let mut plan_env = None;
     let mcp_ev = match mcp {
         Ok((run, ev)) => {
             report.timing.mcp_s = Some(round3(run.wall.as_secs_f64()));
             report.timing.mcp_session_s = Some(round3(run.session_wall.as_secs_f64()));
+            plan_env = Some(run.plan_env.clone());
             match ev {
-                Ok((ev, index_problems)) => {
+                Ok((mut ev, index_problems)) => {
                     diffs.extend(
                         index_problems
                             .into_iter()
                             .map(|message| Difference::Index { message }),
                     );
+                    ev.recorded_on = Some(machine.clone().with_runtime(&run.environment));
                     Some(ev)
                 }
                 Err(e) => {
@@ -494,7 +538,13 @@ async fn run_scenario(
         }
     }
     if let (Some(d), Some(m)) = (&direct_ev, &mcp_ev) {
-        let parity = compare(s, d, m);
+        let mut parity = same_run(d, m);
+        if let Some(plan_env) = &plan_env {
+            parity.extend(thread_env_differences(
+                &direct::environment(s, &settings.extra_env),
+                plan_env,
+            ));
+        }
         report.parity = if parity.is_empty() { "agree" } else { "differ" };
         diffs.extend(parity.into_iter().map(|f| Difference::Parity {
             field: f.field,
@@ -504,7 +554,7 @@ async fn run_scenario(
     }
     if let Some(current) = &mcp_ev {
         let clean = report.differences.is_empty();
-        report.snapshot = snapshot_step(settings, s, current, clean, &mut report.differences);
+        snapshot_step(settings, s, current, clean, machine, &mut report);
     }
     report.evidence = mcp_ev;
     if report.differences.is_empty() {
@@ -534,6 +584,7 @@ async fn both_sides(
         python: settings.python.clone(),
         datasets: direct_root.join("datasets"),
         work: direct_root.join("work"),
+        extra_env: settings.extra_env.clone(),
     };
     copy_dir(exported, &paths.datasets)?;
     let direct_side: DirectSide = async {
@@ -558,6 +609,7 @@ async fn both_sides(
         manifest: std::path::absolute(&adapter.path).unwrap_or_else(|_| adapter.path.clone()),
         home: mcp_root.join("home"),
         start: mcp_root.join("start"),
+        extra_env: settings.extra_env.clone(),
     };
     copy_dir(exported, &mpaths.start.join("data"))?;
     let mcp_side: McpSide = async {
@@ -569,107 +621,262 @@ async fn both_sides(
     Ok((direct_side, mcp_side))
 }
 
-/// Record (`run`) or verify (`check`, `review`) the scenario's snapshot. `clean` says both
-/// paths agreed and met the expectation: only then is evidence worth recording.
+/// The numerical threading variables must be the same on both paths (unset on both is the
+/// same): a reduction split over another number of threads rounds differently, and the
+/// evidence would then depend on which path ran.
+fn thread_env_differences(
+    direct: &BTreeMap<String, String>,
+    plan: &BTreeMap<String, String>,
+) -> Vec<crate::compare::FieldDiff> {
+    scimcp_core::run_env::NUMERIC_THREAD_VARS
+        .iter()
+        .filter(|name| direct.get(**name) != plan.get(**name))
+        .map(|name| crate::compare::FieldDiff {
+            field: format!("env.{name}"),
+            left: direct.get(*name).cloned().unwrap_or_else(|| "unset".into()),
+            right: plan.get(*name).cloned().unwrap_or_else(|| "unset".into()),
+            numeric: None,
+        })
+        .collect()
+}
+
+/// A snapshot file read back as evidence.
+enum Recorded {
+    Missing,
+    Unreadable(String),
+    Evidence(Box<Evidence>),
+}
+
+fn read_recorded(path: &Path) -> Recorded {
+    match snapshot::read_contents(path) {
+        Ok(None) => Recorded::Missing,
+        Err(e) => Recorded::Unreadable(e.to_string()),
+        Ok(Some(text)) => match serde_json::from_str::<Evidence>(&text) {
+            Ok(ev) => Recorded::Evidence(Box::new(ev)),
+            Err(e) => Recorded::Unreadable(format!(
+                "{} is not parity evidence JSON ({e}); record it again with `scimcp-parity run`",
+                path.display()
+            )),
+        },
+    }
+}
+
+/// Record (`run`) or verify (`check`, `review`) the scenario's snapshot, filling in the
+/// report's evidence fields. `clean` says both paths agreed and met the expectation: only
+/// then is evidence worth recording.
+///
+/// The shared snapshot (`parity__<name>.snap`) holds for every platform unless a platform
+/// has its own (`<os>-<arch>/parity__<name>.snap`), which is allowed only where that
+/// platform's results differ beyond tolerance from the shared one.
 fn snapshot_step(
     settings: &Settings,
     s: &Scenario,
     current: &Evidence,
     clean: bool,
-    diffs: &mut Vec<Difference>,
-) -> &'static str {
-    let path = snapshot::path_for(&settings.snapshots_dir, &s.name);
-    let text = current.to_snapshot_text();
+    machine: &Machine,
+    report: &mut ScenarioReport,
+) {
+    let shared = snapshot::path_for(&settings.snapshots_dir, &s.name);
+    let platform_dir = settings.snapshots_dir.join(machine.platform());
+    let own = snapshot::path_for(&platform_dir, &s.name);
     if settings.mode == Mode::Run {
-        if !clean {
-            return "not_recorded";
-        }
-        let header = snapshot::Header {
-            source: source_name(settings, &s.path),
-            description: s.description.clone(),
-        };
-        let file = snapshot::render(&header, &text);
-        let unchanged = fs_err::read_to_string(&path).is_ok_and(|old| old == file);
-        let pending = snapshot::pending_path_for(&settings.snapshots_dir, &s.name);
-        if pending.is_file() {
-            let _ = fs_err::remove_file(&pending);
-        }
-        if unchanged {
-            return "unchanged";
-        }
-        return match snapshot::write(&path, &file) {
-            Ok(()) => "recorded",
-            Err(e) => {
-                diffs.push(Difference::Error {
-                    side: "snapshot",
-                    message: e.to_string(),
-                });
-                "not_recorded"
-            }
-        };
+        report.snapshot = record(settings, s, current, clean, &shared, &own, machine, report);
+        return;
     }
-    // Only verification reads the recorded file: `run` replaces it whatever it holds.
-    let recorded = match snapshot::read_contents(&path) {
-        Ok(r) => r,
-        Err(e) => {
-            diffs.push(Difference::Error {
-                side: "snapshot",
-                message: e.to_string(),
+    let (path, set) = if own.is_file() {
+        (own.clone(), Some(machine.platform()))
+    } else {
+        (shared.clone(), None)
+    };
+    report.snapshot_set = set.clone();
+    let recorded = match read_recorded(&path) {
+        Recorded::Missing => {
+            report.differences.push(Difference::Snapshot {
+                field: "(whole snapshot)".into(),
+                snapshot: format!("missing: {}", path.display()),
+                current: "evidence to record with `scimcp-parity run`".into(),
+                numeric: None,
             });
-            return "not_compared";
+            if settings.mode == Mode::Review {
+                review_output(settings, s, &path, "", current, None);
+            }
+            report.snapshot = "missing";
+            return;
         }
+        Recorded::Unreadable(message) => {
+            report.differences.push(Difference::Error {
+                side: "snapshot",
+                message,
+            });
+            return;
+        }
+        Recorded::Evidence(ev) => ev,
     };
-    let Some(recorded) = recorded else {
-        diffs.push(Difference::Snapshot {
-            field: "(whole snapshot)".into(),
-            snapshot: format!("missing: {}", path.display()),
-            current: "evidence to record with `scimcp-parity run`".into(),
+    if set.is_some()
+        && let Recorded::Evidence(shared_ev) = read_recorded(&shared)
+        && against_recorded(s, &shared_ev, current).drift.is_empty()
+    {
+        report.differences.push(Difference::Error {
+            side: "snapshot",
+            message: format!(
+                "{} is not needed: the shared snapshot {} holds on {} within tolerance; delete the platform snapshot",
+                own.display(),
+                shared.display(),
+                machine.platform()
+            ),
         });
-        if settings.mode == Mode::Review {
-            review_output(settings, s, "", &text);
-        }
-        return "missing";
+    }
+    report.recorded_on = recorded.recorded_on.clone();
+    let comparison = against_recorded(s, &recorded, current);
+    fill_tolerated(report, &comparison);
+    report.snapshot = if comparison.exact() {
+        "matched"
+    } else if comparison.drift.is_empty() {
+        "within_tolerance"
+    } else {
+        "drifted"
     };
-    if snapshot::matches(&recorded, &text) {
-        return "matched";
+    if settings.mode == Mode::Review && !comparison.exact() {
+        review_output(
+            settings,
+            s,
+            &path,
+            &snapshot::evidence_text(&recorded),
+            current,
+            Some(&comparison),
+        );
     }
-    let drift = match serde_json::from_str::<Evidence>(&recorded) {
-        Ok(old) => compare(s, &old, current),
-        Err(e) => vec![crate::compare::FieldDiff {
-            field: "(whole snapshot)".into(),
-            left: format!("not parity evidence JSON ({e})"),
-            right: "parity evidence".into(),
-        }],
-    };
-    if drift.is_empty() {
-        // Only tolerated metric differences: the evidence still holds.
-        return "matched";
-    }
-    diffs.extend(drift.into_iter().map(|f| Difference::Snapshot {
-        field: f.field,
-        snapshot: f.left,
-        current: f.right,
-    }));
-    if settings.mode == Mode::Review {
-        review_output(settings, s, &recorded, &text);
-    }
-    "drifted"
+    report
+        .differences
+        .extend(comparison.drift.into_iter().map(|f| Difference::Snapshot {
+            field: f.field,
+            snapshot: f.left,
+            current: f.right,
+            numeric: f.numeric,
+        }));
 }
 
-/// `review`: print the drift as a unified diff and leave a pending `.snap.new` for it.
-fn review_output(settings: &Settings, s: &Scenario, recorded: &str, current: &str) {
-    let name = snapshot::path_for(&settings.snapshots_dir, &s.name);
-    say(&snapshot::unified_diff(
-        &name.display().to_string(),
-        &format!("{}\n", recorded.trim_end()),
-        &format!("{}\n", current.trim_end()),
-    ));
-    let pending = snapshot::pending_path_for(&settings.snapshots_dir, &s.name);
+fn fill_tolerated(report: &mut ScenarioReport, comparison: &EvidenceComparison) {
+    report.tolerated = comparison.tolerated.clone();
+    report.tolerated_total = comparison.tolerated.len() + comparison.tolerated_more;
+    report.max_rel_err = comparison
+        .tolerated
+        .iter()
+        .map(|n| n.rel_err)
+        .reduce(f64::max);
+}
+
+/// `run`: write the evidence unless the file already holds evidence this run matches
+/// within tolerance (so re-recording on another machine changes nothing). With
+/// `--platform`, write this platform's own snapshot, which only results that differ beyond
+/// tolerance from the shared snapshot may have.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    settings: &Settings,
+    s: &Scenario,
+    current: &Evidence,
+    clean: bool,
+    shared: &Path,
+    own: &Path,
+    machine: &Machine,
+    report: &mut ScenarioReport,
+) -> &'static str {
+    if !clean {
+        return "not_recorded";
+    }
+    let target = if settings.platform_snapshot {
+        if let Recorded::Evidence(shared_ev) = read_recorded(shared) {
+            let comparison = against_recorded(s, &shared_ev, current);
+            if comparison.drift.is_empty() {
+                fill_tolerated(report, &comparison);
+                report.differences.push(Difference::Error {
+                    side: "snapshot",
+                    message: format!(
+                        "not recording a {} snapshot: the shared snapshot {} holds here within tolerance",
+                        machine.platform(),
+                        shared.display()
+                    ),
+                });
+                return "not_recorded";
+            }
+        }
+        report.snapshot_set = Some(machine.platform());
+        own
+    } else {
+        shared
+    };
+    let pending =
+        snapshot::pending_path_for(target.parent().unwrap_or(&settings.snapshots_dir), &s.name);
+    if pending.is_file() {
+        let _ = fs_err::remove_file(&pending);
+    }
+    if let Recorded::Evidence(old) = read_recorded(target)
+        && old.format == EVIDENCE_FORMAT
+    {
+        let comparison = against_recorded(s, &old, current);
+        if comparison.drift.is_empty() {
+            fill_tolerated(report, &comparison);
+            report.recorded_on = old.recorded_on.clone();
+            return "unchanged";
+        }
+    }
     let header = snapshot::Header {
         source: source_name(settings, &s.path),
         description: s.description.clone(),
     };
-    match snapshot::write(&pending, &snapshot::render(&header, current)) {
+    match snapshot::write(
+        target,
+        &snapshot::render(&header, &snapshot::evidence_text(current)),
+    ) {
+        Ok(()) => "recorded",
+        Err(e) => {
+            report.differences.push(Difference::Error {
+                side: "snapshot",
+                message: e.to_string(),
+            });
+            "not_recorded"
+        }
+    }
+}
+
+/// `review`: every float that moved (inside or beyond its tolerance, with its absolute and
+/// relative error), the drift as a unified diff, and a pending `.snap.new` beside the
+/// snapshot for it.
+fn review_output(
+    settings: &Settings,
+    s: &Scenario,
+    path: &Path,
+    recorded: &str,
+    current: &Evidence,
+    comparison: Option<&EvidenceComparison>,
+) {
+    let current_text = snapshot::evidence_text(current);
+    if let Some(c) = comparison {
+        for n in &c.tolerated {
+            say(&format!("      {n}"));
+        }
+        if c.tolerated_more > 0 {
+            say(&format!(
+                "      … and {} more floats inside tolerance",
+                c.tolerated_more
+            ));
+        }
+        for d in c.drift.iter().filter_map(|d| d.numeric.as_ref()) {
+            say(&format!("      {d}"));
+        }
+    }
+    say(&snapshot::unified_diff(
+        &path.display().to_string(),
+        &format!("{}\n", recorded.trim_end()),
+        &format!("{}\n", current_text.trim_end()),
+    ));
+    let pending =
+        snapshot::pending_path_for(path.parent().unwrap_or(&settings.snapshots_dir), &s.name);
+    let header = snapshot::Header {
+        source: source_name(settings, &s.path),
+        description: s.description.clone(),
+    };
+    match snapshot::write(&pending, &snapshot::render(&header, &current_text)) {
         Ok(()) => say(&format!(
             "      pending snapshot written: {}",
             pending.display()

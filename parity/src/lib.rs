@@ -4,12 +4,13 @@
 //!
 //! For each scenario (`parity/scenarios/*.toml`, see [`scenario`](crate::scenario)) the gate
 //! runs the literal command line a scientist would type, then the same analysis through the
-//! real `scimcp` binary as an MCP client over stdio ([`client::McpSession`]). It compares
-//! the terminal state and exit code, the artifact list, every artifact's SHA-256 and the
-//! parsed metrics (exactly, unless the scenario declares a tolerance), and holds the agreed
-//! evidence against an insta snapshot in `parity/snapshots/`. It also refuses when a
-//! workflow of any adapter in `adapters/` has no scenario: a capability without parity
-//! evidence is not done.
+//! real `scimcp` binary as an MCP client over stdio ([`client::McpSession`]). Two
+//! comparisons follow, kept apart: the two paths of this run must agree byte for byte
+//! (state, exit code, every artifact's SHA-256, the metrics); and this run must still give
+//! the evidence recorded in the insta snapshot in `parity/snapshots/` — which may have been
+//! taken on another CPU, so floats there compare within the scenario's tolerance and
+//! everything else exactly. It also refuses when a workflow of any adapter in `adapters/`
+//! has no scenario: a capability without parity evidence is not done.
 //!
 //! This crate never calls the server's planner: the direct side of each scenario is
 //! written out literally, so a planner bug cannot hide by producing the same wrong command
@@ -24,15 +25,18 @@ pub mod client;
 
 mod cli;
 mod compare;
+mod content;
 mod direct;
 mod error;
 mod evidence;
 mod gate;
+mod machine;
 mod mcp;
 mod process;
 mod report;
 mod scenario;
 mod snapshot;
+mod tolerance;
 
 pub use cli::PERTURB_ENV;
 pub use error::Error;

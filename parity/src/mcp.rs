@@ -29,6 +29,8 @@ pub struct McpPaths {
     pub home: PathBuf,
     /// The server's start directory (its `data/` holds the exported datasets).
     pub start: PathBuf,
+    /// The gate's `--env` variables, passed to the server as `--env` for every run.
+    pub extra_env: std::collections::BTreeMap<String, String>,
 }
 
 /// What the MCP side produced.
@@ -44,6 +46,10 @@ pub struct McpRun {
     pub session_wall: Duration,
     /// For the cancelled scenario: no process of the run's group was alive afterwards.
     pub tree_ended: Option<bool>,
+    /// `get_environment`'s answer: the runtime the evidence came from.
+    pub environment: Value,
+    /// The variables the server's plan set for the run.
+    pub plan_env: std::collections::BTreeMap<String, String>,
 }
 
 /// Run the scenario through a fresh `scimcp serve`.
@@ -51,13 +57,17 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
     fs_err::create_dir_all(&paths.home)?;
     fs_err::create_dir_all(&paths.start)?;
     let session_started = Instant::now();
-    let args = vec![
+    let mut args = vec![
         "serve".to_string(),
         "--adapter".to_string(),
         paths.manifest.display().to_string(),
         "--python".to_string(),
         paths.python.display().to_string(),
     ];
+    for (name, value) in &paths.extra_env {
+        args.push("--env".to_string());
+        args.push(format!("{name}={value}"));
+    }
     let envs = vec![
         ("SCIMCP_HOME".to_string(), paths.home.display().to_string()),
         ("SCIMCP_LOG".to_string(), "warn".to_string()),
@@ -65,11 +75,11 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
     let session = McpSession::spawn(&paths.scimcp, &args, &envs, &paths.start)
         .await
         .with_context(|| format!("cannot start `{} serve`", paths.scimcp.display()))?;
-    let outcome = drive(scenario, &session).await;
+    let outcome = drive_session(scenario, &session).await;
     let stderr = session.stderr();
     let _ = session.close().await;
     let session_wall = session_started.elapsed();
-    let (result, artifacts, wall, tree_ended) = outcome.map_err(|e| {
+    let (driven, environment) = outcome.map_err(|e| {
         let tail: Vec<&str> = stderr.lines().rev().take(10).collect();
         if tail.is_empty() {
             e
@@ -79,11 +89,13 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
         }
     })?;
     Ok(McpRun {
-        result,
-        artifacts,
-        wall,
+        result: driven.result,
+        artifacts: driven.artifacts,
+        wall: driven.wall,
         session_wall,
-        tree_ended,
+        tree_ended: driven.tree_ended,
+        environment,
+        plan_env: driven.plan_env,
     })
 }
 
@@ -95,15 +107,40 @@ async fn call(session: &McpSession, tool: &str, args: Value) -> anyhow::Result<V
         .with_context(|| format!("{tool} failed"))
 }
 
-/// What [`drive`] hands back: the result view, every artifact, the wall time and, for the
-/// cancelled scenario, whether the run's process group was gone.
-type Driven = (Value, Vec<Value>, Duration, Option<bool>);
+/// What [`drive`] hands back.
+struct Driven {
+    /// The result view.
+    result: Value,
+    /// Every artifact, from every page.
+    artifacts: Vec<Value>,
+    wall: Duration,
+    /// For the cancelled scenario: whether the run's process group was gone.
+    tree_ended: Option<bool>,
+    plan_env: std::collections::BTreeMap<String, String>,
+}
+
+/// Drive the session: the runtime's identity first (outside the timed part), then the run.
+async fn drive_session(
+    scenario: &Scenario,
+    session: &McpSession,
+) -> anyhow::Result<(Driven, Value)> {
+    let environment = call(session, "get_environment", json!({})).await?;
+    Ok((drive(scenario, session).await?, environment))
+}
 
 async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driven> {
     let timeout = Duration::from_secs(scenario.timeout_s);
     let request = scenario.request();
     let started = Instant::now();
     let validation = call(session, "validate_analysis", request.clone()).await?;
+    let plan_env = validation["plan"]["env"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
     if validation["ready"] != json!(true) {
         bail!(
             "validate_analysis says the request is not ready: {}",
@@ -178,7 +215,13 @@ async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driv
                 bail!("the run ended without a published result: {out}");
             }
             let artifacts = all_artifacts(session, &run_id, &result).await?;
-            return Ok((result, artifacts, started.elapsed(), tree_ended));
+            return Ok(Driven {
+                result,
+                artifacts,
+                wall: started.elapsed(),
+                tree_ended,
+                plan_env,
+            });
         }
         if started.elapsed() > timeout {
             let _ = call(session, "cancel_run", json!({"run_id": run_id})).await;
@@ -277,10 +320,16 @@ pub fn evidence(
         artifacts.push(match disk {
             // A normalized artifact is compared by its normalized text, like the direct side.
             Some(d) if d.normalized => d.clone(),
-            _ => Artifact {
+            // The server's own hash, with the content read from the file it indexed.
+            Some(d) => Artifact {
+                sha256: sha.to_string(),
+                ..d.clone()
+            },
+            None => Artifact {
                 path: path.to_string(),
                 sha256: sha.to_string(),
                 normalized: false,
+                content: crate::content::Content::default(),
             },
         });
     }
@@ -305,6 +354,8 @@ pub fn evidence(
     let signal = r["signal"].as_i64().and_then(|c| i32::try_from(c).ok());
     Ok((
         Evidence {
+            format: crate::evidence::EVIDENCE_FORMAT,
+            recorded_on: None,
             adapter: adapter.to_string(),
             workflow: r["workflow"].as_str().unwrap_or_default().to_string(),
             error_line: (state != "succeeded")

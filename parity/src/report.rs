@@ -8,10 +8,15 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::compare::Numeric;
 use crate::evidence::Evidence;
+use crate::machine::Machine;
+use crate::tolerance::Tolerances;
 
-/// Version of the JSON report.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON report. 2: the evidence comparison tolerates floats (`snapshot`
+/// gains `within_tolerance` and `skipped`, scenarios list what was `tolerated`), and the
+/// report says which machine ran it.
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// The whole machine report.
 #[derive(Debug, Serialize)]
@@ -32,6 +37,11 @@ pub struct Report {
     pub scenarios_total: usize,
     /// Scenarios this invocation ran.
     pub scenarios_selected: usize,
+    /// The machine this invocation ran on.
+    pub machine: Machine,
+    /// The gate's `--env` variables, given to both paths of every scenario.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
     pub coverage: Coverage,
     /// Snapshots with no scenario (reported only when no `--scenario` filter applies).
     pub orphan_snapshots: Vec<String>,
@@ -78,12 +88,34 @@ pub struct ScenarioReport {
     pub adapter: String,
     pub workflow: String,
     pub expect: &'static str,
-    /// `pass` or `fail`.
+    /// `pass`, `fail`, or `skipped` (the scenario does not run on this platform).
     pub status: &'static str,
-    /// `agree`, `differ`, or `not_compared` (a side could not run).
+    /// Same run, same machine: `agree` (byte-identical), `differ`, or `not_compared` (a
+    /// side could not run).
     pub parity: &'static str,
-    /// `matched`, `drifted`, `missing`, `recorded`, `unchanged`, `not_recorded`, `not_compared`.
+    /// Recorded evidence against this run: `matched` (identical), `within_tolerance`
+    /// (floats moved inside their tolerance; see `tolerated`), `drifted`, `missing`; when
+    /// recording: `recorded`, `unchanged`, `not_recorded`; `not_compared`, `skipped`.
     pub snapshot: &'static str,
+    /// Which snapshot file held the evidence: `shared`, or a platform's own (`macos-aarch64`)
+    /// where that platform's results differ beyond tolerance from the shared one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_set: Option<String>,
+    /// Where the recorded evidence was taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_on: Option<Machine>,
+    /// The tolerances the evidence comparison used.
+    pub tolerance: Tolerances,
+    /// Floats that differ from the recorded evidence inside their tolerance (the first
+    /// ones; `tolerated_total` counts them all).
+    pub tolerated: Vec<Numeric>,
+    pub tolerated_total: usize,
+    /// The largest relative error among `tolerated`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rel_err: Option<f64>,
+    /// Why the scenario was skipped, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
     pub differences: Vec<Difference>,
     pub timing: Timing,
     /// The direct command as written in the scenario (placeholders unexpanded).
@@ -140,6 +172,9 @@ pub enum Difference {
         field: String,
         snapshot: String,
         current: String,
+        /// For a float: its errors and the tolerance it exceeded.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        numeric: Option<Numeric>,
     },
     /// A side could not be run or read.
     Error { side: &'static str, message: String },
@@ -173,9 +208,13 @@ impl std::fmt::Display for Difference {
             ),
             Difference::Index { message } => write!(f, "mcp result index: {message}"),
             Difference::Snapshot {
+                numeric: Some(n), ..
+            } => write!(f, "snapshot drift: {n}"),
+            Difference::Snapshot {
                 field,
                 snapshot,
                 current,
+                numeric: None,
             } => write!(
                 f,
                 "snapshot drift: {field}: recorded {} → now {}",
@@ -200,6 +239,15 @@ fn secs(v: Option<f64>) -> String {
 /// One line per scenario, then its first differences.
 pub fn render_scenario(s: &ScenarioReport) -> String {
     let mut out = String::new();
+    if let Some(why) = &s.skipped {
+        let _ = write!(
+            out,
+            "SKIP  {:<28} {:<30} {why}",
+            s.name,
+            format!("{}/{}", s.adapter, s.workflow)
+        );
+        return out;
+    }
     let verdict = if s.status == "pass" { "PASS" } else { "FAIL" };
     let ratio = s
         .timing
@@ -214,6 +262,23 @@ pub fn render_scenario(s: &ScenarioReport) -> String {
         secs(s.timing.mcp_s),
         s.snapshot
     );
+    if let Some(set) = &s.snapshot_set {
+        let _ = write!(out, " ({set} snapshot)");
+    }
+    if s.tolerated_total > 0 {
+        let _ = write!(
+            out,
+            "\n      {} float(s) inside tolerance ({}), largest relative error {:.2e}",
+            s.tolerated_total,
+            s.tolerance.default,
+            s.max_rel_err.unwrap_or(0.0)
+        );
+    }
+    if s.snapshot == "drifted"
+        && let Some(m) = &s.recorded_on
+    {
+        let _ = write!(out, "\n      recorded on: {}", m.summary());
+    }
     for d in s.differences.iter().take(SHOWN) {
         let _ = write!(out, "\n      {d}");
     }
@@ -258,9 +323,32 @@ pub fn render_summary(r: &Report) -> String {
     let failed: Vec<&str> = r
         .scenarios
         .iter()
-        .filter(|s| s.status != "pass")
+        .filter(|s| s.status == "fail")
         .map(|s| s.name.as_str())
         .collect();
+    let skipped = r.scenarios.iter().filter(|s| s.status == "skipped").count();
+    let tolerated = r
+        .scenarios
+        .iter()
+        .filter(|s| s.snapshot == "within_tolerance")
+        .count();
+    let _ = writeln!(
+        out,
+        "evidence: {} scenario(s) byte-identical to their snapshot, {tolerated} within tolerance (floats moved in their last digits), {} drifted{}",
+        r.scenarios
+            .iter()
+            .filter(|s| s.snapshot == "matched")
+            .count(),
+        r.scenarios
+            .iter()
+            .filter(|s| s.snapshot == "drifted")
+            .count(),
+        if skipped > 0 {
+            format!(", {skipped} skipped on this platform")
+        } else {
+            String::new()
+        }
+    );
     let t = &r.timing;
     let _ = writeln!(
         out,

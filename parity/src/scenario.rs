@@ -27,8 +27,15 @@
 //! cwd = "{work}"                  # default
 //! env = {}                        # added to the inherited environment
 //!
-//! [tolerance]                     # per metrics key; absent keys compare exactly
-//! r2 = 1e-12
+//! platforms = ["linux", "macos"]  # default: every platform
+//!
+//! [tolerance]                     # recorded evidence vs now; floats only
+//! rtol = 1e-9                     # default Tolerance::DEFAULT
+//! atol = 1e-12
+//! fields = { "metrics.silhouette" = { rtol = 1e-7 } }
+//!
+//! [compare]                       # artifact globs → json | csv | text | hash | presence
+//! "*.png" = "presence"            # default: by extension (json, csv/tsv, text), else hash
 //!
 //! [[normalize]]                   # never applied unless declared here
 //! pattern = '^\d+\n$'
@@ -49,7 +56,9 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::content::CompareMode;
 use crate::error::Error;
+use crate::tolerance::{self, Tolerance, Tolerances};
 
 /// The placeholders a direct command line may use, and what each stands for.
 pub const DIRECT_PLACEHOLDERS: &[(&str, &str)] = &[
@@ -107,7 +116,11 @@ struct RawScenario {
     request: RawRequest,
     direct: RawDirect,
     #[serde(default)]
-    tolerance: BTreeMap<String, f64>,
+    platforms: Vec<String>,
+    #[serde(default)]
+    tolerance: RawTolerance,
+    #[serde(default)]
+    compare: BTreeMap<String, RawCompare>,
     #[serde(default)]
     normalize: Vec<RawNormalize>,
     #[serde(default)]
@@ -121,6 +134,48 @@ fn default_metrics_file() -> String {
 fn default_timeout() -> u64 {
     600
 }
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTolerance {
+    rtol: Option<f64>,
+    atol: Option<f64>,
+    #[serde(default)]
+    fields: BTreeMap<String, RawFieldTolerance>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFieldTolerance {
+    rtol: Option<f64>,
+    atol: Option<f64>,
+}
+
+/// The comparison modes a scenario may declare (`metrics` is implied by `metrics_file`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawCompare {
+    Json,
+    Csv,
+    Text,
+    Hash,
+    Presence,
+}
+
+impl From<RawCompare> for CompareMode {
+    fn from(c: RawCompare) -> CompareMode {
+        match c {
+            RawCompare::Json => CompareMode::Json,
+            RawCompare::Csv => CompareMode::Csv,
+            RawCompare::Text => CompareMode::Text,
+            RawCompare::Hash => CompareMode::Hash,
+            RawCompare::Presence => CompareMode::Presence,
+        }
+    }
+}
+
+/// The platforms a scenario may be limited to.
+pub const PLATFORMS: &[&str] = &["linux", "macos", "windows"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -188,7 +243,11 @@ pub struct Scenario {
     /// The MCP request's `parameters` (a JSON object).
     pub parameters: Value,
     pub direct: Direct,
-    pub tolerance: BTreeMap<String, f64>,
+    /// The operating systems it runs on (empty: every one).
+    pub platforms: Vec<String>,
+    pub tolerance: Tolerances,
+    /// Declared comparison modes, by artifact glob, in file order.
+    pub compare: Vec<(GlobMatcher, CompareMode)>,
     pub normalize: Vec<Normalize>,
     pub cancel: Option<Cancel>,
 }
@@ -229,6 +288,20 @@ impl Scenario {
             "dataset": self.dataset,
             "parameters": self.parameters,
         })
+    }
+
+    /// How artifact `path` compares with recorded evidence: the first declared glob that
+    /// matches it, else what its extension implies.
+    pub fn compare_mode(&self, path: &str) -> CompareMode {
+        self.compare
+            .iter()
+            .find(|(glob, _)| glob.is_match(path))
+            .map_or_else(|| CompareMode::by_extension(path), |(_, mode)| *mode)
+    }
+
+    /// Does the scenario run on operating system `os` (`std::env::consts::OS`)?
+    pub fn runs_on(&self, os: &str) -> bool {
+        self.platforms.is_empty() || self.platforms.iter().any(|p| p == os)
     }
 
     /// Apply every normalization that covers artifact `path` to its text. `None` when no
@@ -311,12 +384,20 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             check_placeholders(path, field, value)?;
         }
     }
-    for (key, tol) in &raw.tolerance {
-        if !tol.is_finite() || *tol < 0.0 {
+    let tolerance = tolerances(path, &raw.tolerance)?;
+    let mut compare = Vec::new();
+    for (glob, mode) in &raw.compare {
+        let matcher = Glob::new(glob)
+            .map_err(|e| Error::invalid(path, format!("compare.{glob:?}"), e.to_string()))?
+            .compile_matcher();
+        compare.push((matcher, CompareMode::from(*mode)));
+    }
+    for p in &raw.platforms {
+        if !PLATFORMS.contains(&p.as_str()) {
             return Err(Error::invalid(
                 path,
-                format!("tolerance.{key}"),
-                "must be a finite, non-negative absolute tolerance",
+                "platforms",
+                format!("{p:?} is not a platform; use {}", PLATFORMS.join(", ")),
             ));
         }
     }
@@ -395,10 +476,51 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             cwd: raw.direct.cwd,
             env: raw.direct.env,
         },
-        tolerance: raw.tolerance,
+        platforms: raw.platforms,
+        tolerance,
+        compare,
         normalize,
         cancel,
     })
+}
+
+/// The scenario's tolerances: its default (else [`Tolerance::DEFAULT`]) and per-field
+/// overrides, each value finite and non-negative.
+fn tolerances(path: &Path, raw: &RawTolerance) -> Result<Tolerances, Error> {
+    let check = |field: String, v: Option<f64>, fallback: f64| -> Result<f64, Error> {
+        match v {
+            Some(v) if !tolerance::valid(v) => Err(Error::invalid(
+                path,
+                field,
+                "must be a finite, non-negative number",
+            )),
+            Some(v) => Ok(v),
+            None => Ok(fallback),
+        }
+    };
+    let default = Tolerance {
+        rtol: check("tolerance.rtol".into(), raw.rtol, Tolerance::DEFAULT.rtol)?,
+        atol: check("tolerance.atol".into(), raw.atol, Tolerance::DEFAULT.atol)?,
+    };
+    let mut fields = BTreeMap::new();
+    for (name, t) in &raw.fields {
+        let at = |k: &str| format!("tolerance.fields.{name:?}.{k}");
+        if !(name.starts_with("metrics") || name.starts_with("artifacts[")) {
+            return Err(Error::invalid(
+                path,
+                format!("tolerance.fields.{name:?}"),
+                "names no field: write a field as differences name it, e.g. \"metrics.r2\" or \"artifacts[predictions.csv].prediction\"",
+            ));
+        }
+        fields.insert(
+            name.clone(),
+            Tolerance {
+                rtol: check(at("rtol"), t.rtol, default.rtol)?,
+                atol: check(at("atol"), t.atol, default.atol)?,
+            },
+        );
+    }
+    Ok(Tolerances { default, fields })
 }
 
 /// Refuse `{name}` placeholders outside [`DIRECT_PLACEHOLDERS`], so a typo fails loudly

@@ -112,13 +112,85 @@ pub fn read_contents(path: &Path) -> Result<Option<String>, Error> {
     }
 }
 
-/// Do the recorded contents and the current contents match? Insta's rule for file
-/// snapshots (`TextSnapshotContents::matches_latest`): trailing whitespace does not count
-/// and CRLF equals LF. It is restated here because insta exposes the type only through
-/// `insta::internals`, which carries no stability promise.
-pub fn matches(recorded: &str, current: &str) -> bool {
-    let normal = |s: &str| s.trim_end().replace("\r\n", "\n");
-    normal(recorded) == normal(current)
+/// The snapshot text of `evidence`: JSON with a stable field and key order, indented, with
+/// every array of plain values on one line (a CSV row, a confusion-matrix row), so a table
+/// reads as a table and a changed cell shows as one changed line in a diff.
+pub fn evidence_text(evidence: &crate::evidence::Evidence) -> String {
+    let value = serde_json::to_value(evidence).expect("evidence serializes");
+    let mut out = String::new();
+    write_value(&mut out, &value, 0);
+    out
+}
+
+/// The order fields of evidence are written in; other keys (metrics, JSON artifacts) keep
+/// their sorted order after these.
+const FIELD_ORDER: &[&str] = &[
+    "format",
+    "adapter",
+    "workflow",
+    "state",
+    "exit_code",
+    "signal",
+    "error_line",
+    "process_tree_ended",
+    "path",
+    "sha256",
+    "normalized",
+    "compare",
+    "artifacts",
+    "metrics",
+    "recorded_on",
+];
+
+fn write_value(out: &mut String, value: &serde_json::Value, indent: usize) {
+    use serde_json::Value;
+    let pad = |n: usize| "  ".repeat(n);
+    match value {
+        Value::Array(items) if items.is_empty() => out.push_str("[]"),
+        Value::Array(items) if items.iter().all(|v| !v.is_array() && !v.is_object()) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&item.to_string());
+            }
+            out.push(']');
+        }
+        Value::Array(items) => {
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                out.push_str(&pad(indent + 1));
+                write_value(out, item, indent + 1);
+                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&pad(indent));
+            out.push(']');
+        }
+        Value::Object(map) if map.is_empty() => out.push_str("{}"),
+        Value::Object(map) => {
+            out.push_str("{\n");
+            // serde_json's map is sorted; put the evidence's fields back in reading order.
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by_key(|k| {
+                FIELD_ORDER
+                    .iter()
+                    .position(|f| f == k)
+                    .unwrap_or(FIELD_ORDER.len())
+            });
+            for (i, key) in keys.into_iter().enumerate() {
+                let item = &map[key];
+                out.push_str(&pad(indent + 1));
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push_str(": ");
+                write_value(out, item, indent + 1);
+                out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&pad(indent));
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
 }
 
 /// Write `text` to `path` atomically, creating the directory.
@@ -168,8 +240,6 @@ mod tests {
         );
         let read = read_contents(&path).unwrap().unwrap();
         assert_eq!(read, contents);
-        assert!(matches(&read, &format!("{contents}\n")));
-        assert!(!matches(&read, &contents.replace("0", "3")));
         assert_eq!(recorded_names(dir.path()).unwrap(), ["regression_ridge"]);
     }
 

@@ -1,7 +1,9 @@
-//! The gate bites: a changed byte, a changed model parameter, a workflow without a scenario
-//! and a drifted snapshot each fail `scimcp-parity check`, naming the scenario and the
-//! difference. Every test works on temporary copies (`--scenarios`, `--snapshots`,
-//! `--adapters`), so the checked-in files are never modified.
+//! The gate bites: a changed byte, a changed model parameter, a workflow without a scenario,
+//! a drifted snapshot, a metric moved by a millionth and a changed label each fail
+//! `scimcp-parity check`, naming the scenario and the difference; and the checked-in
+//! evidence holds when both paths run another CPU's kernels. Every test works on temporary
+//! copies (`--scenarios`, `--snapshots`, `--adapters`), so the checked-in files are never
+//! modified.
 //!
 //! These tests drive the built binaries: run `cargo build --workspace --bins` and
 //! `scripts/dev-env.sh` first (scripts/test.sh does both).
@@ -139,8 +141,9 @@ fn a_changed_model_parameter_fails_the_check() {
         &[
             "FAIL  regression_ridge",
             "parity: artifacts[model.json].sha256",
-            "parity: metrics.r2: direct 0.39",
-            "snapshot drift: artifacts[metrics.json].sha256",
+            "parity: metrics: direct {",
+            "snapshot drift: metrics.r2: recorded 0.39",
+            "BEYOND tolerance",
         ],
     );
 }
@@ -223,6 +226,7 @@ fn a_drifted_snapshot_fails_check_review_shows_it_and_run_records_it_again() {
         &[
             "FAIL  classification_knn",
             "snapshot drift: metrics.n_test: recorded 55 → now 54",
+            "recorded on: ",
             "snapshot drifted",
         ],
     );
@@ -260,4 +264,145 @@ fn a_drifted_snapshot_fails_check_review_shows_it_and_run_records_it_again() {
         "recording again gives the same bytes"
     );
     assert!(!pending.exists(), "run clears the pending snapshot");
+}
+
+/// Rewrite the evidence of the snapshot at `path` (its header kept) through `edit`.
+fn edit_snapshot(path: &Path, original: &str, edit: impl FnOnce(&mut Value)) {
+    let (header, body) = original
+        .match_indices("---\n")
+        .nth(1)
+        .map(|(i, _)| original.split_at(i + 4))
+        .expect("an insta snapshot has a header between two --- lines");
+    let mut evidence: Value = serde_json::from_str(body).unwrap();
+    edit(&mut evidence);
+    let text = serde_json::to_string_pretty(&evidence).unwrap();
+    fs_err::write(path, format!("{header}{text}\n")).unwrap();
+}
+
+/// The artifact `name` of snapshot evidence.
+fn artifact<'a>(evidence: &'a mut Value, name: &str) -> &'a mut Value {
+    evidence["artifacts"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|a| a["path"] == name)
+        .unwrap()
+}
+
+#[test]
+fn a_metric_moved_by_a_millionth_or_a_changed_label_fails_the_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let snapshots = tmp.path().join("snapshots");
+    let dir = snapshots.to_str().unwrap();
+    let args = ["--scenario", "classification_knn", "--snapshots", dir];
+    let out = parity(&[&["run"][..], &args].concat(), None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let path = snapshots.join("parity__classification_knn.snap");
+    let original = fs_err::read_to_string(&path).unwrap();
+    let accuracy: f64 = 37.0 / 54.0;
+    assert!(
+        original.contains("\"accuracy\": 0.6851851851851852,"),
+        "wine, k=7: 37/54"
+    );
+
+    // A millionth is beyond any rounding: the field is named with its errors. (The recorded
+    // metrics file's hash changes with it, as it would if the file had said so.)
+    edit_snapshot(&path, &original, |e| {
+        e["metrics"]["accuracy"] = Value::from(accuracy * (1.0 + 1e-6));
+        artifact(e, "metrics.json")["sha256"] = Value::from("0".repeat(64));
+    });
+    let out = parity(&[&["check"][..], &args].concat(), None);
+    assert_refused(
+        &out,
+        &[
+            "snapshot drift: metrics.accuracy: recorded 0.6851858703703704 → now 0.6851851851851852",
+            "rel 1.000e-6",
+            "BEYOND tolerance: rtol 1e-9",
+            "snapshot drifted",
+        ],
+    );
+
+    // A few ULPs are what another CPU gives: inside tolerance, reported, passing.
+    edit_snapshot(&path, &original, |e| {
+        e["metrics"]["accuracy"] = Value::from(f64::from_bits(accuracy.to_bits() + 3));
+        artifact(e, "metrics.json")["sha256"] = Value::from("0".repeat(64));
+    });
+    let out = parity(&[&["check"][..], &args].concat(), None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("snapshot within_tolerance"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("1 float(s) inside tolerance"),
+        "{}",
+        text(&out)
+    );
+
+    // One predicted label, and one cell's text: compared exactly, whatever the tolerance.
+    for (column, value, needle) in [
+        (
+            2,
+            "1",
+            "snapshot drift: artifacts[predictions.csv].y_pred[0]: recorded 1 → now 0",
+        ),
+        (
+            1,
+            "zero",
+            "snapshot drift: artifacts[predictions.csv].y_true[0]: recorded zero → now 0",
+        ),
+    ] {
+        edit_snapshot(&path, &original, |e| {
+            let predictions = artifact(e, "predictions.csv");
+            let row = &mut predictions["csv"][1];
+            assert_eq!(
+                row[0], "53",
+                "the first test row of wine is row 53, class 0"
+            );
+            row[column] = Value::from(value);
+            predictions["sha256"] = Value::from("0".repeat(64));
+        });
+        let out = parity(&[&["check"][..], &args].concat(), None);
+        assert_refused(&out, &[needle]);
+    }
+}
+
+/// Another CPU, for real: OpenBLAS picks its kernels per CPU, and OPENBLAS_CORETYPE makes it
+/// pick another family's (here Sandy Bridge's, which none of the machines the snapshots
+/// come from use). Both paths run them (`--env`), and the checked-in evidence must hold.
+/// OpenBLAS with runtime kernel selection is what numpy's Linux x86_64 wheels carry.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn the_committed_evidence_holds_on_another_cpus_kernels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report = tmp.path().join("report.json");
+    let out = parity(
+        &[
+            "check",
+            "--env",
+            "OPENBLAS_CORETYPE=Sandybridge",
+            "--scenario",
+            "regression_linear",
+            "--scenario",
+            "decomposition_pca",
+            "--scenario",
+            "anomaly_elliptic_envelope",
+            "--json",
+            report.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("Sandybridge kernels"), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&fs_err::read(&report).unwrap()).unwrap();
+    assert_eq!(report["env"]["OPENBLAS_CORETYPE"], "Sandybridge");
+    for s in report["scenarios"].as_array().unwrap() {
+        assert_eq!(s["parity"], "agree", "{s:#}");
+        assert!(
+            s["snapshot"] == "matched" || s["snapshot"] == "within_tolerance",
+            "{s:#}"
+        );
+        assert!(s["recorded_on"]["cpu"].is_string(), "{s:#}");
+    }
 }

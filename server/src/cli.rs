@@ -44,6 +44,11 @@ pub(crate) struct ServeArgs {
     /// Extra directory whose datasets may be analysed (repeatable); the start directory is always allowed.
     #[arg(long = "data-dir")]
     pub data_dirs: Vec<PathBuf>,
+    /// A variable every run gets, recorded in each run's plan (repeatable), over the
+    /// adapter's own; e.g. a lab's thread count. Names that would change which code or
+    /// interpreter runs (LD_*, PYTHONPATH, PATH, …) are refused.
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

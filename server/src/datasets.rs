@@ -363,7 +363,7 @@ async fn materialize(
         let t = Template::parse(arg).map_err(|e| e.to_string())?;
         args.push(t.render(|_| Ok::<_, String>(scratch_text.clone()))?);
     }
-    let mut cmd = isolated_command(program, &args, &scratch);
+    let mut cmd = isolated_command(program, &args, &scratch, runtime.env());
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -12,6 +12,7 @@ use scimcp_core::hash::{canonical_json, canonical_sha256_of};
 use scimcp_core::manifest::{
     ArtifactSpec, InputFileFormat, OptionFormat, Template, TemplatePart, Workflow,
 };
+use scimcp_core::run_env::{ENV_PASSTHROUGH, FIXED_RUN_ENV};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -22,46 +23,13 @@ pub const OUTPUT_DIR: &str = "output";
 /// The directory the dataset copy lives in, relative to the working directory.
 pub const INPUTS_DIR: &str = "inputs";
 
-/// Environment variables passed through from the server's environment when set.
-pub const ENV_PASSTHROUGH: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "TMPDIR",
-    "TEMP",
-    "TMP",
-    "SYSTEMROOT",
-    "SYSTEMDRIVE",
-    "WINDIR",
-    "COMSPEC",
-    "PATHEXT",
-    "USERPROFILE",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "PROGRAMDATA",
-    "NUMBER_OF_PROCESSORS",
-    "PROCESSOR_ARCHITECTURE",
-];
-
-/// Variables every run gets, whatever the server's environment says: reproducible hashing,
-/// unbuffered UTF-8 output, no user site-packages, no bytecode litter, headless plotting.
+/// Variables every run gets, whatever the server's environment says (the suite's
+/// reproducibility settings, [`scimcp_core::run_env::FIXED_RUN_ENV`]).
 pub fn fixed_env() -> BTreeMap<String, String> {
-    [
-        ("PYTHONHASHSEED", "0"),
-        ("PYTHONUNBUFFERED", "1"),
-        ("PYTHONIOENCODING", "utf-8"),
-        ("PYTHONNOUSERSITE", "1"),
-        ("PYTHONDONTWRITEBYTECODE", "1"),
-        ("MPLBACKEND", "Agg"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
+    FIXED_RUN_ENV
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// A file written into the working directory before the process starts.
@@ -135,6 +103,7 @@ pub fn compile(
     dataset: &ResolvedDataset,
     program: &str,
     launch: &[String],
+    env: BTreeMap<String, String>,
 ) -> Result<Plan, String> {
     let run_path = format!("{INPUTS_DIR}/{}", dataset.file_name);
     let lookup = |name: &str| -> Result<String, String> {
@@ -208,7 +177,7 @@ pub fn compile(
         args,
         stdin,
         input_files,
-        env: fixed_env(),
+        env,
         env_passthrough: ENV_PASSTHROUGH.iter().map(|s| s.to_string()).collect(),
         working_dir: "work".into(),
         output_dir: OUTPUT_DIR.into(),

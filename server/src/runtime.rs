@@ -5,11 +5,12 @@
 //! does not stop the server: every tool that needs the runtime reports a blocker naming
 //! what is missing.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use scimcp_core::{Adapter, RuntimeKind};
+use scimcp_core::{Adapter, Manifest, RuntimeKind, Workflow};
 use tokio::sync::OnceCell;
 
 use crate::envelope::{ErrorCode, ToolError};
@@ -28,12 +29,21 @@ pub struct ScientificRuntime {
     launch: Vec<String>,
     package: Option<String>,
     requirement_names: Vec<String>,
+    /// The operator's `--env` variables, over the manifest's and under the suite's fixed ones.
+    operator_env: BTreeMap<String, String>,
+    /// What a process of this runtime outside a workflow gets (the dataset export): the
+    /// manifest's `[runtime] env`, the operator's, the suite's fixed variables.
+    env: BTreeMap<String, String>,
     probe: OnceCell<Result<RuntimeProbe, String>>,
 }
 
 impl ScientificRuntime {
     /// Decide which program runs `adapter`'s CLI.
-    pub fn resolve(adapter: &Adapter, python: Option<PathBuf>) -> ScientificRuntime {
+    pub fn resolve(
+        adapter: &Adapter,
+        python: Option<PathBuf>,
+        operator_env: BTreeMap<String, String>,
+    ) -> ScientificRuntime {
         let rt = &adapter.manifest.runtime;
         let program = match rt.kind {
             RuntimeKind::Python => match python {
@@ -60,8 +70,31 @@ impl ScientificRuntime {
             launch: rt.launch.clone(),
             package: rt.package.clone(),
             requirement_names: requirement_names(&rt.requirements),
+            env: {
+                let mut env = rt.env.clone();
+                env.extend(operator_env.clone());
+                env.extend(crate::plan::fixed_env());
+                env
+            },
+            operator_env,
             probe: OnceCell::new(),
         }
+    }
+
+    /// The variables every process of this runtime gets outside a workflow (e.g. the
+    /// dataset export).
+    pub fn env(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+
+    /// The variables a run of `workflow` gets (besides the passthrough names): the
+    /// manifest's `[runtime] env`, the workflow's `env`, the operator's `--env`, then the
+    /// suite's fixed variables, each over the one before.
+    pub fn run_env(&self, manifest: &Manifest, workflow: &Workflow) -> BTreeMap<String, String> {
+        let mut env = manifest.run_env(workflow);
+        env.extend(self.operator_env.clone());
+        env.extend(crate::plan::fixed_env());
+        env
     }
 
     /// Why the runtime cannot be used, if it cannot.

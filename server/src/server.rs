@@ -30,6 +30,8 @@ pub struct ServerSettings {
     pub data_dirs: Vec<PathBuf>,
     /// scimcp's data root (runs, materialized datasets).
     pub data_root: PathBuf,
+    /// The operator's `--env` variables for every run.
+    pub run_env: std::collections::BTreeMap<String, String>,
 }
 
 impl ServerSettings {
@@ -38,9 +40,11 @@ impl ServerSettings {
         adapter: &str,
         python: Option<PathBuf>,
         data_dirs: Vec<PathBuf>,
+        run_env: &[String],
     ) -> anyhow::Result<ServerSettings> {
         let adapter = scimcp_core::manifest::resolve(adapter)
             .map_err(|e| anyhow::anyhow!("invalid adapter:\n{e}"))?;
+        let run_env = parse_run_env(run_env)?;
         let start_dir = std::env::current_dir()
             .and_then(fs_err::canonicalize)
             .context("cannot resolve the server's start directory")?;
@@ -77,8 +81,24 @@ impl ServerSettings {
             start_dir,
             data_dirs,
             data_root,
+            run_env,
         })
     }
+}
+
+/// `--env NAME=VALUE` arguments, each checked by the rules a manifest's `env` follows.
+fn parse_run_env(args: &[String]) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut env = std::collections::BTreeMap::new();
+    for arg in args {
+        let Some((name, value)) = arg.split_once('=') else {
+            anyhow::bail!("--env {arg:?} is not NAME=VALUE; write e.g. --env OMP_NUM_THREADS=4");
+        };
+        if let Some(problem) = scimcp_core::run_env::manifest_env_problem(name, value) {
+            anyhow::bail!("--env {arg:?}: {problem}");
+        }
+        env.insert(name.to_string(), value.to_string());
+    }
+    Ok(env)
 }
 
 /// Everything the tools share.
@@ -136,7 +156,7 @@ impl ServerContext {
     /// Open the state directories, recover interrupted runs and prepare validators.
     pub async fn open(settings: ServerSettings) -> anyhow::Result<Arc<ServerContext>> {
         let adapter = settings.adapter;
-        let runtime = ScientificRuntime::resolve(&adapter, settings.python);
+        let runtime = ScientificRuntime::resolve(&adapter, settings.python, settings.run_env);
         if let Some(problem) = runtime.problem() {
             tracing::warn!("{problem}");
         }

@@ -131,8 +131,11 @@ pub async fn validate(
             (String::new(), adapter.manifest.runtime.launch.clone())
         }
     };
-    let plan = plan::compile(adapter, workflow, &resolved, &dataset, &program, &launch)
-        .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
+    let env = runtime.run_env(&adapter.manifest, workflow);
+    let plan = plan::compile(
+        adapter, workflow, &resolved, &dataset, &program, &launch, env,
+    )
+    .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
     let plan_sha256 = plan.sha256();
     let request_sha256 = canonical_sha256(&serde_json::json!({
         "workflow": workflow.id,

@@ -152,12 +152,19 @@ impl Harness {
         self.home.join("runs")
     }
 
-    /// Run `python -m refsci ARGS` directly in the start directory (the scientist's way).
+    /// Run `python -m refsci ARGS` directly in the start directory (the scientist's way),
+    /// with the numerical threading the refsci adapter fixes for its runs (one thread), so
+    /// both ways sum in the same order.
     pub fn direct(&self, args: &[&str]) -> std::process::Output {
         std::process::Command::new(&self.python)
             .args(["-m", "refsci"])
             .args(args)
             .current_dir(&self.cwd)
+            .envs(
+                scimcp_core::run_env::NUMERIC_THREAD_VARS
+                    .iter()
+                    .map(|name| (*name, "1")),
+            )
             .output()
             .expect("python runs")
     }

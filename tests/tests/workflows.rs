@@ -249,6 +249,17 @@ fn parity_runs_on_the_tag() {
         steps.contains("scimcp-parity check --shard") && !steps.contains("--quick"),
         "{steps}"
     );
+    // The same snapshots gate the tag on every OS a bundle is built for.
+    let oses: Vec<&str> = job["strategy"]["matrix"]["os"]
+        .as_array()
+        .expect("parity runs on an OS matrix")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for os in ["ubuntu", "macos", "windows"] {
+        assert!(oses.iter().any(|o| o.starts_with(os)), "{os} in {oses:?}");
+    }
+    assert_eq!(job["runs-on"], "${{ matrix.os }}");
     let gate =
         serde_json::to_string(&jobs(&all["release-gate.yml"])["preflight"]["steps"]).unwrap();
     assert!(

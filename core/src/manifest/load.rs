@@ -425,6 +425,11 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
             );
         }
         check_artifacts(c, i, wf, m.effective_limits());
+        check_env(
+            c,
+            &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("env")],
+            &wf.env,
+        );
         let mut paths = BTreeSet::new();
         for (j, f) in wf.input_files.iter().enumerate() {
             let path = [
@@ -565,6 +570,7 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
             );
         }
     }
+    check_env(c, &[Seg::Key("runtime"), Seg::Key("env")], &rt.env);
     for (i, native) in rt.native.iter().enumerate() {
         for p in &native.platforms {
             if !matches!(p.as_str(), "linux" | "macos" | "windows") {
@@ -579,6 +585,20 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
                     Some("use linux, macos or windows".into()),
                 );
             }
+        }
+    }
+}
+
+/// Every variable of an `env` table: a portable name the suite does not own, a bounded
+/// value. The error sits on the table and names the variable (its key is data, not a field).
+fn check_env(c: &mut Checker<'_>, at: &[Seg], env: &std::collections::BTreeMap<String, String>) {
+    for (name, value) in env {
+        if let Some(problem) = crate::run_env::manifest_env_problem(name, value) {
+            c.error(
+                at,
+                problem,
+                Some("env sets fixed variables for the CLI, e.g. OMP_NUM_THREADS = \"1\" or TERM = \"dumb\"".into()),
+            );
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The manifest's data model. The same types deserialize the TOML (strictly) and serialize
 //! the canonical JSON form.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
@@ -104,6 +106,10 @@ pub struct Runtime {
     /// Native prerequisites, per platform.
     #[serde(default)]
     pub native: Vec<NativeRequirement>,
+    /// Fixed environment variables every run of every workflow gets (e.g. numerical
+    /// threading pinned to one thread, so results do not depend on the core count).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 /// A native library or program the runtime needs on some platforms (e.g. libomp on macOS).
@@ -146,6 +152,20 @@ pub struct Workflow {
     pub input_files: Vec<InputFileSpec>,
     #[serde(rename = "artifact", default)]
     pub artifacts: Vec<ArtifactSpec>,
+    /// Fixed environment variables for this workflow's runs, on top of `runtime.env`
+    /// (a name set in both takes this value).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+}
+
+impl Manifest {
+    /// The variables the manifest fixes for runs of `workflow`: `runtime.env`, then the
+    /// workflow's own `env` over it.
+    pub fn run_env(&self, workflow: &Workflow) -> BTreeMap<String, String> {
+        let mut env = self.runtime.env.clone();
+        env.extend(workflow.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env
+    }
 }
 
 /// An optional parameter passed as a flag.

@@ -51,7 +51,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // Refused before any state is opened: a wrong address changes nothing.
         crate::http::loopback_address(&args.listen)?;
     }
-    let settings = ServerSettings::resolve(&args.adapter, args.python, args.data_dirs)
+    let settings = ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
         .context("cannot start the scimcp server")?;
     let context = ServerContext::open(settings).await?;
     let server = ScimcpServer::new(context.clone());

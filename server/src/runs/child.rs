@@ -4,13 +4,19 @@
 //! environment with only the allowlisted variables and the plan's fixed ones, and its own
 //! working directory. There is never a shell between us and the program.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::plan::{ENV_PASSTHROUGH, fixed_env};
+use scimcp_core::run_env::ENV_PASSTHROUGH;
 
-/// A command for `program args…` in `cwd`, isolated as described above. Standard streams
-/// are left for the caller to decide.
-pub fn isolated_command(program: &Path, args: &[String], cwd: &Path) -> tokio::process::Command {
+/// A command for `program args…` in `cwd` with the variables `env` (the plan's), isolated
+/// as described above. Standard streams are left for the caller to decide.
+pub fn isolated_command(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args).current_dir(cwd).env_clear();
     for name in ENV_PASSTHROUGH {
@@ -18,7 +24,7 @@ pub fn isolated_command(program: &Path, args: &[String], cwd: &Path) -> tokio::p
             cmd.env(name, value);
         }
     }
-    cmd.envs(fixed_env());
+    cmd.envs(env);
     #[cfg(unix)]
     cmd.process_group(0);
     #[cfg(windows)]

@@ -128,7 +128,8 @@ impl RunManager {
             }
         };
         *live.logs.lock().expect("logs lock") = Some((stdout_log.clone(), stderr_log.clone()));
-        let mut cmd = isolated_command(Path::new(&v.plan.program), &v.plan.args, &work);
+        let mut cmd =
+            isolated_command(Path::new(&v.plan.program), &v.plan.args, &work, &v.plan.env);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -216,3 +216,53 @@ fn embedded_adapters_load() {
         assert_eq!(adapter.sha256.len(), 64);
     }
 }
+
+#[test]
+fn env_tables_merge_per_workflow_and_refuse_what_undoes_isolation() {
+    let with_env = GOOD
+        .replace(
+            "launch = [\"-m\", \"demo\"]",
+            "launch = [\"-m\", \"demo\"]\nenv = { OMP_NUM_THREADS = \"1\", TERM = \"dumb\" }",
+        )
+        .replace(
+            "options = [",
+            "env = { TERM = \"xterm\", MPLCONFIGDIR = \"mpl\" }\noptions = [",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let a = load_file(&write_adapter(dir.path(), &with_env, SCHEMA)).unwrap();
+    let env = a.manifest.run_env(a.workflow("fit").unwrap());
+    assert_eq!(env["OMP_NUM_THREADS"], "1");
+    assert_eq!(env["TERM"], "xterm", "the workflow's value wins");
+    assert_eq!(env["MPLCONFIGDIR"], "mpl");
+    let plain = load_file(&write_adapter(&dir.path().join("plain"), GOOD, SCHEMA)).unwrap();
+    assert_ne!(
+        a.sha256, plain.sha256,
+        "env is part of the manifest's identity"
+    );
+
+    for (bad, needle) in [
+        (
+            "LD_PRELOAD = \"/tmp/x.so\"",
+            "LD_PRELOAD would change which code",
+        ),
+        (
+            "PYTHONPATH = \"/tmp\"",
+            "PYTHONPATH would change which code",
+        ),
+        ("PYTHONHASHSEED = \"1\"", "fixed by scimcp"),
+        (
+            "\"A-B\" = \"1\"",
+            "not a portable environment variable name",
+        ),
+    ] {
+        let text = GOOD.replace(
+            "launch = [\"-m\", \"demo\"]",
+            &format!("launch = [\"-m\", \"demo\"]\nenv = {{ {bad} }}"),
+        );
+        let errs = errors_of(&text, SCHEMA);
+        let e = errs.first();
+        assert_eq!(e.field, "runtime.env", "{e}");
+        assert!(e.message.contains(needle), "{e}");
+        assert!(e.line.is_some(), "placed by line: {e}");
+    }
+}
