@@ -27,7 +27,7 @@ pub(crate) fn b64_encode(bytes: &[u8]) -> String {
 /// Lenient by design, unlike pem-rfc7468's strict RFC 7468 parser: Rekor stores PEM written
 /// by many clients, some with one unwrapped base64 line, and refusing those would refuse
 /// valid log entries. The label and the base64 are still checked.
-pub(crate) fn pem_decode(text: &str) -> Result<(String, Vec<u8>), String> {
+pub fn pem_decode(text: &str) -> Result<(String, Vec<u8>), String> {
     let mut lines = text.trim().lines().map(str::trim);
     let begin = lines.next().unwrap_or_default();
     let label = begin

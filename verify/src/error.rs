@@ -4,7 +4,7 @@ use jiff::Timestamp;
 
 use super::trust_root::TrustRootError;
 
-/// A refusal from [`crate::verify::verify_bundle`]. Every variant names the check that failed
+/// A refusal from [`crate::verify_bundle`]. Every variant names the check that failed
 /// so a maintainer can tell a tampered artifact from an expired certificate at a glance.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -23,8 +23,9 @@ pub enum VerifyError {
     /// The bundle's certificate chain carries a self-signed root: roots come from the trusted
     /// root only, never from the bundle.
     #[error(
-        "certificate chain: the bundle carries a root certificate ({subject}); roots must come \
-         from the trusted root, not from the bundle"
+        "certificate chain: the bundle carries a root certificate ({subject}); such bundles \
+         are refused, because roots must come from the trusted root, never from the bundle \
+         (re-create it without the root, or as a v0.3 bundle, which holds only the leaf)"
     )]
     ChainContainsRoot { subject: String },
 
@@ -71,10 +72,14 @@ pub enum VerifyError {
 
     /// The bundle's recorded digest of the artifact is not the artifact's digest.
     #[error(
-        "message digest: the bundle records sha256 {bundle}, but the artifact's sha256 is \
+        "message digest: the bundle records {algorithm} {bundle}, but the artifact's is \
          {artifact}; this bundle is for another file"
     )]
-    MessageDigestMismatch { artifact: String, bundle: String },
+    MessageDigestMismatch {
+        algorithm: &'static str,
+        artifact: String,
+        bundle: String,
+    },
 
     /// The signature does not verify over the artifact (or the DSSE envelope).
     #[error("artifact signature: {0}")]

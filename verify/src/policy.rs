@@ -45,7 +45,7 @@ pub enum Policy {
 }
 
 /// Every subject alternative name of the certificate as a string.
-pub(crate) fn subject_alt_names(cert: &Certificate) -> Vec<String> {
+pub fn subject_alt_names(cert: &Certificate) -> Vec<String> {
     let Ok(Some((_, san))) = cert.tbs_certificate().get_extension::<SubjectAltName>() else {
         return Vec::new();
     };
@@ -66,7 +66,7 @@ pub(crate) fn subject_alt_names(cert: &Certificate) -> Vec<String> {
 }
 
 /// The OIDC issuer recorded by Fulcio, preferring the v2 extension.
-pub(crate) fn oidc_issuer(cert: &Certificate) -> Option<String> {
+pub fn oidc_issuer(cert: &Certificate) -> Option<String> {
     let exts = cert.tbs_certificate().extensions()?;
     if let Some(ext) = exts.iter().find(|e| e.extn_id == FULCIO_ISSUER_V2) {
         return Utf8StringRef::from_der(ext.extn_value.as_bytes())

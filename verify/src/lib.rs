@@ -1,4 +1,11 @@
-//! Offline Sigstore bundle verification for blobs.
+//! `scimcp-verify`: offline verification of Sigstore bundles, the trusted root they are checked
+//! against, and the release policy that pins who must have signed a scimcp release.
+//!
+//! This is the part of the release tooling that runs on a scientist's computer (the installer
+//! verifies every bundle before it unpacks anything), so it is kept apart from the bundler, the
+//! signer and the preflight in `scimcp-release`. It must never reach the network, never sign,
+//! never trust material a bundle brings along (roots, TSA certificates), and never accept a
+//! bundle without every check below having passed; every refusal names the check that failed.
 //!
 //! [`verify_bundle`] runs every check a Sigstore client must run, with nothing fetched:
 //!
@@ -17,17 +24,19 @@
 //! Key-pair bundles written by `scimcp-release sign --key` have no log entry and no timestamp:
 //! the key itself is the trust, so no signing time is needed.
 
+mod artifact;
 mod asn1;
 mod bundle;
-pub(crate) mod certificate;
+mod certificate;
 mod checkpoint;
 mod dsse;
-pub(crate) mod encoding;
+mod encoding;
 mod error;
 mod keys;
 mod merkle;
-pub(crate) mod policy;
+mod policy;
 mod release;
+pub mod release_policy;
 mod sct;
 mod set;
 mod timestamp;
@@ -35,33 +44,25 @@ mod tlog;
 mod trust_root;
 
 use jiff::Timestamp;
-use sha2::{Digest, Sha256};
 
+pub use artifact::ArtifactInput;
 pub use bundle::{BUNDLE_V03_MEDIA_TYPE, BundleVersion};
 pub use error::VerifyError;
 pub use keys::{KeyError, PublicKey};
 pub use policy::{Policy, TrustedKey};
 pub use release::{ReleaseVerifyError, VerifiedFile, bundle_path, verify_release_files};
+pub use release_policy::ReleasePolicy;
 pub use trust_root::{TrustRootError, TrustedRoot};
 
+// Certificate and PEM helpers the keyless signer shares, so it reads a fresh Fulcio
+// certificate exactly as verification will.
+pub use certificate::validity as certificate_validity;
+pub use encoding::pem_decode;
+pub use policy::{oidc_issuer, subject_alt_names};
+
+use artifact::Digests;
 use bundle::{Bundle, Content, Material};
-
-/// The artifact a bundle is checked against: its bytes, or only its SHA-256 digest (the
-/// conformance protocol's `sha256:<hex>`).
-#[derive(Debug, Clone, Copy)]
-pub enum ArtifactInput<'a> {
-    Bytes(&'a [u8]),
-    Sha256([u8; 32]),
-}
-
-impl ArtifactInput<'_> {
-    fn sha256(&self) -> [u8; 32] {
-        match self {
-            ArtifactInput::Bytes(bytes) => Sha256::digest(bytes).into(),
-            ArtifactInput::Sha256(digest) => *digest,
-        }
-    }
-}
+use keys::HashAlg;
 
 /// Where a verified signing time came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,10 +104,10 @@ pub fn verify_bundle(
     root: &TrustedRoot,
 ) -> Result<Verified, VerifyError> {
     let bundle = Bundle::parse(bundle_json)?;
-    let artifact_sha256 = artifact.sha256();
+    let artifact = Digests::new(artifact);
 
     // 1. Who signed, and is that who the policy trusts?
-    let (signing_key, verifier_der, leaf, identity) = match (&bundle.material, policy) {
+    let (signing_key, verifier_der, spki_der, leaf, identity) = match (&bundle.material, policy) {
         (Material::Certificate { der, cert }, Policy::Identity { identity, issuer }) => {
             certificate::check_leaf_profile(cert)?;
             let issuing_ca = certificate::verify_fulcio_chain(cert, root)?;
@@ -116,6 +117,7 @@ pub fn verify_bundle(
             (
                 key,
                 der.as_slice(),
+                certificate::spki_der(cert).map_err(VerifyError::CertificateProfile)?,
                 Some(cert.as_ref()),
                 Some((identity.clone(), issuer.clone())),
             )
@@ -135,7 +137,8 @@ pub fn verify_bundle(
             ));
         }
         (Material::PublicKey, Policy::Key(trusted)) => {
-            (trusted.key.clone(), trusted.spki_der.as_slice(), None, None)
+            let spki = trusted.spki_der.as_slice();
+            (trusted.key.clone(), spki, spki.to_vec(), None, None)
         }
     };
 
@@ -143,19 +146,25 @@ pub fn verify_bundle(
     match &bundle.content {
         Content::Message { digest, signature } => {
             if let Some((algorithm, recorded)) = digest {
-                if algorithm != "SHA2_256" {
-                    return Err(VerifyError::Unsupported(format!(
-                        "message digest algorithm {algorithm}"
-                    )));
-                }
-                if recorded.as_slice() != artifact_sha256 {
+                let alg = HashAlg::from_protobuf_name(algorithm).ok_or_else(|| {
+                    VerifyError::Unsupported(format!("message digest algorithm {algorithm}"))
+                })?;
+                let Some(actual) = artifact.get(alg) else {
+                    return Err(digest_unavailable(
+                        &artifact,
+                        alg,
+                        "the bundle's message digest",
+                    ));
+                };
+                if recorded.as_slice() != actual {
                     return Err(VerifyError::MessageDigestMismatch {
-                        artifact: hex::encode(artifact_sha256),
+                        algorithm: alg.name(),
+                        artifact: hex::encode(actual),
                         bundle: hex::encode(recorded),
                     });
                 }
             }
-            verify_artifact_signature(&signing_key, artifact, &artifact_sha256, signature)?;
+            verify_artifact_signature(&signing_key, &artifact, signature)?;
         }
         Content::Dsse(env) => {
             signing_key
@@ -163,7 +172,7 @@ pub fn verify_bundle(
                 .map_err(|e| {
                     VerifyError::ArtifactSignature(format!("the DSSE envelope signature: {e}"))
                 })?;
-            dsse::check_subject(env, &artifact_sha256)?;
+            dsse::check_subject(env, &artifact)?;
         }
     }
 
@@ -181,8 +190,9 @@ pub fn verify_bundle(
     let tsa_times: Vec<Timestamp> = signing_times.iter().map(|(_, t)| *t).collect();
     let expected = tlog::Expected {
         content: &bundle.content,
-        artifact_sha256,
+        artifact: &artifact,
         verifier_der,
+        spki_der: &spki_der,
         is_certificate: leaf.is_some(),
     };
     for entry in &bundle.tlog_entries {
@@ -221,18 +231,21 @@ pub fn verify_bundle(
 
 fn verify_artifact_signature(
     key: &PublicKey,
-    artifact: ArtifactInput<'_>,
-    artifact_sha256: &[u8; 32],
+    artifact: &Digests<'_>,
     signature: &[u8],
 ) -> Result<(), VerifyError> {
-    let result = match (artifact, key.default_hash()) {
+    let result = match (artifact.input(), key.default_hash()) {
         (ArtifactInput::Bytes(bytes), _) => key.verify(bytes, signature),
-        (ArtifactInput::Sha256(_), Some(keys::HashAlg::Sha256)) => {
-            key.verify_prehash(keys::HashAlg::Sha256, artifact_sha256, signature)
-        }
-        (ArtifactInput::Sha256(_), _) => {
+        (_, Some(alg)) => match artifact.get(alg) {
+            Some(digest) => key.verify_prehash(alg, digest, signature),
+            None => {
+                let what = format!("the {} signature", key.kind());
+                return Err(digest_unavailable(artifact, alg, &what));
+            }
+        },
+        (_, None) => {
             return Err(VerifyError::Unsupported(format!(
-                "a {} signature cannot be checked from a SHA-256 digest alone; pass the file",
+                "a {} signature covers the artifact itself, not a digest of it; pass the file",
                 key.kind()
             )));
         }
@@ -243,4 +256,14 @@ fn verify_artifact_signature(
              was altered, or the bundle is for another file"
         ))
     })
+}
+
+/// A check needs the artifact's digest under `alg`, but only a digest under another hash
+/// function was given.
+fn digest_unavailable(artifact: &Digests<'_>, alg: HashAlg, what: &str) -> VerifyError {
+    VerifyError::Unsupported(format!(
+        "{what} needs the artifact's {} digest, but only its {} digest was given; pass the file",
+        alg.name(),
+        artifact.given_name().unwrap_or("?"),
+    ))
 }

@@ -2,7 +2,7 @@
 //! release ships, and who must have signed every release file.
 //!
 //! The policy is the one place the pinned signer lives. `verify --tag vX.Y.Z` and the
-//! installer's [`crate::verify::verify_release_files`] render the expected identity from it, so
+//! installer's [`crate::verify_release_files`] render the expected identity from it, so
 //! nobody types a workflow URI by hand. The repository's `release.toml` is embedded in the
 //! binary ([`ReleasePolicy::embedded`]): an installed `scimcp-release` or installer verifies
 //! without a checkout.
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::verify::{Policy, TrustedKey};
+use crate::{Policy, TrustedKey};
 
 /// The repository's `release.toml`, compiled in.
 const EMBEDDED_POLICY: &str = include_str!("../../release.toml");
@@ -288,7 +288,7 @@ impl ReleasePolicy {
 
     /// The verifier policy for the release tagged `tag`. For keyless releases the caller must
     /// also check the Build Config URI ([`WorkflowSigner::build_config`]), which
-    /// [`crate::verify::verify_release_files`] does.
+    /// [`crate::verify_release_files`] does.
     pub fn verifier_policy(&self, tag: &str) -> Result<Policy, PolicyError> {
         self.version_of_tag(tag)?;
         Ok(match &self.signer {

@@ -4,8 +4,10 @@
 
 use serde::Deserialize;
 
+use super::artifact::Digests;
 use super::bundle::Envelope;
 use super::error::VerifyError;
+use super::keys::HashAlg;
 
 const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 const STATEMENT_TYPES: [&str; 2] = [
@@ -41,9 +43,14 @@ struct Subject {
     digest: std::collections::BTreeMap<String, String>,
 }
 
-/// Check that the envelope is an in-toto statement with a subject whose sha256 is the
-/// artifact's.
-pub(crate) fn check_subject(env: &Envelope, artifact_sha256: &[u8; 32]) -> Result<(), VerifyError> {
+/// Check that the envelope is an in-toto statement with a subject that names the artifact.
+///
+/// A subject names it when every digest it records under a hash function this verifier knows
+/// (and can compute, when only a digest of the artifact was given) equals the artifact's, and
+/// there is at least one such digest. npm names tarballs by `sha512` only, SLSA generators by
+/// `sha256`; a subject that carries both must match under both. Other digest kinds
+/// (`gitCommit`, …) say nothing about the artifact and are skipped.
+pub(crate) fn check_subject(env: &Envelope, artifact: &Digests<'_>) -> Result<(), VerifyError> {
     if env.payload_type != IN_TOTO_PAYLOAD_TYPE {
         return Err(VerifyError::Dsse(format!(
             "payload type {:?} is not an in-toto statement ({IN_TOTO_PAYLOAD_TYPE})",
@@ -58,17 +65,43 @@ pub(crate) fn check_subject(env: &Envelope, artifact_sha256: &[u8; 32]) -> Resul
             statement.statement_type
         )));
     }
-    let want = hex::encode(artifact_sha256);
-    if statement.subject.iter().any(|s| {
-        s.digest
-            .get("sha256")
-            .is_some_and(|d| d.eq_ignore_ascii_case(&want))
-    }) {
-        return Ok(());
+    let mut compared: Vec<String> = Vec::new();
+    for subject in &statement.subject {
+        let mut all_equal = None;
+        for (name, recorded) in &subject.digest {
+            let Some(alg) = HashAlg::from_lower_name(name) else {
+                continue;
+            };
+            let Some(actual) = artifact.get(alg) else {
+                continue;
+            };
+            let equal = hex::decode(recorded).is_ok_and(|r| r == actual);
+            all_equal = Some(all_equal.unwrap_or(true) && equal);
+            let mine = format!("{name} {}", hex::encode(actual));
+            if !compared.contains(&mine) {
+                compared.push(mine);
+            }
+        }
+        if all_equal == Some(true) {
+            return Ok(());
+        }
     }
     let names: Vec<&str> = statement.subject.iter().map(|s| s.name.as_str()).collect();
+    if compared.is_empty() {
+        return Err(VerifyError::Dsse(match artifact.given_name() {
+            Some(given) => format!(
+                "no subject of the statement ({names:?}) records a {given} digest, the only \
+                 digest of the artifact that was given; pass the file"
+            ),
+            None => format!(
+                "no subject of the statement ({names:?}) records a sha256, sha384 or sha512 \
+                 digest"
+            ),
+        }));
+    }
     Err(VerifyError::Dsse(format!(
-        "no subject of the statement ({names:?}) has the artifact's sha256 {want}"
+        "no subject of the statement ({names:?}) has the artifact's digest ({})",
+        compared.join(", ")
     )))
 }
 

@@ -9,20 +9,24 @@ use jiff::Timestamp;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::artifact::Digests;
 use super::bundle::{BundleVersion, Content, TlogEntry};
 use super::checkpoint::Checkpoint;
 use super::dsse;
 use super::encoding::{b64, pem_decode};
 use super::error::VerifyError;
+use super::keys::HashAlg;
 use super::trust_root::TrustedRoot;
 use super::{merkle, set};
 
 /// What the log entry must record.
 pub(crate) struct Expected<'a> {
     pub(crate) content: &'a Content,
-    pub(crate) artifact_sha256: [u8; 32],
+    pub(crate) artifact: &'a Digests<'a>,
     /// The signing certificate's DER, or the key's SubjectPublicKeyInfo DER.
     pub(crate) verifier_der: &'a [u8],
+    /// The signing key's SubjectPublicKeyInfo DER (the certificate's key, for keyless).
+    pub(crate) spki_der: &'a [u8],
     pub(crate) is_certificate: bool,
 }
 
@@ -91,24 +95,59 @@ fn single_signature<'v>(v: &'v Value, pointer: &str) -> Result<&'v Value, Verify
 }
 
 fn check_sha256(found_hex: &str, want: &[u8], what: &str) -> Result<(), VerifyError> {
+    check_hex(found_hex, want, &format!("{what} sha256"))
+}
+
+fn check_hex(found_hex: &str, want: &[u8], what: &str) -> Result<(), VerifyError> {
     if found_hex.eq_ignore_ascii_case(&hex::encode(want)) {
         Ok(())
     } else {
         Err(body_error(format!(
-            "the entry records {what} sha256 {found_hex}, but the bundle's is {}",
+            "the entry records {what} {found_hex}, but the bundle's is {}",
             hex::encode(want)
         )))
     }
 }
 
-/// Rekor v2 entries record the verifier as `x509Certificate` or `publicKey` raw bytes.
+/// The artifact's digest under the hash function a message-signature entry names.
+fn artifact_digest<'e>(
+    expected: &'e Expected<'_>,
+    alg: Option<HashAlg>,
+    named: &str,
+) -> Result<&'e [u8], VerifyError> {
+    let alg = alg.ok_or_else(|| {
+        VerifyError::Unsupported(format!("log entry artifact hash algorithm {named}"))
+    })?;
+    expected.artifact.get(alg).ok_or_else(|| {
+        VerifyError::Unsupported(format!(
+            "the log entry records the artifact's {} digest, but only its {} digest was \
+             given; pass the file",
+            alg.name(),
+            expected.artifact.given_name().unwrap_or("?")
+        ))
+    })
+}
+
+/// Rekor v2 entries record the verifier as `x509Certificate` or `publicKey` raw bytes. A
+/// keyless signer may log only its certificate's key (sigstore-js does): the entry then binds
+/// the signature to that key, and the certificate carrying it is checked on its own (chain,
+/// SCT, identity).
 fn v2_verifier(verifier: &Value, expected: &Expected<'_>) -> Result<(), VerifyError> {
-    let pointer = if expected.is_certificate {
-        "/x509Certificate/rawBytes"
+    if verifier.pointer("/x509Certificate").is_some() {
+        if !expected.is_certificate {
+            return Err(body_error(
+                "the entry records a certificate, but the bundle is signed with a key",
+            ));
+        }
+        return check_verifier(&field_b64(verifier, "/x509Certificate/rawBytes")?, expected);
+    }
+    if field_b64(verifier, "/publicKey/rawBytes")? == expected.spki_der {
+        Ok(())
     } else {
-        "/publicKey/rawBytes"
-    };
-    check_verifier(&field_b64(verifier, pointer)?, expected)
+        Err(body_error(
+            "the entry records another public key than the bundle's",
+        ))
+    }
 }
 
 /// The entry's body must be a record of this bundle's signature, verifier and artifact.
@@ -125,13 +164,12 @@ pub(crate) fn check_body(entry: &TlogEntry, expected: &Expected<'_>) -> Result<(
     }
     match (kind, api_version, expected.content) {
         ("hashedrekord", "0.0.1", Content::Message { .. }) => {
-            if field(&body, "/spec/data/hash/algorithm")? != "sha256" {
-                return Err(body_error("the entry's artifact hash is not sha256"));
-            }
-            check_sha256(
+            let named = field(&body, "/spec/data/hash/algorithm")?;
+            let want = artifact_digest(expected, HashAlg::from_lower_name(named), named)?;
+            check_hex(
                 field(&body, "/spec/data/hash/value")?,
-                &expected.artifact_sha256,
-                "artifact",
+                want,
+                &format!("artifact {named}"),
             )?;
             check_signature(&field_b64(&body, "/spec/signature/content")?, expected)?;
             check_verifier(
@@ -158,11 +196,16 @@ pub(crate) fn check_body(entry: &TlogEntry, expected: &Expected<'_>) -> Result<(
             if field(&body, "/spec/content/envelope/payloadType")? != env.payload_type {
                 return Err(body_error("the entry records another payload type"));
             }
-            // intoto 0.0.2 stores the envelope's base64 fields base64-encoded once more.
-            let payload = field_b64(&body, "/spec/content/envelope/payload")?;
-            let payload = b64(&String::from_utf8_lossy(&payload)).unwrap_or(payload);
-            if payload != env.payload {
-                return Err(body_error("the entry records another payload"));
+            // The public-good Rekor keeps only the payload's hash for these entries (the
+            // payloadHash checked above binds it); a log that kept the payload must have
+            // kept this one. intoto 0.0.2 stores the envelope's base64 fields base64-encoded
+            // once more.
+            if body.pointer("/spec/content/envelope/payload").is_some() {
+                let payload = field_b64(&body, "/spec/content/envelope/payload")?;
+                let payload = b64(&String::from_utf8_lossy(&payload)).unwrap_or(payload);
+                if payload != env.payload {
+                    return Err(body_error("the entry records another payload"));
+                }
             }
             let sig = single_signature(&body, "/spec/content/envelope/signatures")?;
             let raw = field_b64(sig, "/sig")?;
@@ -174,15 +217,16 @@ pub(crate) fn check_body(entry: &TlogEntry, expected: &Expected<'_>) -> Result<(
             let spec = body
                 .pointer("/spec/hashedRekordV002")
                 .ok_or_else(|| body_error("the entry has no hashedRekordV002 spec"))?;
-            if field(spec, "/data/algorithm")? != "SHA2_256" {
-                return Err(body_error("the entry's digest is not SHA2_256"));
-            }
+            let named = field(spec, "/data/algorithm")?;
+            let alg = HashAlg::from_protobuf_name(named);
             // For DSSE, Rekor v2 logs a hashedrekord over the PAE (rekor-v2 spec §6.1.4).
             let want: Vec<u8> = match content {
-                Content::Message { .. } => expected.artifact_sha256.to_vec(),
-                Content::Dsse(env) => {
-                    Sha256::digest(dsse::pae(&env.payload_type, &env.payload)).to_vec()
-                }
+                Content::Message { .. } => artifact_digest(expected, alg, named)?.to_vec(),
+                Content::Dsse(env) => alg
+                    .ok_or_else(|| {
+                        VerifyError::Unsupported(format!("log entry digest algorithm {named}"))
+                    })?
+                    .digest(&dsse::pae(&env.payload_type, &env.payload)),
             };
             if field_b64(spec, "/data/digest")? != want {
                 return Err(body_error(

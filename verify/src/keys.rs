@@ -42,6 +42,35 @@ impl HashAlg {
         }
     }
 
+    /// How messages name the hash function.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            HashAlg::Sha256 => "SHA-256",
+            HashAlg::Sha384 => "SHA-384",
+            HashAlg::Sha512 => "SHA-512",
+        }
+    }
+
+    /// A protobuf-specs `HashAlgorithm` name (bundle message digests, Rekor v2 entries).
+    pub(crate) fn from_protobuf_name(name: &str) -> Option<Self> {
+        match name {
+            "SHA2_256" => Some(HashAlg::Sha256),
+            "SHA2_384" => Some(HashAlg::Sha384),
+            "SHA2_512" => Some(HashAlg::Sha512),
+            _ => None,
+        }
+    }
+
+    /// A lower-case digest name, as in-toto subjects and Rekor v1 entries spell it.
+    pub(crate) fn from_lower_name(name: &str) -> Option<Self> {
+        match name {
+            "sha256" => Some(HashAlg::Sha256),
+            "sha384" => Some(HashAlg::Sha384),
+            "sha512" => Some(HashAlg::Sha512),
+            _ => None,
+        }
+    }
+
     /// The hash of a digest AlgorithmIdentifier OID (CMS, RFC 3161 message imprints).
     pub(crate) fn from_digest_oid(oid: &ObjectIdentifier) -> Option<Self> {
         match *oid {

@@ -15,8 +15,7 @@ use super::keys::{KeyError, PublicKey};
 
 /// The public-good trusted root shipped in the binary (a copy of Sigstore's
 /// `trusted_root.json` from its TUF repository).
-const PRODUCTION_TRUSTED_ROOT: &str =
-    include_str!("../../data/sigstore/production-trusted_root.json");
+const PRODUCTION_TRUSTED_ROOT: &str = include_str!("../data/production-trusted_root.json");
 
 const MEDIA_TYPE_V01: &str = "application/vnd.dev.sigstore.trustedroot+json;version=0.1";
 const MEDIA_TYPE_V02: &str = "application/vnd.dev.sigstore.trustedroot.v0.2+json";

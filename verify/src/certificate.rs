@@ -27,7 +27,7 @@ pub(crate) fn time(t: x509_cert::time::Time) -> Timestamp {
 }
 
 /// `(notBefore, notAfter)` of a certificate.
-pub(crate) fn validity(cert: &Certificate) -> (Timestamp, Timestamp) {
+pub fn validity(cert: &Certificate) -> (Timestamp, Timestamp) {
     let v = cert.tbs_certificate().validity();
     (time(v.not_before), time(v.not_after))
 }
@@ -35,6 +35,14 @@ pub(crate) fn validity(cert: &Certificate) -> (Timestamp, Timestamp) {
 /// The certificate's subject public key.
 pub(crate) fn public_key(cert: &Certificate) -> Result<PublicKey, String> {
     PublicKey::from_spki(cert.tbs_certificate().subject_public_key_info())
+        .map_err(|e| e.to_string())
+}
+
+/// The certificate's SubjectPublicKeyInfo DER, as log entries may record the signer's key.
+pub(crate) fn spki_der(cert: &Certificate) -> Result<Vec<u8>, String> {
+    cert.tbs_certificate()
+        .subject_public_key_info()
+        .to_der()
         .map_err(|e| e.to_string())
 }
 
