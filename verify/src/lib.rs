@@ -32,6 +32,9 @@ mod checkpoint;
 mod dsse;
 mod encoding;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod keys;
 mod merkle;
 mod policy;

@@ -19,7 +19,7 @@ const SCT_LIST_OID: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1
 
 /// One parsed SCT (v1).
 #[derive(Debug)]
-struct Sct<'a> {
+pub(crate) struct Sct<'a> {
     log_id: &'a [u8],
     timestamp_ms: u64,
     extensions: &'a [u8],
@@ -50,7 +50,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn parse_list(tls: &[u8]) -> Result<Vec<Sct<'_>>, String> {
+pub(crate) fn parse_list(tls: &[u8]) -> Result<Vec<Sct<'_>>, String> {
     let mut outer = Reader(tls);
     let list = outer.vec(2)?;
     if !outer.0.is_empty() {
@@ -83,7 +83,7 @@ fn parse_list(tls: &[u8]) -> Result<Vec<Sct<'_>>, String> {
 
 /// The precertificate TBS: the leaf's TBSCertificate with the SCT list extension removed,
 /// re-encoded byte for byte from the original DER otherwise.
-fn precert_tbs(leaf_der: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn precert_tbs(leaf_der: &[u8]) -> Result<Vec<u8>, String> {
     let cert = asn1::read_single(leaf_der).map_err(|e| e.to_string())?;
     let cert_fields = cert.children().map_err(|e| e.to_string())?;
     let tbs = cert_fields.first().ok_or("empty certificate")?;
