@@ -4,10 +4,16 @@
 //! and report what a fuzz target must check. Each returns what was accepted, so a target can
 //! assert that no mutated input is ever accepted as something a signature did not cover.
 
+use std::sync::LazyLock;
+
 use x509_cert::Certificate;
 use x509_cert::der::Decode;
 
 use crate::{asn1, sct, timestamp, trust_root::TrustedRoot};
+
+/// Parsed once: a fuzz target runs millions of inputs against it.
+static ROOT: LazyLock<TrustedRoot> =
+    LazyLock::new(|| TrustedRoot::production().expect("the embedded trusted root parses"));
 
 /// Walk `data` as DER, descending into every constructed element (depth-bounded, so a
 /// nesting bomb cannot exhaust the stack). Returns how many elements were read.
@@ -33,8 +39,7 @@ pub fn asn1(data: &[u8]) -> usize {
 /// Verify `token` as an RFC 3161 timestamp over `signature` against the public-good trusted
 /// root; `true` if it was accepted.
 pub fn timestamp(token: &[u8], signature: &[u8]) -> bool {
-    let root = TrustedRoot::production().expect("the embedded trusted root parses");
-    timestamp::verify(token, signature, &root).is_ok()
+    timestamp::verify(token, signature, &ROOT).is_ok()
 }
 
 /// Read `der` as a certificate and verify its embedded SCTs against the public-good CT logs,
@@ -45,9 +50,8 @@ pub fn sct(der: &[u8]) -> Option<Vec<u8>> {
     let _ = sct::parse_list(der);
     let _ = sct::precert_tbs(der);
     let cert = Certificate::from_der(der).ok()?;
-    let root = TrustedRoot::production().expect("the embedded trusted root parses");
-    let issuer = root.certificate_authorities.last()?.chain.first()?;
-    sct::verify(&cert, der, issuer, &root).ok()?;
+    let issuer = ROOT.certificate_authorities.last()?.chain.first()?;
+    sct::verify(&cert, der, issuer, &ROOT).ok()?;
     sct::precert_tbs(der).ok()
 }
 
