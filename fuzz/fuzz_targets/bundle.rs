@@ -19,9 +19,11 @@ const SEEDS: [&[u8]; 4] = [
 ];
 
 static ROOT: LazyLock<TrustedRoot> = LazyLock::new(|| TrustedRoot::production().unwrap());
-static POLICY: LazyLock<Policy> = LazyLock::new(|| Policy::Identity {
+static POLICY: LazyLock<Policy> = LazyLock::new(|| {
+    Policy::Identity {
     identity: "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main".into(),
     issuer: "https://token.actions.githubusercontent.com".into(),
+}
 });
 static SIGNED: LazyLock<Vec<String>> = LazyLock::new(|| {
     SEEDS
