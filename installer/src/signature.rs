@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use scimcp_core::install_state::{SignatureRecord, SignatureStatus};
-use scimcp_release::ReleasePolicy;
-use scimcp_release::release_policy::SignerPolicy;
-use scimcp_release::verify::{ReleaseVerifyError, bundle_path, verify_release_files};
+use scimcp_verify::ReleasePolicy;
+use scimcp_verify::release_policy::SignerPolicy;
+use scimcp_verify::{ReleaseVerifyError, bundle_path, verify_release_files};
 
 use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::cli::SignatureArgs;
@@ -38,7 +38,7 @@ pub enum SignatureError {
     },
     // The verifier's errors are large; boxed so every `Result<_, SetupError>` stays small.
     #[error("the release policy cannot be used")]
-    Policy(#[source] Box<scimcp_release::release_policy::PolicyError>),
+    Policy(#[source] Box<scimcp_verify::release_policy::PolicyError>),
     #[error(
         "{bundle} failed signature verification for tag {tag} (release policy {policy}); \
          nothing was changed. Download the bundle and its .sigstore.json again from the \

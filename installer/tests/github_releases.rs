@@ -21,7 +21,7 @@ fn release(e: &Env, version: &str, signed: bool) -> Release {
     let zip = e.zip(&dir, version, signed);
     let mut assets = vec![(zip_name(version), fs_err::read(&zip).unwrap())];
     if signed {
-        let sig = scimcp_release::verify::bundle_path(&zip);
+        let sig = scimcp_verify::bundle_path(&zip);
         assets.push((
             format!("{}.sigstore.json", zip_name(version)),
             fs_err::read(sig).unwrap(),

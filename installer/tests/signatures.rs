@@ -154,7 +154,7 @@ fn upgrade_verifies_the_newer_bundle_before_switching() {
     ];
 
     // The newest bundle's signature is for other bytes: refused, still on 1.3.0.
-    let signature = scimcp_release::verify::bundle_path(&newer);
+    let signature = scimcp_verify::bundle_path(&newer);
     let genuine = fs_err::read(&signature).unwrap();
     fs_err::write(&signature, e.sign(b"other bytes")).unwrap();
     let before = e.tree();

@@ -1,9 +1,9 @@
 //! `scimcp-release`: builds deterministic MCP bundles, signs release artifacts and verifies
 //! their Sigstore bundles offline, and runs the release preflight a tag needs.
 //!
-//! The verifier ([`verify`]) is complete offline: it must never reach the network, never
-//! trust material a bundle brings along (roots, TSA certificates), and never accept a bundle
-//! without saying which checks passed; every refusal names the check that failed. Releases are
+//! The offline verifier, the trusted root and the release policy live in `scimcp-verify`
+//! (re-exported here as [`verify`] and [`release_policy`]), so the installer can link them
+//! without the bundler, the signer or the preflight. Releases are
 //! signed keylessly in CI ([`keyless`]: Fulcio and Rekor, the workflow's OIDC identity) and
 //! verified against the signer [`ReleasePolicy`] (`release.toml`) pins for the tag; key-pair
 //! signing ([`sign`]) serves air-gapped maintainers and tests. [`bundle`] builds the
@@ -14,11 +14,12 @@ mod cli;
 mod commands;
 pub mod keyless;
 pub mod preflight;
-pub mod release_policy;
 pub mod sign;
-pub mod verify;
 
-pub use release_policy::ReleasePolicy;
+/// The verifier lives in its own crate so the installer links it without the rest of this one.
+pub use scimcp_verify as verify;
+pub use scimcp_verify::ReleasePolicy;
+pub use scimcp_verify::release_policy;
 
 use std::process::ExitCode;
 

@@ -42,7 +42,7 @@ pub fn scan_mirror(mirror: &Path) -> Result<Vec<Bundle>, SetupError> {
         // version now, and `upgrade` checks that RELEASE.json agrees after verification.
         if let Some(version) = version_from_name(&name)
             && path.is_file()
-            && scimcp_release::verify::bundle_path(&path).is_file()
+            && scimcp_verify::bundle_path(&path).is_file()
         {
             let path = std::path::absolute(&path).map_err(SetupError::io("resolving", &path))?;
             found.push(Bundle {
@@ -225,10 +225,10 @@ fn find_on_github(
     let policy = crate::signature::release_policy(&args.signature)?;
     let repo = match (&args.repo, &policy.signer) {
         (Some(repo), _) => repo.clone(),
-        (None, scimcp_release::release_policy::SignerPolicy::Keyless(signer)) => {
+        (None, scimcp_verify::release_policy::SignerPolicy::Keyless(signer)) => {
             signer.repository.clone()
         }
-        (None, scimcp_release::release_policy::SignerPolicy::Key(_)) => {
+        (None, scimcp_verify::release_policy::SignerPolicy::Key(_)) => {
             return Err(RemoteError::NoRepository {
                 policy: policy.source.clone(),
             }

@@ -61,7 +61,7 @@ pub fn download_bundle(
     if let Some(signature) = &bundle.signature {
         fetch(
             signature.download_url(),
-            &scimcp_release::verify::bundle_path(&zip),
+            &scimcp_verify::bundle_path(&zip),
             MAX_SIGNATURE_BYTES,
             SIGNATURE_TIMEOUT,
             progress,
@@ -104,7 +104,7 @@ pub fn download_bundle_url(url: &str, progress: &dyn Progress) -> Result<Downloa
     progress.step(&format!("downloading {name}"));
     fetch(url, &zip, MAX_BUNDLE_BYTES, BUNDLE_TIMEOUT, progress)?;
     let signature_url = format!("{base}.sigstore.json{suffix}");
-    let signature = scimcp_release::verify::bundle_path(&zip);
+    let signature = scimcp_verify::bundle_path(&zip);
     match fetch(
         &signature_url,
         &signature,

@@ -1,9 +1,19 @@
 //! A fake home with a key-pair release policy: signed and unsigned bundle zips made the way
 //! `scimcp-release sign --key` signs them, for the signature and release-download tests.
+//!
+//! The bundles are written here rather than by `scimcp_release::sign`: the installer depends
+//! on the verifier only, and a dev-dependency on scimcp-release would put the bundler, the
+//! signer and the server back into its dependency tree.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use base64ct::{Base64, Encoding};
+use p256::ecdsa::signature::Signer;
+use p256::elliptic_curve::Generate;
+use p256::pkcs8::EncodePublicKey;
+use sha2::{Digest, Sha256};
 
 use super::{bytes, fake_bundle, run_setup, unicode_tempdir};
 
@@ -18,9 +28,9 @@ pub struct Env {
     pub home: PathBuf,
     pub data: PathBuf,
     pub path: PathBuf,
-    /// A key-pair release policy trusting the key `key_pem` is the private half of.
+    /// A key-pair release policy trusting the public half of `key`.
     pub policy: PathBuf,
-    pub key_pem: String,
+    key: p256::ecdsa::SigningKey,
 }
 
 pub fn env() -> Env {
@@ -30,12 +40,14 @@ pub fn env() -> Env {
     let path = root.join("empty bin");
     fs_err::create_dir_all(&home).unwrap();
     fs_err::create_dir_all(&path).unwrap();
-    let key = scimcp_release::sign::generate_key();
+    let key = p256::ecdsa::SigningKey::generate();
     let keys = root.join("clés");
     fs_err::create_dir_all(&keys).unwrap();
     fs_err::write(
         keys.join("scimcp-release.pub"),
-        scimcp_release::sign::public_key_pem(&key).unwrap(),
+        key.verifying_key()
+            .to_public_key_pem(p256::pkcs8::LineEnding::LF)
+            .unwrap(),
     )
     .unwrap();
     let policy = keys.join("release.toml");
@@ -51,15 +63,28 @@ pub fn env() -> Env {
         home,
         path,
         policy,
-        key_pem: scimcp_release::sign::private_key_pem(&key).unwrap(),
+        key,
     }
 }
 
 impl Env {
     /// Sign like `scimcp-release sign --key`: the bundle JSON for `artifact`.
     pub fn sign(&self, artifact: &[u8]) -> String {
-        let key = scimcp_release::sign::load_private_key(&self.key_pem).unwrap();
-        scimcp_release::sign::sign_bundle(&key, artifact).unwrap()
+        let spki = self.key.verifying_key().to_public_key_der().unwrap();
+        let signature: p256::ecdsa::DerSignature = self.key.sign(artifact);
+        let b64 = |bytes: &[u8]| Base64::encode_string(bytes);
+        let bundle = serde_json::json!({
+            "mediaType": scimcp_verify::BUNDLE_V03_MEDIA_TYPE,
+            "verificationMaterial": {
+                "publicKey": { "hint": b64(&Sha256::digest(spki.as_bytes())) },
+                "tlogEntries": [],
+            },
+            "messageSignature": {
+                "messageDigest": { "algorithm": "SHA2_256", "digest": b64(&Sha256::digest(artifact)) },
+                "signature": b64(signature.as_bytes()),
+            },
+        });
+        serde_json::to_string_pretty(&bundle).unwrap() + "\n"
     }
 
     pub fn run(&self, args: &[&str]) -> std::process::Output {
@@ -98,7 +123,7 @@ impl Env {
         zip_dir(&src, &out);
         if signed {
             let bundle = self.sign(&fs_err::read(&out).unwrap());
-            fs_err::write(scimcp_release::verify::bundle_path(&out), bundle).unwrap();
+            fs_err::write(scimcp_verify::bundle_path(&out), bundle).unwrap();
         }
         out
     }

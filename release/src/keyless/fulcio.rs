@@ -12,7 +12,7 @@ use x509_cert::der::{Decode, Encode};
 use super::http::{Transport, body_excerpt, with_retries};
 use super::token::IdentityToken;
 use super::{KeylessError, Service};
-use crate::verify::encoding::pem_decode;
+use crate::verify::pem_decode;
 
 /// A certificate Fulcio issued for the ephemeral key.
 #[derive(Debug, Clone)]
@@ -117,7 +117,7 @@ pub(crate) fn request_certificate(
     if ours.as_bytes() != theirs.as_slice() {
         return Err(fail("it issued the certificate for another key".into()));
     }
-    let (_, not_after) = crate::verify::certificate::validity(&cert);
+    let (_, not_after) = crate::verify::certificate_validity(&cert);
     Ok(IssuedCertificate {
         der,
         cert,

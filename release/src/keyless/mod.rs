@@ -196,11 +196,11 @@ impl<'a> KeylessSigner<'a> {
 
         // The bundle must verify as any verifier will check it: against the certificate's
         // own identity here; the release policy's pinned identity is checked by `verify`.
-        let identity = crate::verify::policy::subject_alt_names(&cert.cert)
+        let identity = crate::verify::subject_alt_names(&cert.cert)
             .into_iter()
             .next()
             .unwrap_or_default();
-        let issuer = crate::verify::policy::oidc_issuer(&cert.cert).unwrap_or_default();
+        let issuer = crate::verify::oidc_issuer(&cert.cert).unwrap_or_default();
         let policy = Policy::Identity {
             identity: identity.clone(),
             issuer: issuer.clone(),

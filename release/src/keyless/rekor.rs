@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(lines[0], "-----BEGIN CERTIFICATE-----");
         assert_eq!(lines[1].len(), 64);
         assert_eq!(lines.last(), Some(&"-----END CERTIFICATE-----"));
-        let (label, der) = crate::verify::encoding::pem_decode(&text).unwrap();
+        let (label, der) = crate::verify::pem_decode(&text).unwrap();
         assert_eq!((label.as_str(), der), ("CERTIFICATE", vec![7u8; 100]));
     }
 
