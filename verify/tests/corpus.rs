@@ -9,8 +9,11 @@
 //! - 1,000 random single-byte mutations of the bundles' signed content are all refused, and
 //!   none panics.
 //!
-//! The bundles are data from other repositories, kept in `shared/sigstore/corpus/` beside the
-//! checkout (as CI lays it out) or wherever `SCIMCP_SIGSTORE_CORPUS` points.
+//! The bundles are data from other repositories: they are not part of this repository (only
+//! their index is), and live in `shared/sigstore/corpus/` beside the checkout or wherever
+//! `SCIMCP_SIGSTORE_CORPUS` points. Where neither exists (a clone on its own), the tests say
+//! so on stderr and check nothing; with `SCIMCP_SIGSTORE_CORPUS` set, a missing directory or
+//! file fails them.
 
 // The counts docs/RELEASE.md quotes are printed (`-- --nocapture`) so anyone can rerun them.
 #![allow(clippy::print_stdout)]
@@ -94,17 +97,30 @@ fn digest<const N: usize>(hex_digest: &str) -> [u8; N] {
         .expect("digest length")
 }
 
-fn cases() -> Vec<Case> {
+/// The corpus, or `None` (said on stderr) when this checkout has none beside it.
+fn cases() -> Option<Vec<Case>> {
     let index = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/corpus.toml");
     let corpus: Corpus = toml::from_str(&fs_err::read_to_string(index).unwrap()).unwrap();
     let dir = corpus_dir();
+    let explicit = std::env::var_os("SCIMCP_SIGSTORE_CORPUS").is_some();
+    if !dir.is_dir() && !explicit {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "SKIPPED: the real-bundle corpus is not at {} (its files, listed in \
+                 verify/tests/corpus/corpus.toml, belong in shared/sigstore/corpus/ beside the \
+                 checkout; or set SCIMCP_SIGSTORE_CORPUS)",
+                dir.display()
+            );
+        }
+        return None;
+    }
     assert!(
         dir.is_dir(),
-        "the bundle corpus is not at {} (the files listed in verify/tests/corpus/corpus.toml \
-         belong in shared/sigstore/corpus/ beside the checkout; or set SCIMCP_SIGSTORE_CORPUS)",
+        "SCIMCP_SIGSTORE_CORPUS={} is not a directory",
         dir.display()
     );
-    corpus
+    let cases = corpus
         .bundle
         .into_iter()
         .map(|entry| {
@@ -120,7 +136,8 @@ fn cases() -> Vec<Case> {
                 artifact,
             }
         })
-        .collect()
+        .collect();
+    Some(cases)
 }
 
 fn policy(identity: &str, issuer: &str) -> Policy {
@@ -152,7 +169,7 @@ fn real_policy(case: &Case) -> Policy {
 
 #[test]
 fn every_genuine_bundle_verifies_with_its_real_identity() {
-    let cases = cases();
+    let Some(cases) = cases() else { return };
     let mut refused = Vec::new();
     for case in &cases {
         if let Err(e) = verify(case, &case.bundle, &case.artifact, &real_policy(case)) {
@@ -238,7 +255,7 @@ fn serial_last_byte(der: &[u8]) -> usize {
 
 #[test]
 fn every_negative_control_is_refused_by_its_check() {
-    let cases = cases();
+    let Some(cases) = cases() else { return };
     let mut wrong = Vec::new();
     let mut refused = 0;
     for case in &cases {
@@ -434,7 +451,7 @@ fn same_meaning(a: &str, b: &str) -> bool {
 #[test]
 fn a_thousand_single_byte_mutations_of_signed_content_are_refused() {
     const MUTATIONS: usize = 1_000;
-    let cases = cases();
+    let Some(cases) = cases() else { return };
     let mut rng = XorShift(0x005c_13c9_2026);
     let mut accepted = Vec::new();
     let mut no_ops = 0;
