@@ -174,12 +174,14 @@ fn run_probe(interpreter: &Path, manifest: &Manifest) -> Result<RuntimeProbe, St
         return Err(format!("{} does not exist", interpreter.display()));
     }
     let rt = &manifest.runtime;
-    let mut cmd = crate::process::python(interpreter);
+    let mut cmd = scimcp_process::python_command(interpreter);
     cmd.args(["-c", RUNTIME_PROBE_SCRIPT])
         .arg(rt.package.clone().unwrap_or_default())
         .args(requirement_names(&rt.requirements));
-    let out = crate::process::run(&mut cmd, PROBE_TIMEOUT)
-        .map_err(|e| format!("cannot run {}: {e}", interpreter.display()))?;
+    let out = scimcp_process::run(
+        scimcp_process::Step::new("the runtime probe", cmd).timeout(PROBE_TIMEOUT),
+    )
+    .map_err(|e| format!("cannot run {}: {e}", interpreter.display()))?;
     if out.timed_out {
         return Err(format!(
             "{} did not answer within {} s",

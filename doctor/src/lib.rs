@@ -13,7 +13,6 @@ mod checks;
 mod cli;
 mod context;
 mod fix;
-mod process;
 mod report;
 
 use std::io::{IsTerminal, Write};

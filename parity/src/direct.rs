@@ -277,10 +277,9 @@ async fn stop(
 ) -> Option<std::process::ExitStatus> {
     #[cfg(unix)]
     if let Some(pid) = pid {
-        use nix::sys::signal::Signal;
-        crate::process::signal_group(pid, Signal::SIGTERM);
+        crate::process::signal_group(pid, scimcp_process::Kill::Terminate);
         let status = tokio::time::timeout(TERMINATE_GRACE, child.wait()).await;
-        crate::process::signal_group(pid, Signal::SIGKILL);
+        crate::process::signal_group(pid, scimcp_process::Kill::Kill);
         return match status {
             Ok(s) => s.ok(),
             Err(_) => child.wait().await.ok(),

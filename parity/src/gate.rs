@@ -365,22 +365,24 @@ async fn export_datasets(adapter: &Adapter, python: &Path, dir: &Path) -> Result
                 .map(|a| a.replace("{output_dir}", &dir_text)),
         )
         .collect();
-    let out = tokio::process::Command::new(&program)
-        .args(&args)
-        .envs(direct::environment_of_gate(&BTreeMap::new()))
-        .output()
+    let mut cmd = std::process::Command::new(&program);
+    cmd.args(&args)
+        .envs(direct::environment_of_gate(&BTreeMap::new()));
+    let step = scimcp_process::Step::new(
+        format!("exporting the {} datasets", adapter.manifest.name),
+        cmd,
+    )
+    .timeout(std::time::Duration::from_secs(600));
+    tokio::task::spawn_blocking(move || scimcp_process::run(step))
         .await
-        .map_err(|e| Error::Setup(format!("cannot run {}: {e}", program.display())))?;
-    if !out.status.success() {
-        return Err(Error::Setup(format!(
-            "exporting the {} datasets failed ({} {}): {}; is the runtime at {} complete? (scripts/dev-env.sh)",
-            adapter.manifest.name,
-            program.display(),
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim(),
-            python.display()
-        )));
-    }
+        .map_err(|e| Error::Setup(e.to_string()))?
+        .and_then(scimcp_process::Captured::check)
+        .map_err(|e| {
+            Error::Setup(format!(
+                "{e}; is the runtime at {} complete? (scripts/dev-env.sh)",
+                python.display()
+            ))
+        })?;
     Ok(())
 }
 

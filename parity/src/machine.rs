@@ -172,16 +172,15 @@ pub async fn numeric_libraries(
     python: &Path,
     env: &BTreeMap<String, String>,
 ) -> Vec<NumericLibrary> {
-    let run = tokio::process::Command::new(python)
-        .args(["-I", "-c", NUMERIC_PROBE])
-        .envs(env)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    match tokio::time::timeout(Duration::from_secs(60), run).await {
-        Ok(Ok(out)) if out.status.success() => {
+    let mut cmd = scimcp_process::python_command(python);
+    cmd.args(["-c", NUMERIC_PROBE]).envs(env);
+    let step = scimcp_process::Step::new("the numerical libraries probe", cmd)
+        .timeout(Duration::from_secs(60));
+    let out = tokio::task::spawn_blocking(move || scimcp_process::run(step)).await;
+    match out {
+        Ok(Ok(out)) if out.success() => {
             let mut libs: Vec<NumericLibrary> =
-                serde_json::from_slice(&out.stdout).unwrap_or_default();
+                serde_json::from_str(&out.stdout).unwrap_or_default();
             libs.sort_by(|a, b| {
                 (&a.user_api, &a.internal_api).cmp(&(&b.user_api, &b.internal_api))
             });

@@ -7,60 +7,8 @@ use std::time::{Duration, Instant};
 pub const TREE_GRACE: Duration = Duration::from_secs(5);
 
 /// True when no live (non-zombie) process is left in process group `pgid`.
-///
-/// Zombies do not count: an orphaned worker is reparented to PID 1, and in a container
-/// PID 1 may never reap it, although it no longer runs anything.
-#[cfg(target_os = "linux")]
 pub fn group_gone(pgid: u32) -> bool {
-    let Ok(entries) = fs_err::read_dir("/proc") else {
-        return group_gone_by_signal(pgid);
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if name.to_str().and_then(|n| n.parse::<u32>().ok()).is_none() {
-            continue; // not a process directory
-        }
-        let Ok(stat) = fs_err::read_to_string(entry.path().join("stat")) else {
-            continue; // gone while we looked
-        };
-        // `pid (comm) state ppid pgrp …`; comm may contain spaces and parentheses.
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = after.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let pgrp = fields.nth(1).and_then(|p| p.parse::<u32>().ok());
-        if pgrp == Some(pgid) && state != "Z" && state != "X" {
-            return false;
-        }
-    }
-    true
-}
-
-/// Elsewhere on Unix: ask the kernel whether the group still has members.
-#[cfg(all(unix, not(target_os = "linux")))]
-pub fn group_gone(pgid: u32) -> bool {
-    group_gone_by_signal(pgid)
-}
-
-#[cfg(unix)]
-fn group_gone_by_signal(pgid: u32) -> bool {
-    use nix::sys::signal::killpg;
-    use nix::unistd::Pid;
-    let Ok(raw) = i32::try_from(pgid) else {
-        return true;
-    };
-    matches!(
-        killpg(Pid::from_raw(raw), None),
-        Err(nix::errno::Errno::ESRCH)
-    )
-}
-
-/// Without process groups there is nothing portable to ask; report the tree as ended only
-/// when the caller saw the process itself exit.
-#[cfg(not(unix))]
-pub fn group_gone(_pgid: u32) -> bool {
-    true
+    !scimcp_process::group_alive(pgid)
 }
 
 /// Wait up to [`TREE_GRACE`] for process group `pgid` to have no live process.
@@ -77,12 +25,8 @@ pub async fn wait_group_gone(pgid: u32) -> bool {
     }
 }
 
-/// Send `signal` to every process in group `pgid`, ignoring a group that is already gone.
-#[cfg(unix)]
-pub fn signal_group(pgid: u32, signal: nix::sys::signal::Signal) {
-    use nix::sys::signal::killpg;
-    use nix::unistd::Pid;
-    if let Ok(raw) = i32::try_from(pgid) {
-        let _ = killpg(Pid::from_raw(raw), signal);
-    }
+/// End every process in group `pgid` politely (SIGTERM) or not (SIGKILL), as the server ends
+/// a run; a group that is already gone is ignored.
+pub fn signal_group(pgid: u32, how: scimcp_process::Kill) {
+    scimcp_process::signal_tree(pgid, how);
 }

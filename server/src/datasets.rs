@@ -14,7 +14,6 @@ use serde::Serialize;
 use tokio::sync::OnceCell;
 
 use crate::envelope::{ErrorCode, ToolError};
-use crate::runs::child::isolated_command;
 use crate::runtime::ScientificRuntime;
 
 /// Prefix of references to the adapter's built-in datasets, e.g. `builtin:iris`.
@@ -363,37 +362,23 @@ async fn materialize(
         let t = Template::parse(arg).map_err(|e| e.to_string())?;
         args.push(t.render(|_| Ok::<_, String>(scratch_text.clone()))?);
     }
-    let mut cmd = isolated_command(program, &args, &scratch, runtime.env());
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let outcome = tokio::time::timeout(EXPORT_TIMEOUT, cmd.output()).await;
+    let cmd = crate::runs::child::isolated_std_command(program, &args, &scratch, runtime.env());
+    let step =
+        scimcp_process::Step::new("the built-in dataset export", cmd).timeout(EXPORT_TIMEOUT);
+    let outcome = tokio::task::spawn_blocking(move || scimcp_process::run(step))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| {
+            r.and_then(scimcp_process::Captured::check)
+                .map_err(|e| e.to_string())
+        });
+    if let Err(e) = outcome {
+        let _ = fs_err::remove_dir_all(&scratch);
+        return Err(e);
+    }
     let cleanup = |scratch: &Path| {
         let _ = fs_err::remove_dir_all(scratch);
     };
-    let output = match outcome {
-        Err(_) => {
-            cleanup(&scratch);
-            return Err(format!(
-                "exporting built-in datasets took longer than {EXPORT_TIMEOUT:?}"
-            ));
-        }
-        Ok(Err(e)) => {
-            cleanup(&scratch);
-            return Err(format!("cannot run {}: {e}", program.display()));
-        }
-        Ok(Ok(o)) => o,
-    };
-    if !output.status.success() {
-        cleanup(&scratch);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!(
-            "the export command failed ({}): {}",
-            output.status,
-            stderr.trim()
-        ));
-    }
     match fs_err::rename(&scratch, dir) {
         Ok(()) => Ok(dir.to_path_buf()),
         Err(_) if dir.is_dir() => {

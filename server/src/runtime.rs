@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use scimcp_core::{Adapter, Manifest, RuntimeKind, Workflow};
@@ -131,43 +130,18 @@ impl ScientificRuntime {
         if self.kind != RuntimeKind::Python {
             return Err("environment probing applies to python runtimes only".into());
         }
-        let mut cmd = tokio::process::Command::new(&program);
-        cmd.arg("-I")
-            .arg("-c")
+        let mut cmd = scimcp_process::python_command(&program);
+        cmd.arg("-c")
             .arg(RUNTIME_PROBE_SCRIPT)
             .arg(self.package.clone().unwrap_or_default())
-            .args(&self.requirement_names)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let output = tokio::time::timeout(PROBE_TIMEOUT, cmd.output())
+            .args(&self.requirement_names);
+        let step = scimcp_process::Step::new("the runtime probe", cmd).timeout(PROBE_TIMEOUT);
+        let out = tokio::task::spawn_blocking(move || scimcp_process::run(step))
             .await
-            .map_err(|_| {
-                format!(
-                    "probing {} took longer than {PROBE_TIMEOUT:?}",
-                    program.display()
-                )
-            })?
-            .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let tail: String = stderr
-                .lines()
-                .rev()
-                .take(5)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<Vec<_>>()
-                .join("\n");
-            return Err(format!(
-                "probing {} failed ({}): {tail}",
-                program.display(),
-                output.status
-            ));
-        }
-        serde_json::from_slice(&output.stdout)
+            .map_err(|e| format!("the runtime probe did not finish: {e}"))?
+            .and_then(scimcp_process::Captured::check)
+            .map_err(|e| e.to_string())?;
+        serde_json::from_str(&out.stdout)
             .map_err(|e| format!("the runtime probe printed something unexpected: {e}"))
     }
 }

@@ -100,6 +100,11 @@ pub struct Runtime {
     /// Arguments after the interpreter or executable, before the workflow's argv.
     #[serde(default)]
     pub launch: Vec<String>,
+    /// Install every requirement from a prebuilt wheel, never by building from source
+    /// (`--only-binary :all:`): a source build needs compilers and libraries a scientist's
+    /// computer rarely has, and half-fails in ways that are hard to explain.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary_only: bool,
     /// Modules that must import for the runtime to be usable (the complete import path).
     #[serde(default)]
     pub import_check: Vec<String>,

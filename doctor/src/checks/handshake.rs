@@ -141,7 +141,10 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
 fn startup_stderr(command: &std::path::Path, args: &[String], cwd: &std::path::Path) -> String {
     let mut cmd = std::process::Command::new(command);
     cmd.args(args).current_dir(cwd);
-    crate::process::run(&mut cmd, std::time::Duration::from_secs(10))
-        .map(|c| c.stderr)
-        .unwrap_or_default()
+    scimcp_process::run(
+        scimcp_process::Step::new("the server's start", cmd)
+            .timeout(std::time::Duration::from_secs(10)),
+    )
+    .map(|c| c.stderr)
+    .unwrap_or_default()
 }

@@ -37,10 +37,12 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         return CheckResult::skipped(id, "the interpreter is missing (see runtime.interpreter)");
     }
     let limit = ctx.options.import_timeout;
-    let mut cmd = crate::process::python(&runtime.interpreter);
+    let mut cmd = scimcp_process::python_command(&runtime.interpreter);
     cmd.args(["-c", IMPORT_SCRIPT]).args(modules);
     let fix = |r: CheckResult| r.remedy("scimcp-setup repair").fixable();
-    let out = match crate::process::run(&mut cmd, limit) {
+    let out = match scimcp_process::run(
+        scimcp_process::Step::new("the import check", cmd).timeout(limit),
+    ) {
         Ok(out) => out,
         Err(e) => {
             return fix(CheckResult::fail(

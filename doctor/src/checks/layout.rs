@@ -154,8 +154,11 @@ fn required_binaries(version_dir: &Path, exe: &str) -> Vec<String> {
 
 /// `NAME VERSION` as the binary prints it for `--version`.
 fn version_of(path: &Path) -> Result<String, String> {
-    let out = crate::process::run(Command::new(path).arg("--version"), VERSION_TIMEOUT)
-        .map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(path);
+    cmd.arg("--version");
+    let out =
+        scimcp_process::run(scimcp_process::Step::new("--version", cmd).timeout(VERSION_TIMEOUT))
+            .map_err(|e| e.to_string())?;
     if out.timed_out {
         return Err(format!(
             "`--version` did not answer within {} s",

@@ -17,7 +17,20 @@ pub fn isolated_command(
     cwd: &Path,
     env: &BTreeMap<String, String>,
 ) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(program);
+    let mut cmd = tokio::process::Command::from(isolated_std_command(program, args, cwd, env));
+    cmd.kill_on_drop(true);
+    cmd
+}
+
+/// [`isolated_command`] for a blocking caller (the shared runner of helper steps). The
+/// process group comes from whoever spawns it (the runner and the run executor both make one).
+pub fn isolated_std_command(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
     cmd.args(args).current_dir(cwd).env_clear();
     for name in ENV_PASSTHROUGH {
         if let Some(value) = std::env::var_os(name) {
@@ -26,9 +39,10 @@ pub fn isolated_command(
     }
     cmd.envs(env);
     #[cfg(unix)]
-    cmd.process_group(0);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     #[cfg(windows)]
     {
+        use std::os::windows::process::CommandExt;
         const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
         const CREATE_NO_WINDOW: u32 = 0x0800_0000;
         cmd.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
@@ -36,35 +50,5 @@ pub fn isolated_command(
     cmd
 }
 
-/// How hard to end a process tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    /// Ask politely (SIGTERM on Unix).
-    Terminate,
-    /// No negotiation (SIGKILL on Unix).
-    Kill,
-}
-
-/// Signal every process in the group led by `pid` (the child we started). Ignores a group
-/// that is already gone.
-#[cfg(unix)]
-pub fn signal_tree(pid: u32, signal: Signal) {
-    use nix::sys::signal::{Signal as NixSignal, killpg};
-    use nix::unistd::Pid;
-    let Ok(raw) = i32::try_from(pid) else { return };
-    let sig = match signal {
-        Signal::Terminate => NixSignal::SIGTERM,
-        Signal::Kill => NixSignal::SIGKILL,
-    };
-    let _ = killpg(Pid::from_raw(raw), sig);
-}
-
-/// Windows has no process groups to signal; `taskkill /T` ends the tree rooted at `pid`.
-#[cfg(windows)]
-pub fn signal_tree(pid: u32, _signal: Signal) {
-    let _ = std::process::Command::new("taskkill")
-        .args(["/T", "/F", "/PID", &pid.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status();
-}
+/// How hard to end a process tree, and ending it: the suite's one implementation.
+pub use scimcp_process::{Kill as Signal, signal_tree};
