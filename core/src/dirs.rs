@@ -27,3 +27,8 @@ pub fn data_root() -> Result<PathBuf, NoHome> {
         .map(|d| d.data_dir().to_path_buf())
         .ok_or(NoHome)
 }
+
+/// The user's home directory, as the platform defines it (`None` when there is none).
+pub fn home_dir() -> Option<PathBuf> {
+    directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf())
+}

@@ -173,6 +173,9 @@ impl ServerContext {
             settings.data_dirs,
             &datasets_root,
         );
+        if let Some(note) = datasets.start_dir_note() {
+            tracing::warn!("{note}");
+        }
         let runs_dir = settings.data_root.join("runs");
         let runs = RunManager::open(runs_dir.clone(), &adapter)
             .with_context(|| format!("cannot open the runs directory {}", runs_dir.display()))?;

@@ -96,9 +96,13 @@ async fn dataset_escapes_are_refused_before_a_byte_is_read() {
         .status()
         .unwrap();
     assert!(fifo.success());
-    // An allowed symlink: inside the root, to a file inside the root.
+    // A link inside the root to a file inside the root is refused too: datasets are opened
+    // without following links, so no path can be swapped to point elsewhere mid-check.
     std::os::unix::fs::symlink(h.cwd.join("data/iris.csv"), h.cwd.join("iris-link.csv")).unwrap();
+    std::os::unix::fs::symlink(h.cwd.join("data"), h.cwd.join("data-link")).unwrap();
     let cases = [
+        ("iris-link.csv", "dataset_outside_roots"),
+        ("data-link/iris.csv", "dataset_outside_roots"),
         ("data/../data/iris.csv", "dataset_outside_roots"),
         ("../outside/secret.csv", "dataset_outside_roots"),
         (outside.to_str().unwrap(), "dataset_outside_roots"),
@@ -125,7 +129,7 @@ async fn dataset_escapes_are_refused_before_a_byte_is_read() {
         }
     }
     let ok = h
-        .ok("inspect_dataset", json!({"dataset": "iris-link.csv"}))
+        .ok("inspect_dataset", json!({"dataset": "data/iris.csv"}))
         .await;
     assert_eq!(ok["row_count"], 150);
     assert_eq!(h.ok("list_runs", json!({})).await["runs"]["total"], 0);

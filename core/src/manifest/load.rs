@@ -155,6 +155,7 @@ struct Checker<'t> {
     text: &'t str,
     doc: Option<Spanned<DeTable<'t>>>,
     errors: Vec<ManifestError>,
+    warnings: Vec<ManifestError>,
 }
 
 impl<'t> Checker<'t> {
@@ -164,6 +165,7 @@ impl<'t> Checker<'t> {
             text,
             doc: DeTable::parse(text).ok(),
             errors: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -242,6 +244,7 @@ fn load_text(
         canonical_json: canonical,
         sha256,
         origin,
+        warnings: checker.warnings,
     })
 }
 
@@ -761,6 +764,18 @@ fn load_schemas(c: &mut Checker<'_>, m: &mut Manifest, files: &Files<'_>) {
                 hint: problem.2,
             });
         }
+        let mut free = Vec::new();
+        free_form_objects(&schema, "", &mut free);
+        for pointer in free {
+            c.warnings.push(ManifestError {
+                file: schema_file.clone(),
+                line: None,
+                column: None,
+                field: pointer,
+                message: "a free-form object: any key and value a client sends reaches the CLI (a path, a cache directory, a callable's name)".into(),
+                hint: Some("declare the keys the CLI may take, each typed and bounded, with \"additionalProperties\": false".into()),
+            });
+        }
         wf.parameters_schema = schema;
     }
 }
@@ -768,6 +783,46 @@ fn load_schemas(c: &mut Checker<'_>, m: &mut Manifest, files: &Files<'_>) {
 type Problem = (String, String, Option<String>);
 
 /// What makes a parameter schema unusable: it must be a strict object schema that compiles.
+/// JSON pointers of the object schemas below the top level that accept keys nobody named:
+/// no `"additionalProperties": false`, or `patternProperties`. (`if`/`then` rules that only
+/// narrow an object already closed above are not counted.)
+fn free_form_objects(schema: &serde_json::Value, pointer: &str, out: &mut Vec<String>) {
+    use serde_json::Value;
+    let Value::Object(map) = schema else { return };
+    let is_object = match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        None => map.contains_key("properties") || map.contains_key("additionalProperties"),
+        _ => false,
+    };
+    if !pointer.is_empty()
+        && is_object
+        && (map.get("additionalProperties") != Some(&Value::Bool(false))
+            || map.contains_key("patternProperties"))
+    {
+        out.push(pointer.to_string());
+    }
+    for key in ["properties", "$defs", "definitions"] {
+        if let Some(Value::Object(children)) = map.get(key) {
+            for (name, child) in children {
+                free_form_objects(child, &format!("{pointer}/{key}/{name}"), out);
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child @ Value::Object(_)) = map.get(key) {
+            free_form_objects(child, &format!("{pointer}/{key}"), out);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(children)) = map.get(key) {
+            for (i, child) in children.iter().enumerate() {
+                free_form_objects(child, &format!("{pointer}/{key}/{i}"), out);
+            }
+        }
+    }
+}
+
 fn schema_problems(schema: &serde_json::Value) -> Vec<Problem> {
     let mut out: Vec<Problem> = Vec::new();
     let Some(obj) = schema.as_object() else {

@@ -42,6 +42,9 @@ pub struct Adapter {
     /// SHA-256 of [`Adapter::canonical_json`].
     pub sha256: String,
     pub origin: AdapterOrigin,
+    /// What is allowed but risky (a free-form object reaching the CLI): `adapter check`
+    /// prints these; they never stop a manifest from loading.
+    pub warnings: Vec<ManifestError>,
 }
 
 impl Adapter {

@@ -9,6 +9,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.neighbors import KNeighborsClassifier, LocalOutlierFactor
 
 from refsci.errors import ModelError
+from refsci.params import check as check_params
 
 try:  # scikit-learn >= 1.2
     from sklearn.utils._param_validation import InvalidParameterError
@@ -71,19 +72,16 @@ def model_names(workflow):
 def build(workflow, model, opts):
     """Construct and validate the estimator; raise ModelError for refused parameters."""
     cls, defaults, reserved = MODELS[workflow][model]
-    accepted = cls().get_params(deep=False)
-    params = opts["params"]
     where = opts.get("params_source", "--params")
-    for key in params:
+    for key in opts["params"]:
         if key == "random_state":
             raise ModelError("'random_state' cannot be set through parameters", where,
                              "use --seed instead")
         if key in reserved:
             raise ModelError(f"'{key}' cannot be set through parameters", where,
                              f"use {reserved[key]} instead")
-        if key not in accepted:
-            raise ModelError(f"{cls.__name__} does not accept parameter '{key}'", where,
-                             "use one of: " + ", ".join(sorted(accepted)))
+    params = check_params(workflow, model, opts["params"], where)
+    accepted = cls().get_params(deep=False)
     kwargs = dict(defaults(opts))
     kwargs.update(params)
     if "random_state" in accepted:

@@ -22,9 +22,13 @@ pub(crate) fn check(name_or_path: &str, json: bool) -> ExitCode {
                     "origin": adapter.origin,
                     "workflows": adapter.workflow_ids(),
                     "errors": [],
+                    "warnings": adapter.warnings,
                 });
                 let _ = writeln!(stdout, "{report:#}");
             } else {
+                for w in &adapter.warnings {
+                    let _ = writeln!(stderr, "warning: {w}");
+                }
                 let _ = writeln!(
                     stdout,
                     "ok: {} {} ({} workflows: {})\nsha256: {}",

@@ -2,14 +2,13 @@
 //! timeout or cancel, then index the artifacts, publish the result once and write the run
 //! manifest that binds request, validation, plan, runtime identity, inputs and artifacts.
 
-use std::io::{Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use scimcp_core::fs::{Privacy, create_private_dir, publish_once, write_atomic, write_json_atomic};
-use sha2::{Digest, Sha256};
+
 use tokio::io::AsyncWriteExt;
 
 use super::child::{Signal, isolated_command, signal_tree};
@@ -105,7 +104,19 @@ impl RunManager {
             );
         };
         let work = dir.join(&v.plan.working_dir);
-        if let Err(e) = prepare(&work, v) {
+        // Copying and hashing a dataset of up to the size limit is blocking work: off the
+        // async workers, so other tool calls keep their latency while a large run starts.
+        let prepared = {
+            let (work, v, max) = (work.clone(), v.clone(), self.limits.max_dataset_bytes);
+            tokio::task::spawn_blocking(move || prepare(&work, &v, max))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(ToolError::internal(format!(
+                        "preparing the run panicked: {e}"
+                    )))
+                })
+        };
+        if let Err(e) = prepared {
             let reason = if e.code == ErrorCode::DatasetChanged {
                 "dataset_changed"
             } else {
@@ -394,7 +405,7 @@ fn write_run_manifest(
 
 /// Copy the dataset into `work/inputs/` (checking its hash on the way) and write the
 /// plan's input files.
-fn prepare(work: &Path, v: &Validation) -> Result<(), ToolError> {
+fn prepare(work: &Path, v: &Validation, max_dataset_bytes: u64) -> Result<(), ToolError> {
     let internal = |e: &dyn std::fmt::Display| {
         ToolError::internal(format!("cannot prepare the run's working directory: {e}"))
     };
@@ -403,7 +414,13 @@ fn prepare(work: &Path, v: &Validation) -> Result<(), ToolError> {
     if let Some(parent) = target.parent() {
         create_private_dir(parent).map_err(|e| internal(&e))?;
     }
-    let copied = copy_hashing(&v.dataset.path, &target).map_err(|e| internal(&e))?;
+    // Opened again the way it was validated, and copied through that handle: what the run
+    // gets is exactly the bytes hashed here.
+    let copied = v.dataset.reopen(max_dataset_bytes)?.copy_to(
+        &target,
+        &v.dataset.reference,
+        max_dataset_bytes,
+    )?;
     if copied != v.dataset.sha256 {
         return Err(ToolError::new(
             ErrorCode::DatasetChanged,
@@ -422,28 +439,4 @@ fn prepare(work: &Path, v: &Validation) -> Result<(), ToolError> {
         write_atomic(&path, file.content.as_bytes(), Privacy::Private).map_err(|e| internal(&e))?;
     }
     Ok(())
-}
-
-/// Copy `from` to a new file `to`, returning the SHA-256 of exactly the bytes written.
-fn copy_hashing(from: &Path, to: &Path) -> std::io::Result<String> {
-    let mut src = fs_err::File::open(from)?;
-    let mut dst = fs_err::OpenOptions::new()
-        .create_new(true)
-        .write(true)
-        .open(to)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match src.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        dst.write_all(&buf[..n])?;
-        hasher.update(&buf[..n]);
-    }
-    dst.flush()?;
-    dst.sync_all()?;
-    Ok(hex::encode(hasher.finalize()))
 }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::datasets::{ColumnInfo, DatasetEntry, ResolvedDataset, inspect_csv};
+use crate::datasets::{ColumnInfo, DatasetEntry, ResolvedDataset};
 use crate::envelope::ToolError;
 use crate::paging::Page;
 use crate::request::{DatasetsRequest, InspectRequest};
@@ -60,24 +60,20 @@ pub(super) async fn inspect(
 ) -> Result<InspectOutput, ToolError> {
     let resolved = ctx.datasets.resolve(&req.dataset, &ctx.runtime).await?;
     let rows = usize::from(req.sample_rows.min(10));
-    let full = tokio::task::spawn_blocking(move || inspect_csv(resolved, rows))
-        .await
-        .map_err(|e| ToolError::internal(format!("inspection panicked: {e}")))??;
     let limit = req
         .column_limit
         .unwrap_or(50)
         .clamp(1, req.detail.max_page(100, 2000));
+    let offset = req.column_offset;
+    let sample_columns = offset..offset.saturating_add(limit);
+    let max = ctx.datasets.max_bytes();
+    let full = tokio::task::spawn_blocking(move || {
+        crate::datasets::inspect(resolved, rows, sample_columns, max)
+    })
+    .await
+    .map_err(|e| ToolError::internal(format!("inspection panicked: {e}")))??;
     let columns = Page::of(&full.columns, req.column_offset, limit);
-    let range = columns.offset..columns.offset + columns.items.len();
-    let sample_rows = full
-        .sample_rows
-        .into_iter()
-        .map(|row| {
-            row.get(range.clone())
-                .map(<[String]>::to_vec)
-                .unwrap_or_default()
-        })
-        .collect();
+    let sample_rows = full.sample_rows;
     Ok(InspectOutput {
         dataset: full.dataset,
         row_count: full.row_count,

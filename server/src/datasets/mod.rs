@@ -1,0 +1,426 @@
+//! Datasets: resolving references to files inside the allowed roots ([`roots`]), the
+//! adapter's built-in datasets, and CSV inspection.
+//!
+//! A dataset is opened once, below its root, without following links, and read only through
+//! that handle ([`open`]); every check that can refuse it (`..`, links, secrets, hard links,
+//! non-regular files, size) runs before a byte of content is read.
+
+mod inspect;
+mod open;
+pub mod roots;
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+pub use inspect::{ColumnInfo, ColumnType, Inspection, inspect};
+pub use open::Opened;
+
+use schemars::JsonSchema;
+use scimcp_core::Adapter;
+use scimcp_core::manifest::{DatasetsSpec, Template};
+use serde::Serialize;
+use tokio::sync::OnceCell;
+
+use crate::envelope::{ErrorCode, ToolError};
+use crate::runtime::ScientificRuntime;
+
+/// Prefix of references to the adapter's built-in datasets, e.g. `builtin:iris`.
+pub const BUILTIN_PREFIX: &str = "builtin:";
+/// How long materializing the built-in datasets may take.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Most files listed per root.
+const MAX_LISTED: usize = 1000;
+
+/// Where a dataset comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetSource {
+    Builtin,
+    File,
+}
+
+/// A dataset reference resolved to a checked file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ResolvedDataset {
+    /// The reference as the client gave it.
+    pub reference: String,
+    pub source: DatasetSource,
+    /// Absolute path (its allowed directory, then the path below it).
+    pub path: PathBuf,
+    pub file_name: String,
+    pub size_bytes: u64,
+    pub sha256: String,
+    /// The allowed directory it lies in, and its path below it: how it is opened again.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub root: PathBuf,
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub relative: PathBuf,
+}
+
+impl ResolvedDataset {
+    /// Open the file again, the same way it was resolved (below its root, no links
+    /// followed, checked on the handle).
+    pub fn reopen(&self, max_bytes: u64) -> Result<Opened, ToolError> {
+        open::open_confined(&self.root, &self.relative, &self.reference, max_bytes)
+    }
+}
+
+/// One entry of `list_datasets`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DatasetEntry {
+    /// Pass this as `dataset` to the other tools.
+    pub reference: String,
+    pub source: DatasetSource,
+    pub file_name: String,
+    pub size_bytes: u64,
+}
+
+/// The datasets a server may read.
+#[derive(Debug)]
+pub struct DatasetCatalog {
+    /// The allowed directories (canonical): the operator's, then the start directory when
+    /// it is an ordinary project directory. Relative references resolve against the first.
+    file_roots: Vec<PathBuf>,
+    /// Why the start directory is not a root, when it is not.
+    start_not_root: Option<String>,
+    max_bytes: u64,
+    builtin_spec: Option<DatasetsSpec>,
+    builtin_dir: PathBuf,
+    builtin: OnceCell<Result<PathBuf, String>>,
+}
+
+impl DatasetCatalog {
+    /// `start_dir` and `data_dirs` must be canonical; built-ins materialize under
+    /// `datasets_root/<adapter>-<hash prefix>`.
+    pub fn new(
+        adapter: &Adapter,
+        start_dir: PathBuf,
+        data_dirs: Vec<PathBuf>,
+        datasets_root: &Path,
+    ) -> Self {
+        let start_not_root = roots::implicit_root_problem(&start_dir, roots::home().as_deref());
+        let mut file_roots = Vec::new();
+        if start_not_root.is_none() {
+            file_roots.push(start_dir.clone());
+        }
+        for d in data_dirs {
+            if !file_roots.contains(&d) {
+                file_roots.push(d);
+            }
+        }
+        DatasetCatalog {
+            file_roots,
+            start_not_root,
+            max_bytes: adapter.manifest.effective_limits().max_dataset_bytes,
+            builtin_spec: adapter.manifest.datasets.clone(),
+            builtin_dir: datasets_root.join(format!(
+                "{}-{}",
+                adapter.manifest.name,
+                &adapter.sha256[..12]
+            )),
+            builtin: OnceCell::new(),
+        }
+    }
+
+    /// Why the start directory is not a data root, when it is not (said once at start-up).
+    pub fn start_dir_note(&self) -> Option<String> {
+        self.start_not_root.as_ref().map(|why| {
+            format!(
+                "the start directory is not used as a data directory: {why}; datasets come from --data-dir directories{}",
+                if self.builtin_spec.is_some() { " and the built-in datasets" } else { "" }
+            )
+        })
+    }
+
+    /// The directories datasets may come from (built-ins last).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        let mut roots = self.file_roots.clone();
+        if self.builtin_spec.is_some() {
+            roots.push(self.builtin_dir.clone());
+        }
+        roots
+    }
+
+    /// The largest dataset this adapter accepts.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// Resolve a reference (`builtin:<id>` or a path) to a checked, hashed file.
+    pub async fn resolve(
+        &self,
+        reference: &str,
+        runtime: &ScientificRuntime,
+    ) -> Result<ResolvedDataset, ToolError> {
+        let (root, relative, source) = if let Some(id) = reference.strip_prefix(BUILTIN_PREFIX) {
+            let (root, relative) = self.builtin_path(id, runtime).await?;
+            (root, relative, DatasetSource::Builtin)
+        } else {
+            let (root, relative) = self.confined(reference)?;
+            (root, relative, DatasetSource::File)
+        };
+        let max = self.max_bytes;
+        let reference = reference.to_string();
+        tokio::task::spawn_blocking(move || check_and_hash(reference, source, root, relative, max))
+            .await
+            .map_err(|e| ToolError::internal(format!("dataset check panicked: {e}")))?
+    }
+
+    /// Split a path reference into an allowed directory and the plain path below it,
+    /// refusing `..`, paths outside every root and secret-bearing places. Nothing is opened.
+    fn confined(&self, reference: &str) -> Result<(PathBuf, PathBuf), ToolError> {
+        let dataset_field = |e: ToolError| e.field("dataset");
+        if reference.trim().is_empty() {
+            return Err(dataset_field(ToolError::new(
+                ErrorCode::DatasetNotFound,
+                "the dataset reference is empty",
+                "call list_datasets and pass one of its references",
+            )));
+        }
+        let given = Path::new(reference);
+        if given.components().any(|c| c == Component::ParentDir) {
+            return Err(dataset_field(ToolError::new(
+                ErrorCode::DatasetOutsideRoots,
+                format!(
+                    "dataset path '{reference}' contains '..'; paths may not climb out of a directory"
+                ),
+                "give the path without '..', relative to the first allowed directory or absolute inside one",
+            )));
+        }
+        let outside = || {
+            dataset_field(
+                ToolError::new(
+                    ErrorCode::DatasetOutsideRoots,
+                    format!("dataset '{reference}' is not inside an allowed directory"),
+                    "copy the file into an allowed directory, or start the server with --data-dir for its directory",
+                )
+                .allowed(self.roots().iter().map(|r| r.display().to_string())),
+            )
+        };
+        let (root, relative) = if given.is_absolute() {
+            self.file_roots
+                .iter()
+                .find_map(|root| {
+                    given
+                        .strip_prefix(root)
+                        .ok()
+                        .map(|rel| (root.clone(), rel.to_path_buf()))
+                })
+                .ok_or_else(outside)?
+        } else {
+            let root = self.file_roots.first().ok_or_else(outside)?;
+            (root.clone(), given.to_path_buf())
+        };
+        if let Some(secret) = roots::secret_component(&root.join(&relative)) {
+            return Err(dataset_field(ToolError::new(
+                ErrorCode::DatasetOutsideRoots,
+                format!(
+                    "dataset '{reference}' lies in {secret}, a place that holds secrets; scimcp never reads there"
+                ),
+                "pass a data file from an ordinary data directory",
+            )));
+        }
+        Ok((root, relative))
+    }
+
+    async fn builtin_path(
+        &self,
+        id: &str,
+        runtime: &ScientificRuntime,
+    ) -> Result<(PathBuf, PathBuf), ToolError> {
+        let valid_id = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        let dir = self.builtin_dir(runtime).await?;
+        let name = format!("{id}.csv");
+        if valid_id && dir.join(&name).is_file() {
+            return Ok((dir, PathBuf::from(name)));
+        }
+        let known = list_csv(&dir)
+            .into_iter()
+            .map(|(name, _)| format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")));
+        Err(ToolError::new(
+            ErrorCode::DatasetNotFound,
+            format!("the adapter has no built-in dataset '{id}'"),
+            "use one of the allowed references",
+        )
+        .field("dataset")
+        .allowed(known))
+    }
+
+    /// The directory holding the built-in datasets, exporting them on first use.
+    async fn builtin_dir(&self, runtime: &ScientificRuntime) -> Result<PathBuf, ToolError> {
+        let Some(spec) = &self.builtin_spec else {
+            return Err(ToolError::new(
+                ErrorCode::DatasetNotFound,
+                "this adapter declares no built-in datasets",
+                "pass the path of a CSV file instead",
+            )
+            .field("dataset"));
+        };
+        let result = self
+            .builtin
+            .get_or_init(|| materialize(spec, &self.builtin_dir, runtime))
+            .await;
+        result.clone().map_err(|problem| {
+            ToolError::new(
+                ErrorCode::RuntimeUnavailable,
+                format!("cannot prepare the built-in datasets: {problem}"),
+                "check the scientific runtime with get_environment, or pass the path of a CSV file",
+            )
+        })
+    }
+
+    /// Built-in datasets (when the runtime can export them) and the CSV files at the top of
+    /// each allowed directory, sorted by reference.
+    pub async fn list(&self, runtime: &ScientificRuntime) -> (Vec<DatasetEntry>, Vec<String>) {
+        let mut entries = Vec::new();
+        let mut notes = Vec::new();
+        if self.builtin_spec.is_some() {
+            match self.builtin_dir(runtime).await {
+                Ok(dir) => {
+                    entries.extend(list_csv(&dir).into_iter().map(|(name, size)| DatasetEntry {
+                        reference: format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")),
+                        source: DatasetSource::Builtin,
+                        file_name: name,
+                        size_bytes: size,
+                    }))
+                }
+                Err(e) => notes.push(e.message),
+            }
+        }
+        for (i, root) in self.file_roots.iter().enumerate() {
+            for (name, size) in list_csv(root) {
+                if roots::secret_component(&root.join(&name)).is_some() {
+                    continue;
+                }
+                // Relative references resolve against the first root.
+                let reference = if i == 0 {
+                    name.clone()
+                } else {
+                    root.join(&name).to_string_lossy().into_owned()
+                };
+                entries.push(DatasetEntry {
+                    reference,
+                    source: DatasetSource::File,
+                    file_name: name,
+                    size_bytes: size,
+                });
+            }
+        }
+        entries.sort_by(|a, b| a.reference.cmp(&b.reference));
+        entries.dedup_by(|a, b| a.reference == b.reference);
+        (entries, notes)
+    }
+}
+
+/// Regular `*.csv` files directly in `dir` (no symlinks), with sizes, sorted by name.
+fn list_csv(dir: &Path) -> Vec<(String, u64)> {
+    let Ok(read) = fs_err::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, u64)> = read
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let meta = e.metadata().ok()?;
+            (meta.is_file() && name.to_ascii_lowercase().ends_with(".csv"))
+                .then_some((name, meta.len()))
+        })
+        .collect();
+    out.sort();
+    out.truncate(MAX_LISTED);
+    out
+}
+
+fn check_and_hash(
+    reference: String,
+    source: DatasetSource,
+    root: PathBuf,
+    relative: PathBuf,
+    max_bytes: u64,
+) -> Result<ResolvedDataset, ToolError> {
+    let file_name = relative
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset.csv".into());
+    // The name is written into the run's plan (and may be an answer on the CLI's stdin):
+    // a control character in it would change the shape of what the CLI receives.
+    if file_name.chars().any(char::is_control) {
+        return Err(ToolError::new(
+            ErrorCode::DatasetNotRegular,
+            format!(
+                "dataset '{}' has a control character (a line break, a tab, NUL…) in its file name",
+                reference.escape_debug()
+            ),
+            "rename the file without control characters",
+        )
+        .field("dataset"));
+    }
+    let mut opened = open::open_confined(&root, &relative, &reference, max_bytes)?;
+    let (sha256, size_bytes) = opened.sha256(&reference, max_bytes)?;
+    Ok(ResolvedDataset {
+        path: root.join(&relative),
+        reference,
+        source,
+        file_name,
+        size_bytes,
+        sha256,
+        root,
+        relative,
+    })
+}
+
+/// Run the adapter's export command into a scratch directory, then rename it into place,
+/// so a half-written export is never used and two servers racing both end up consistent.
+async fn materialize(
+    spec: &DatasetsSpec,
+    dir: &Path,
+    runtime: &ScientificRuntime,
+) -> Result<PathBuf, String> {
+    if dir.is_dir() {
+        return Ok(dir.to_path_buf());
+    }
+    let (program, launch) = runtime.command_prefix().map_err(|e| e.message)?;
+    let parent = dir.parent().ok_or("datasets directory has no parent")?;
+    scimcp_core::fs::create_private_dir(parent).map_err(|e| e.to_string())?;
+    let scratch = parent.join(format!(".export-{}", uuid::Uuid::new_v4().simple()));
+    scimcp_core::fs::create_private_dir(&scratch).map_err(|e| e.to_string())?;
+    let scratch_text = scratch.to_string_lossy().into_owned();
+    let mut args: Vec<String> = launch.to_vec();
+    for arg in &spec.export {
+        let t = Template::parse(arg).map_err(|e| e.to_string())?;
+        args.push(t.render(|_| Ok::<_, String>(scratch_text.clone()))?);
+    }
+    let cmd = crate::runs::child::isolated_std_command(program, &args, &scratch, runtime.env());
+    let step =
+        scimcp_process::Step::new("the built-in dataset export", cmd).timeout(EXPORT_TIMEOUT);
+    let outcome = tokio::task::spawn_blocking(move || scimcp_process::run(step))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| {
+            r.and_then(scimcp_process::Captured::check)
+                .map_err(|e| e.to_string())
+        });
+    if let Err(e) = outcome {
+        let _ = fs_err::remove_dir_all(&scratch);
+        return Err(e);
+    }
+    let cleanup = |scratch: &Path| {
+        let _ = fs_err::remove_dir_all(scratch);
+    };
+    match fs_err::rename(&scratch, dir) {
+        Ok(()) => Ok(dir.to_path_buf()),
+        Err(_) if dir.is_dir() => {
+            cleanup(&scratch);
+            Ok(dir.to_path_buf())
+        }
+        Err(e) => {
+            cleanup(&scratch);
+            Err(e.to_string())
+        }
+    }
+}
