@@ -370,7 +370,7 @@ mod tests {
         }
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &root.join("fifo.csv"),
+            root.join("fifo.csv"),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::RWXU,
             0,
