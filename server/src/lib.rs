@@ -25,6 +25,7 @@ pub mod runs;
 pub mod runtime;
 mod server;
 mod shutdown;
+mod stdio;
 pub mod tools;
 mod validate;
 

@@ -83,6 +83,51 @@ impl<T: Serialize + Clone> Page<T> {
     }
 }
 
+/// `value` of argument `field` when it lies in `min..=max`; otherwise a refusal that names
+/// the field and the range (a silently clamped value would answer another question than the
+/// one asked). `why_max` says where the maximum comes from.
+pub fn in_range(
+    field: &str,
+    value: usize,
+    min: usize,
+    max: usize,
+    why_max: &str,
+) -> Result<usize, crate::envelope::ToolError> {
+    if (min..=max).contains(&value) {
+        return Ok(value);
+    }
+    Err(crate::envelope::ToolError::new(
+        crate::envelope::ErrorCode::InvalidParameters,
+        format!("{field} = {value} is outside {min}..={max} ({why_max})"),
+        format!("pass {field} between {min} and {max}"),
+    )
+    .field(field))
+}
+
+/// The largest page for `detail`, explained for [`in_range`].
+pub fn page_limit(
+    field: &str,
+    requested: Option<usize>,
+    default: usize,
+    detail: Detail,
+    compact: usize,
+    full: usize,
+) -> Result<usize, crate::envelope::ToolError> {
+    let why = match detail {
+        Detail::Compact => {
+            format!("at most {compact} per page in the compact view; detail \"full\" allows {full}")
+        }
+        Detail::Full => format!("at most {full} per page"),
+    };
+    in_range(
+        field,
+        requested.unwrap_or(default),
+        1,
+        detail.max_page(compact, full),
+        &why,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

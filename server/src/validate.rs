@@ -2,12 +2,13 @@
 //! schema (every problem reported with its field), defaults, dataset checks, readiness, and
 //! the compiled plan with its hashes. Nothing here starts the scientific CLI.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use jsonschema::error::ValidationErrorKind;
 use schemars::JsonSchema;
-use scimcp_core::Adapter;
 use scimcp_core::hash::{canonical_sha256, sha256_hex};
+use scimcp_core::manifest::InputFileFormat;
+use scimcp_core::{Adapter, Template, Workflow};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -104,7 +105,9 @@ pub async fn validate(
         .allowed(first.allowed.clone())
         .issues(issues));
     }
-    let resolved = with_defaults(&req.parameters, &workflow.parameters_schema);
+    let mut resolved = with_defaults(&req.parameters, &workflow.parameters_schema);
+    integers_as_integers(&mut resolved, &workflow.parameters_schema);
+    check_shape_preserving(&resolved, workflow)?;
     let dataset = datasets.resolve(&req.dataset, runtime).await?;
     if let Some(expected) = &req.expected_dataset_sha256
         && !expected.eq_ignore_ascii_case(&dataset.sha256)
@@ -179,6 +182,104 @@ fn with_defaults(params: &Map<String, Value>, schema: &Value) -> Map<String, Val
         }
     }
     out
+}
+
+/// A number the schema types as an integer is one, even when a client wrote it `1.0`: the
+/// plan, its hash and the command line then all say `1`, which is what the CLI parses.
+fn integers_as_integers(params: &mut Map<String, Value>, schema: &Value) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, value) in params.iter_mut() {
+        let Some(prop) = props.get(name) else {
+            continue;
+        };
+        let integer = match prop.get("type") {
+            Some(Value::String(t)) => t == "integer",
+            Some(Value::Array(ts)) => {
+                ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
+            }
+            _ => false,
+        };
+        match value {
+            Value::Number(n) if integer && n.is_f64() => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                // The schema already accepted it as an integer, so it has no fraction.
+                if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    *value = Value::from(f as i64);
+                }
+            }
+            Value::Object(inner) => integers_as_integers(inner, prop),
+            _ => {}
+        }
+    }
+}
+
+/// Placeholders whose value becomes one line of what the CLI reads: a stdin answer or a
+/// line of a text input file.
+fn line_bound_placeholders(workflow: &Workflow) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut add = |text: &str| {
+        if let Ok(t) = Template::parse(text) {
+            names.extend(t.placeholders().map(str::to_string));
+        }
+    };
+    for answer in &workflow.stdin {
+        add(answer);
+    }
+    for file in &workflow.input_files {
+        if file.format == InputFileFormat::Text
+            && let Some(text) = file.template.as_str()
+        {
+            add(text);
+        }
+    }
+    names
+}
+
+/// The plan must describe exactly what the CLI receives: a value bound for a line (a stdin
+/// answer, a text file's line) may not carry a line break that would add lines the plan does
+/// not show, and no value may carry NUL (no argument, file or pipe can hold it).
+fn check_shape_preserving(
+    params: &Map<String, Value>,
+    workflow: &Workflow,
+) -> Result<(), ToolError> {
+    fn has_nul(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(a) => a.iter().any(has_nul),
+            Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+            _ => false,
+        }
+    }
+    for (name, value) in params {
+        if has_nul(value) {
+            return Err(ToolError::new(
+                ErrorCode::InvalidParameters,
+                format!("parameter '{name}' contains a NUL character"),
+                "remove the NUL character from the value",
+            )
+            .field(format!("parameters.{name}")));
+        }
+    }
+    for name in line_bound_placeholders(workflow) {
+        let Some(value) = params.get(&name) else {
+            continue;
+        };
+        let text = plan::value_text(value);
+        if text.contains(['\n', '\r']) {
+            return Err(ToolError::new(
+                ErrorCode::InvalidParameters,
+                format!(
+                    "parameter '{name}' contains a line break; workflow '{}' writes it as one line of the CLI's input, where a line break would add answers the plan does not show",
+                    workflow.id
+                ),
+                "send the value on one line",
+            )
+            .field(format!("parameters.{name}")));
+        }
+    }
+    Ok(())
 }
 
 fn issue_of(e: &jsonschema::ValidationError<'_>, schema: &Value) -> Issue {

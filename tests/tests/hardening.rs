@@ -434,10 +434,17 @@ async fn responses_stay_bounded_and_pages_return_every_item_once() {
         "every run exactly once"
     );
     assert_eq!(sequence.len(), 1);
-    // An oversized page request is clamped to the compact maximum, never silently cut.
-    let clamped = call("list_runs", json!({"limit": 1000})).await;
-    assert_eq!(clamped["runs"]["limit"], 100);
-    assert_eq!(clamped["runs"]["truncated"], true);
+    // An oversized page request is refused with the range, never silently clamped.
+    let refused = h.err("list_runs", json!({"limit": 1000})).await;
+    assert_eq!(refused["code"], "invalid_parameters", "{refused:#}");
+    assert_eq!(refused["field"], "limit");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside 1..=100"),
+        "{refused:#}"
+    );
 
     let mut names = Vec::new();
     let mut offset = Some(0u64);

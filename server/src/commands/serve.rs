@@ -66,15 +66,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 /// Until the client closes stdin, or SIGINT/SIGTERM.
 async fn serve_stdio(server: ScimcpServer) -> anyhow::Result<()> {
+    let (transport, writer) = crate::stdio::transport();
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .context("MCP initialization over stdio failed")?;
-    tokio::select! {
-        ended = running.waiting() => {
-            ended.context("MCP session ended with an error")?;
+    let ended = tokio::select! {
+        ended = running.waiting() => ended.map(|_| ()).context("MCP session ended with an error"),
+        () = crate::shutdown::signal() => {
+            tracing::info!("stopping on a signal");
+            Ok(())
         }
-        () = crate::shutdown::signal() => tracing::info!("stopping on a signal"),
-    }
-    Ok(())
+    };
+    // The last answers (an error for a final malformed line) reach the client before exit.
+    let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+    ended
 }

@@ -85,6 +85,34 @@ fn unknown_run(run_id: &str) -> ToolError {
     .field("run_id")
 }
 
+/// A run directory being created: removed on drop unless [`NewRunDir::keep`] was called.
+struct NewRunDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl NewRunDir {
+    fn create(path: &Path) -> std::io::Result<NewRunDir> {
+        create_private_dir(path)?;
+        Ok(NewRunDir {
+            path: path.to_path_buf(),
+            keep: false,
+        })
+    }
+
+    fn keep(&mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for NewRunDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = fs_err::remove_dir_all(&self.path);
+        }
+    }
+}
+
 /// Take the run's owner lock without waiting; `None` when another process holds it.
 fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
     let file = fs_err::OpenOptions::new()
@@ -145,17 +173,21 @@ impl RunManager {
                 "resolve the blockers (get_environment shows the runtime), then start again",
             ));
         }
-        // Checked and inserted under one lock so concurrent starts cannot overshoot.
+        // Checked and inserted under one lock so concurrent starts cannot overshoot: this
+        // process's lock, and the runs directory's start lock for servers sharing it.
         let mut live_runs = self.live.lock().expect("runs lock");
+        let _starting = self.start_lock()?;
         let pending = live_runs
             .values()
             .filter(|r| !r.status.borrow().state.is_terminal())
-            .count();
+            .count()
+            + self.pending_elsewhere(&live_runs);
         if pending >= self.limits.max_pending_runs as usize {
             return Err(ToolError::new(
                 ErrorCode::TooManyRuns,
                 format!(
-                    "{pending} runs are already queued or running (max_pending_runs = {})",
+                    "{pending} runs are already queued or running in {} (max_pending_runs = {}, counted across every server sharing it)",
+                    self.root.display(),
                     self.limits.max_pending_runs
                 ),
                 "wait for a run to finish (get_run_result) or cancel one (cancel_run), then start again",
@@ -169,7 +201,9 @@ impl RunManager {
                 dir.display()
             ))
         };
-        create_private_dir(&dir).map_err(|e| internal(&e))?;
+        // Until the run is recorded, a failure removes its directory: no folder holding only
+        // a lock is left behind.
+        let mut new_dir = NewRunDir::create(&dir).map_err(|e| internal(&e))?;
         let owner = try_own(&dir)
             .map_err(|e| internal(&e))?
             .ok_or_else(|| internal(&"the new run is locked by another process"))?;
@@ -199,6 +233,7 @@ impl RunManager {
             server_pid: self.server_pid,
         };
         write_json_atomic(&dir.join("status.json"), &status).map_err(|e| internal(&e))?;
+        new_dir.keep();
         let (status_tx, _) = watch::channel(status.clone());
         let (cancel_tx, _) = watch::channel(false);
         let live = Arc::new(LiveRun {
@@ -215,6 +250,45 @@ impl RunManager {
             manager.execute(dir, live, validation, runtime).await;
         });
         Ok(status)
+    }
+
+    /// The runs directory's start lock: held while a start counts pending runs and creates
+    /// its directory, so two servers sharing the directory cannot both take the last slot.
+    fn start_lock(&self) -> Result<fs_err::File, ToolError> {
+        let path = self.root.join(".start.lock");
+        let file = fs_err::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .and_then(|f| {
+                f.file().lock()?;
+                Ok(f)
+            })
+            .map_err(|e| ToolError::internal(format!("cannot lock {}: {e}", path.display())))?;
+        Ok(file)
+    }
+
+    /// Runs queued or running under another server sharing this directory: a non-terminal
+    /// status whose owner lock a live process holds. (A stale one is recovery's business,
+    /// not a slot.)
+    fn pending_elsewhere(&self, ours: &HashMap<String, Arc<LiveRun>>) -> usize {
+        let Ok(entries) = fs_err::read_dir(&self.root) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (is_run_id(&name) && !ours.contains_key(&name)).then_some(name)
+            })
+            .filter(|run_id| {
+                let dir = self.dir(run_id);
+                read_json::<RunStatus>(&dir.join("status.json"))
+                    .is_ok_and(|s| !s.state.is_terminal())
+                    && matches!(try_own(&dir), Ok(None))
+            })
+            .count()
     }
 
     fn live_run(&self, run_id: &str) -> Option<Arc<LiveRun>> {

@@ -38,10 +38,7 @@ pub(super) async fn list(
     req: DatasetsRequest,
 ) -> Result<DatasetsOutput, ToolError> {
     let (datasets, notes) = ctx.datasets.list(&ctx.runtime).await;
-    let limit = req
-        .limit
-        .unwrap_or(50)
-        .clamp(1, req.detail.max_page(100, 1000));
+    let limit = crate::paging::page_limit("limit", req.limit, 50, req.detail, 100, 1000)?;
     Ok(DatasetsOutput {
         datasets: Page::of(&datasets, req.offset, limit),
         allowed_roots: ctx
@@ -59,11 +56,15 @@ pub(super) async fn inspect(
     req: InspectRequest,
 ) -> Result<InspectOutput, ToolError> {
     let resolved = ctx.datasets.resolve(&req.dataset, &ctx.runtime).await?;
-    let rows = usize::from(req.sample_rows.min(10));
-    let limit = req
-        .column_limit
-        .unwrap_or(50)
-        .clamp(1, req.detail.max_page(100, 2000));
+    let rows = crate::paging::in_range(
+        "sample_rows",
+        usize::from(req.sample_rows),
+        0,
+        10,
+        "samples are a glimpse; read the file for more",
+    )?;
+    let limit =
+        crate::paging::page_limit("column_limit", req.column_limit, 50, req.detail, 100, 2000)?;
     let offset = req.column_offset;
     let sample_columns = offset..offset.saturating_add(limit);
     let max = ctx.datasets.max_bytes();

@@ -301,7 +301,7 @@ pub async fn dispatch(ctx: &Arc<ServerContext>, name: &str, args: Args) -> Optio
             d,
         ),
         "list_runs" => respond(
-            parse_args::<ListRunsRequest>(name, args).map(|r| runs::list(ctx, r)),
+            parse_args::<ListRunsRequest>(name, args).and_then(|r| runs::list(ctx, r)),
             d,
         ),
         "get_run_log" => respond(

@@ -170,7 +170,14 @@ pub(super) async fn result(
     req: ResultRequest,
 ) -> Result<ResultOutput, ToolError> {
     let started = Instant::now();
-    let wait = Duration::from_secs(u64::from(req.wait_s.min(300)));
+    let wait_s = crate::paging::in_range(
+        "wait_s",
+        req.wait_s as usize,
+        0,
+        300,
+        "a call waits at most 300 s; call again to wait longer",
+    )?;
+    let wait = Duration::from_secs(wait_s as u64);
     let status = ctx.runs.wait_terminal(&req.run_id, wait).await?;
     let waited_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let base = |status: &RunStatus, next_action: String| ResultOutput {
@@ -218,10 +225,14 @@ pub(super) async fn result(
         RunState::Cancelled => "the run was cancelled; start a new analysis if needed",
         _ => "explain the failure from message and stderr_tail; fix the request and validate again",
     };
-    let limit = req
-        .artifact_limit
-        .unwrap_or(50)
-        .clamp(1, req.detail.max_page(100, 2000));
+    let limit = crate::paging::page_limit(
+        "artifact_limit",
+        req.artifact_limit,
+        50,
+        req.detail,
+        100,
+        2000,
+    )?;
     Ok(ResultOutput {
         result_sha256: Some(sha),
         result: Some(ResultView::of(result, req.artifact_offset, limit)),
@@ -255,12 +266,13 @@ pub(super) async fn cancel(ctx: &ServerContext, req: RunRef) -> Result<CancelOut
     })
 }
 
-pub(super) fn list(ctx: &ServerContext, req: ListRunsRequest) -> RunsOutput {
-    let limit = (req.limit as usize).clamp(1, req.detail.max_page(100, 1000));
+pub(super) fn list(ctx: &ServerContext, req: ListRunsRequest) -> Result<RunsOutput, ToolError> {
+    let limit =
+        crate::paging::page_limit("limit", Some(req.limit as usize), 20, req.detail, 100, 1000)?;
     let all = ctx.runs.list();
-    RunsOutput {
+    Ok(RunsOutput {
         runs: Page::of(&all, req.offset as usize, limit),
-    }
+    })
 }
 
 pub(super) fn log(ctx: &ServerContext, req: LogRequest) -> Result<LogOutput, ToolError> {
@@ -268,7 +280,13 @@ pub(super) fn log(ctx: &ServerContext, req: LogRequest) -> Result<LogOutput, Too
         Detail::Compact => 16 * 1024,
         Detail::Full => 256 * 1024,
     };
-    let mut max = (req.max_bytes as usize).clamp(1, cap);
+    let mut max = crate::paging::in_range(
+        "max_bytes",
+        req.max_bytes as usize,
+        1,
+        cap,
+        "the log tail one answer can hold in this view; detail \"full\" allows 262144",
+    )?;
     loop {
         let tail = ctx.runs.log_tail(&req.run_id, req.stream, max)?;
         // Escaping can inflate text (control bytes become \\u00XX): shrink until it fits.

@@ -1,0 +1,245 @@
+//! The stdio transport, with every line a client sends checked before rmcp sees it.
+//!
+//! rmcp drops a line that is not a JSON-RPC message without answering, so a client that sent
+//! `NaN`, a 130-deep array, 20 MiB without a newline or an empty line waits forever for a
+//! reply. JSON-RPC says such a line gets an error response: here a line that is not JSON gets
+//! a parse error (-32700) and a JSON value that is not a JSON-RPC message an invalid-request
+//! error (-32600), each with `id: null` unless an id could be read, and the session goes on.
+//!
+//! Lines flow stdin → check → rmcp, and rmcp's frames → stdout one whole line at a time, with
+//! the error answers written between them, so the two never interleave inside a line.
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// The longest line accepted (a request larger than this is refused, not buffered).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The reader and writer rmcp serves on, and the task writing stdout: await it once rmcp is
+/// done, so the last answers reach the client before the process exits.
+pub fn transport() -> (
+    (tokio::io::DuplexStream, tokio::io::DuplexStream),
+    tokio::task::JoinHandle<()>,
+) {
+    checked(tokio::io::stdin(), tokio::io::stdout())
+}
+
+/// [`transport`] over any byte streams (tests use in-memory pipes).
+pub fn checked(
+    input: impl AsyncRead + Unpin + Send + 'static,
+    output: impl AsyncWrite + Unpin + Send + 'static,
+) -> (
+    (tokio::io::DuplexStream, tokio::io::DuplexStream),
+    tokio::task::JoinHandle<()>,
+) {
+    let (rmcp_in, mut to_rmcp) = tokio::io::duplex(1024 * 1024);
+    let (from_rmcp, rmcp_out) = tokio::io::duplex(1024 * 1024);
+    let (answers, mut answers_rx) = mpsc::channel::<String>(64);
+    tokio::spawn(async move {
+        let mut lines = BufReader::with_capacity(64 * 1024, input);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match read_line_capped(&mut lines, &mut line, MAX_LINE_BYTES).await {
+                Ok(LineRead::End) => break,
+                Ok(LineRead::TooLong(n)) => {
+                    let message = format!(
+                        "Parse error: a line of {n} bytes or more; at most {MAX_LINE_BYTES} bytes per message"
+                    );
+                    if answers
+                        .send(error(Value::Null, -32700, &message))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                Ok(LineRead::Line) => match check(&line) {
+                    Ok(()) => {
+                        line.push(b'\n');
+                        if to_rmcp.write_all(&line).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(answer) => {
+                        if answers.send(answer).await.is_err() {
+                            break;
+                        }
+                    }
+                },
+                Err(_) => break,
+            }
+        }
+        // EOF on rmcp's input ends the session the way the client's hang-up should.
+        let _ = to_rmcp.shutdown().await;
+    });
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        let mut frames = BufReader::new(from_rmcp);
+        let mut frame = Vec::new();
+        let (mut rmcp_open, mut answers_open) = (true, true);
+        while rmcp_open || answers_open {
+            let line = tokio::select! {
+                read = frames.read_until(b'\n', &mut frame), if rmcp_open => match read {
+                    Ok(0) | Err(_) => {
+                        rmcp_open = false;
+                        continue;
+                    }
+                    Ok(_) => std::mem::take(&mut frame),
+                },
+                answer = answers_rx.recv(), if answers_open => match answer {
+                    None => {
+                        answers_open = false;
+                        continue;
+                    }
+                    Some(answer) => format!("{answer}\n").into_bytes(),
+                },
+            };
+            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    ((rmcp_in, rmcp_out), writer)
+}
+
+enum LineRead {
+    Line,
+    End,
+    /// A line over the cap, discarded up to its newline; how much was seen.
+    TooLong(usize),
+}
+
+/// One line (without its newline) into `line`, never buffering more than `max` bytes.
+async fn read_line_capped(
+    reader: &mut (impl AsyncBufReadExt + Unpin),
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    let mut discarded = 0usize;
+    loop {
+        let chunk = reader.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(if discarded > 0 {
+                LineRead::TooLong(discarded)
+            } else if line.is_empty() {
+                LineRead::End
+            } else {
+                LineRead::Line
+            });
+        }
+        let (taken, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if discarded > 0 || line.len() + taken > max {
+            discarded += line.len() + taken;
+            line.clear();
+        } else {
+            line.extend_from_slice(&chunk[..taken]);
+        }
+        reader.consume(taken + usize::from(done));
+        if done {
+            if discarded > 0 {
+                return Ok(LineRead::TooLong(discarded));
+            }
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+/// `Ok` for a line rmcp can take; otherwise the error response to send.
+fn check(line: &[u8]) -> Result<(), String> {
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            let what = if line.iter().all(u8::is_ascii_whitespace) {
+                "an empty line".to_string()
+            } else {
+                format!("not JSON ({e})")
+            };
+            return Err(error(Value::Null, -32700, &format!("Parse error: {what}")));
+        }
+    };
+    let id = value.get("id").cloned().unwrap_or(Value::Null);
+    let message = value.as_object().filter(|o| {
+        o.get("jsonrpc") == Some(&json!("2.0"))
+            && (o.contains_key("method") || o.contains_key("result") || o.contains_key("error"))
+    });
+    if message.is_none() {
+        let id = if matches!(id, Value::String(_) | Value::Number(_)) {
+            id
+        } else {
+            Value::Null
+        };
+        return Err(error(
+            id,
+            -32600,
+            "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\" and a method (or a result or an error)",
+        ));
+    }
+    Ok(())
+}
+
+fn error(id: Value, code: i64, message: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_lines_get_the_json_rpc_error_they_deserve() {
+        let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+        for (line, code) in [
+            (&b"NaN"[..], -32700),
+            (b"", -32700),
+            (b"   ", -32700),
+            (deep.as_bytes(), -32700),
+            (b"{\"jsonrpc\": \"2.0\", \"id\": 7}", -32600),
+            (b"[1, 2]", -32600),
+            (b"42", -32600),
+        ] {
+            let answer: Value = serde_json::from_str(&check(line).unwrap_err()).unwrap();
+            assert_eq!(
+                answer["error"]["code"],
+                code,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        assert!(check(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}").is_ok());
+        let answer: Value = serde_json::from_str(
+            &check(b"{\"jsonrpc\": \"1.0\", \"id\": 7, \"method\": \"x\"}").unwrap_err(),
+        )
+        .unwrap();
+        assert_eq!(answer["id"], 7);
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_cap_is_answered_and_the_next_one_read() {
+        let mut input: &[u8] = b"0123456789ABCDEF\nshort\n";
+        let mut reader = BufReader::with_capacity(4, &mut input);
+        let mut line = Vec::new();
+        assert!(matches!(
+            read_line_capped(&mut reader, &mut line, 8).await.unwrap(),
+            LineRead::TooLong(16)
+        ));
+        line.clear();
+        assert!(matches!(
+            read_line_capped(&mut reader, &mut line, 8).await.unwrap(),
+            LineRead::Line
+        ));
+        assert_eq!(line, b"short");
+        line.clear();
+        assert!(matches!(
+            read_line_capped(&mut reader, &mut line, 8).await.unwrap(),
+            LineRead::End
+        ));
+    }
+}
