@@ -67,6 +67,34 @@ pub fn group_alive(pgid: u32) -> bool {
     false
 }
 
+/// The live members of process group `pgid` (Linux; empty elsewhere, where no portable
+/// listing exists).
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(entries) = fs_err::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let stat = fs_err::read_to_string(entry.path().join("stat")).ok()?;
+                let after = &stat[stat.rfind(')')? + 1..];
+                let mut fields = after.split_whitespace();
+                let state = fields.next()?;
+                let pgrp: u32 = fields.nth(1)?.parse().ok()?;
+                (pgrp == pgid && state != "Z" && state != "X").then_some(pid)
+            })
+            .collect()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pgid;
+        Vec::new()
+    }
+}
+
 /// Elsewhere on Unix: ask the kernel whether the group still has members (zombies count).
 #[cfg(all(unix, not(target_os = "linux")))]
 pub fn group_alive(pgid: u32) -> bool {

@@ -23,6 +23,9 @@ enum Command {
     /// Work with adapter manifests.
     #[command(subcommand)]
     Adapter(AdapterCommand),
+    /// Internal: the run guard the server starts each run's CLI under.
+    #[command(name = "__guard", hide = true)]
+    Guard(crate::guard::GuardArgs),
 }
 
 /// Arguments of `scimcp serve`.
@@ -79,5 +82,6 @@ pub(crate) fn run() -> ExitCode {
             crate::commands::adapter::check(&manifest, json)
         }
         Command::Adapter(AdapterCommand::List) => crate::commands::adapter::list(),
+        Command::Guard(args) => crate::guard::run(args),
     }
 }

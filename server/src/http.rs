@@ -8,6 +8,8 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use http_body_util::combinators::BoxBody;
@@ -15,7 +17,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -24,6 +26,16 @@ use crate::server::ScimcpServer;
 
 /// The one path MCP is served on (the convention clients default to).
 pub const MCP_PATH: &str = "/mcp";
+
+/// How long a client may take to send a request's headers (and how long an idle keep-alive
+/// connection is kept): a connection that trickles bytes holds nothing for longer.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's body.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest request body accepted (an MCP request is a few KiB).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Connections served at once; more wait in the kernel's queue until one ends.
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// Parse `--listen` and refuse anything but a loopback address.
 pub fn loopback_address(listen: &str) -> anyhow::Result<SocketAddr> {
@@ -71,14 +83,28 @@ pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
     tracing::info!("serving MCP over HTTP at http://{local}{MCP_PATH}");
     let stop = crate::shutdown::signal();
     tokio::pin!(stop);
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut backoff = AcceptBackoff::default();
     loop {
+        // A slot first: at the cap, connections wait in the kernel's queue, not in memory.
+        let slot = tokio::select! {
+            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
+            () = &mut stop => break,
+        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    backoff.succeeded();
+                    stream
+                }
                 Err(e) => {
-                    // Out of file descriptors and the like: keep serving the others.
-                    tracing::warn!("accepting a connection failed: {e}");
-                    continue;
+                    // Out of file descriptors and the like: wait before trying again (a loop
+                    // that retries at once spins and floods the log), then keep serving.
+                    let pause = backoff.failed(&e);
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => continue,
+                        () = &mut stop => break,
+                    }
                 }
             },
             () = &mut stop => break,
@@ -86,11 +112,14 @@ pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
         let mcp = mcp.clone();
         let connection_done = shutdown.child_token();
         tokio::spawn(async move {
+            let _slot = slot;
             let service = service_fn(move |request: Request<Incoming>| {
                 let mcp = mcp.clone();
                 async move { route(&mcp, request).await }
             });
             let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::pin!(connection);
             tokio::select! {
@@ -115,15 +144,92 @@ async fn route(
     request: Request<Incoming>,
 ) -> Result<Response<BoxBody<Bytes, Infallible>>, Infallible> {
     if request.uri().path() != MCP_PATH {
-        let body = format!("scimcp serves MCP at {MCP_PATH} only\n");
-        let response = Response::builder()
-            .status(StatusCode::NOT_FOUND)
-            .header("content-type", "text/plain; charset=utf-8")
-            .body(Full::new(Bytes::from(body)).boxed())
-            .expect("a static response is valid");
-        return Ok(response);
+        return Ok(plain(
+            StatusCode::NOT_FOUND,
+            format!("scimcp serves MCP at {MCP_PATH} only\n"),
+        ));
     }
-    Ok(mcp.handle(request).await)
+    // The body is read here, bounded in size and time, so a client trickling a body holds a
+    // connection for BODY_TIMEOUT at most and cannot make the server buffer without end.
+    let (parts, body) = request.into_parts();
+    let limited = http_body_util::Limited::new(body, MAX_BODY_BYTES);
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
+        Err(_) => {
+            return Ok(plain(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within {} s\n",
+                    BODY_TIMEOUT.as_secs()
+                ),
+            ));
+        }
+        Ok(Err(e)) => {
+            let too_large = e
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
+            return Ok(if too_large {
+                plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("a request body may be at most {MAX_BODY_BYTES} bytes\n"),
+                )
+            } else {
+                plain(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read\n".into(),
+                )
+            });
+        }
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    Ok(mcp
+        .handle(Request::from_parts(parts, Full::new(bytes)))
+        .await)
+}
+
+fn plain(status: StatusCode, body: String) -> Response<BoxBody<Bytes, Infallible>> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "text/plain; charset=utf-8")
+        .body(Full::new(Bytes::from(body)).boxed())
+        .expect("a static response is valid")
+}
+
+/// Pauses between failed accepts: 10 ms doubling to 1 s, and one warning per second at
+/// most, however often accepting fails.
+#[derive(Debug, Default)]
+struct AcceptBackoff {
+    pause: Option<Duration>,
+    last_warning: Option<Instant>,
+    suppressed: u64,
+}
+
+impl AcceptBackoff {
+    fn failed(&mut self, e: &std::io::Error) -> Duration {
+        let pause = self.pause.map_or(Duration::from_millis(10), |p| {
+            (p * 2).min(Duration::from_secs(1))
+        });
+        self.pause = Some(pause);
+        if self
+            .last_warning
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            let also = if self.suppressed > 0 {
+                format!(" ({} more since the last warning)", self.suppressed)
+            } else {
+                String::new()
+            };
+            tracing::warn!("accepting a connection failed: {e}{also}; retrying in {pause:?}");
+            self.last_warning = Some(Instant::now());
+            self.suppressed = 0;
+        } else {
+            self.suppressed += 1;
+        }
+        pause
+    }
+
+    fn succeeded(&mut self) {
+        self.pause = None;
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod cli;
 mod commands;
 pub mod datasets;
 pub mod envelope;
+pub mod guard;
 pub mod http;
 pub mod paging;
 pub mod plan;

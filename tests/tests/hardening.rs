@@ -319,7 +319,7 @@ async fn running_pid(h: &Harness, id: &str) -> u64 {
 
 #[cfg(unix)]
 #[tokio::test]
-async fn a_server_killed_mid_run_leaves_an_interrupted_run_and_no_orphan() {
+async fn a_server_killed_mid_run_takes_its_cli_and_workers_with_it() {
     let mut h = fixture("").await;
     let id = start(&h, misbehave(json!({"sleep_s": 120, "spawn_child": true}))).await;
     let run = h.runs_dir().join(&id);
@@ -328,20 +328,14 @@ async fn a_server_killed_mid_run_leaves_an_interrupted_run_and_no_orphan() {
         .trim()
         .parse()
         .unwrap();
-    let cli = running_pid(&h, &id).await;
+    // The run's process group: the guard leads it, the CLI and its worker are in it.
+    let group = running_pid(&h, &id).await;
     let server = h.session.pid().unwrap();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-9", &server.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    kill9(u64::from(server));
     wait_gone(u64::from(server), Duration::from_secs(5)).await;
-    assert!(
-        alive(cli) && alive(worker),
-        "the CLI survives its server until recovery"
-    );
+    // No restart needed: the guard saw its server die and ended the whole group.
+    wait_gone(worker, Duration::from_secs(10)).await;
+    wait_gone(group, Duration::from_secs(10)).await;
 
     h.restart().await.unwrap();
     let status = h.ok("get_run_status", json!({"run_id": id})).await;
@@ -352,8 +346,6 @@ async fn a_server_killed_mid_run_leaves_an_interrupted_run_and_no_orphan() {
     assert_eq!(receipt["reason"], "interrupted");
     assert_eq!(receipt["orphan"]["ended"], true, "{receipt:#}");
     assert!(!run.join("result.json").exists());
-    wait_gone(cli, Duration::from_secs(2)).await;
-    wait_gone(worker, Duration::from_secs(2)).await;
     let r = h
         .ok("get_run_result", json!({"run_id": id, "wait_s": 0}))
         .await;
@@ -362,6 +354,57 @@ async fn a_server_killed_mid_run_leaves_an_interrupted_run_and_no_orphan() {
         r.get("result").is_none() && r["status"]["reason"] == "interrupted",
         "{r:#}"
     );
+}
+
+fn kill9(pid: u64) {
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// When the process leading the run's group and the server are both SIGKILLed before either
+/// can act (the server is stopped first, so it cannot end the group when its leader dies),
+/// the CLI and its worker are orphans in a leaderless group; the next server's recovery
+/// still ends them, after proving the group works inside the run's directory.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn recovery_ends_a_run_group_whose_leader_died_too() {
+    let mut h = fixture("").await;
+    let id = start(&h, misbehave(json!({"sleep_s": 120, "spawn_child": true}))).await;
+    let run = h.runs_dir().join(&id);
+    let worker: u64 = wait_for_file(&run.join("work/output/worker.pid"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    let leader = running_pid(&h, &id).await;
+    let server = h.session.pid().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-STOP", &server.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    kill9(leader);
+    wait_gone(leader, Duration::from_secs(5)).await;
+    kill9(u64::from(server));
+    wait_gone(u64::from(server), Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        alive(worker),
+        "the worker outlived its group's leader and its server"
+    );
+
+    h.restart().await.unwrap();
+    let receipt: Value =
+        serde_json::from_str(&fs_err::read_to_string(run.join("receipt.json")).unwrap()).unwrap();
+    assert_eq!(receipt["orphan"]["ended"], true, "{receipt:#}");
+    wait_gone(worker, Duration::from_secs(5)).await;
 }
 
 #[tokio::test]

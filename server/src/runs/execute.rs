@@ -28,7 +28,7 @@ const RESULT_STDERR_TAIL: usize = 2048;
 
 /// Why the wait for the child ended.
 enum Ending {
-    Exited(std::process::ExitStatus),
+    Exited,
     TimedOut,
     Cancelled,
 }
@@ -139,8 +139,20 @@ impl RunManager {
             }
         };
         *live.logs.lock().expect("logs lock") = Some((stdout_log.clone(), stderr_log.clone()));
+        // The CLI runs under the guard (same process group), which ends the group should
+        // this server die; the plan still names the CLI, and its status is the CLI's own.
+        let status_file = dir.join("cli-status.json");
         let mut cmd =
-            isolated_command(Path::new(&v.plan.program), &v.plan.args, &work, &v.plan.env);
+            match crate::guard::wrap(Path::new(&v.plan.program), &v.plan.args, &status_file) {
+                Some((guard, argv)) => {
+                    let mut cmd = isolated_command(&guard, &[], &work, &v.plan.env);
+                    cmd.args(argv);
+                    cmd
+                }
+                None => {
+                    isolated_command(Path::new(&v.plan.program), &v.plan.args, &work, &v.plan.env)
+                }
+            };
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -186,7 +198,7 @@ impl RunManager {
         let timeout = Duration::from_secs(v.plan.timeout_s);
         let ending = tokio::select! {
             status = child.wait() => match status {
-                Ok(s) => Ending::Exited(s),
+                Ok(_) => Ending::Exited,
                 Err(e) => {
                     tracing::error!("waiting for the run failed: {e}");
                     Ending::Cancelled
@@ -196,7 +208,7 @@ impl RunManager {
             _ = cancel_rx.wait_for(|c| *c) => Ending::Cancelled,
         };
         if let Some(pid) = pid {
-            if !matches!(ending, Ending::Exited(_)) {
+            if !matches!(ending, Ending::Exited) {
                 signal_tree(pid, Signal::Terminate);
                 if tokio::time::timeout(TERMINATE_GRACE, child.wait())
                     .await
@@ -209,6 +221,16 @@ impl RunManager {
             signal_tree(pid, Signal::Kill);
         }
         let exit = child.wait().await.ok();
+        // The CLI's own ending, as the guard recorded it; the guard's when it could not.
+        let cli = crate::guard::take_status(&status_file).or_else(|| {
+            exit.map(|status| crate::guard::CliStatus {
+                exit_code: status.code(),
+                #[cfg(unix)]
+                signal: std::os::unix::process::ExitStatusExt::signal(&status),
+                #[cfg(not(unix))]
+                signal: None,
+            })
+        });
         for pump in pumps {
             let _ = tokio::time::timeout(DRAIN_GRACE, pump).await;
         }
@@ -234,20 +256,29 @@ impl RunManager {
                 "cancelled",
                 "cancelled at the client's request; the process tree was ended",
             ),
-            Ending::Exited(status) if status.success() => Finish::new(RunState::Succeeded, "", ""),
-            Ending::Exited(status) => Finish::new(
+            Ending::Exited if cli.is_some_and(|c| c.exit_code == Some(0)) => {
+                Finish::new(RunState::Succeeded, "", "")
+            }
+            Ending::Exited => Finish::new(
                 RunState::Failed,
                 "exit_code",
-                &format!("the scientific CLI exited with {status}; see stderr_tail or get_run_log"),
+                &format!(
+                    "the scientific CLI {}; see stderr_tail or get_run_log",
+                    match cli {
+                        Some(crate::guard::CliStatus {
+                            exit_code: Some(c), ..
+                        }) => format!("exited with status {c}"),
+                        Some(crate::guard::CliStatus {
+                            signal: Some(s), ..
+                        }) => format!("was ended by signal {s}"),
+                        _ => "ended without an exit status".to_string(),
+                    }
+                ),
             ),
         };
-        if let Some(status) = exit {
-            finish.exit_code = status.code();
-            #[cfg(unix)]
-            {
-                use std::os::unix::process::ExitStatusExt;
-                finish.signal = status.signal();
-            }
+        if let Some(cli) = cli {
+            finish.exit_code = cli.exit_code;
+            finish.signal = cli.signal;
         }
         finish
     }

@@ -98,24 +98,41 @@ enum Identity {
 
 #[cfg(target_os = "linux")]
 fn is_our_cli(pid: u32, work: &Path, _program: &str) -> Identity {
-    let proc_dir = Path::new("/proc").join(pid.to_string());
-    let Ok(stat) = fs_err::read_to_string(proc_dir.join("stat")) else {
-        return Identity::Gone;
-    };
-    // The state letter follows the command name's closing parenthesis.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next())
-        .unwrap_or("");
-    if state == "Z" {
-        return Identity::Gone;
-    }
-    let cwd = fs_err::read_link(proc_dir.join("cwd")).ok();
     let work = fs_err::canonicalize(work).ok();
-    if cwd.is_some() && cwd == work {
+    let in_run = |member: u32| {
+        let cwd = fs_err::read_link(Path::new("/proc").join(member.to_string()).join("cwd")).ok();
+        cwd.is_some()
+            && cwd
+                .as_deref()
+                .zip(work.as_deref())
+                .is_some_and(|(c, w)| c.starts_with(w))
+    };
+    let proc_dir = Path::new("/proc").join(pid.to_string());
+    let leader_alive = fs_err::read_to_string(proc_dir.join("stat")).is_ok_and(|stat| {
+        // The state letter follows the command name's closing parenthesis.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z")
+    });
+    if leader_alive {
+        return if in_run(pid) {
+            Identity::Ours
+        } else {
+            Identity::NotOurs(
+                "the pid now belongs to a process outside this run's directory".into(),
+            )
+        };
+    }
+    // The leader is gone, but its group lives on while any member does (a worker whose
+    // parent was killed). A group id is not reused while the group exists, and a member
+    // working inside this run's directory proves the group is the run's.
+    let members = scimcp_process::group_members(pid);
+    if members.is_empty() {
+        Identity::Gone
+    } else if members.iter().any(|m| in_run(*m)) {
         Identity::Ours
     } else {
-        Identity::NotOurs("the pid now belongs to a process outside this run's directory".into())
+        Identity::NotOurs("the group's processes work outside this run's directory".into())
     }
 }
 
