@@ -29,6 +29,10 @@ pub struct Options {
     /// Export refsci's datasets into `<cwd>/data`.
     pub datasets: bool,
     pub extra_args: Vec<String>,
+    /// Start the server in this directory instead of the harness's own.
+    pub start_dir: Option<PathBuf>,
+    /// Extra environment variables for the server (e.g. a `HOME`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -38,6 +42,8 @@ impl Default for Options {
             python: true,
             datasets: true,
             extra_args: Vec::new(),
+            start_dir: None,
+            env: Vec::new(),
         }
     }
 }
@@ -86,8 +92,11 @@ impl Harness {
             args.push(python.display().to_string());
         }
         args.extend(opts.extra_args);
+        let mut env = envs(&home);
+        env.extend(opts.env);
+        let start_dir = opts.start_dir.unwrap_or_else(|| cwd.clone());
         let session =
-            McpSession::spawn(&crate::sibling_binary("scimcp")?, &args, &envs(&home), &cwd).await?;
+            McpSession::spawn(&crate::sibling_binary("scimcp")?, &args, &env, &start_dir).await?;
         Ok(Harness {
             root: Arc::new(root),
             cwd,
@@ -168,6 +177,15 @@ impl Harness {
             .output()
             .expect("python runs")
     }
+}
+
+/// Call a tool on `session` that must fail, and return its error envelope.
+pub async fn err_on(session: &McpSession, tool: &str, args: Value) -> Value {
+    let outcome = session
+        .call(tool, args)
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e:#}"));
+    outcome.err().unwrap_or_else(|e| panic!("{tool}: {e:#}"))
 }
 
 /// Call a tool on `session` and return its structured success.

@@ -15,7 +15,7 @@ async fn fixture(limits: &str) -> Harness {
         adapter: manifest.display().to_string(),
         python: false,
         datasets: false,
-        extra_args: Vec::new(),
+        ..Options::default()
     })
     .await
     .unwrap();

@@ -23,6 +23,14 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Self::start_with_fd_limit(None).0
+    }
+
+    /// Start the server, with at most `nofile` open file descriptors when given (through the
+    /// shell's `ulimit`); the counter counts stderr lines saying an accept failed.
+    fn start_with_fd_limit(
+        nofile: Option<u32>,
+    ) -> (Server, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         let root = tempfile::Builder::new()
             .prefix("scimcp http ")
             .tempdir()
@@ -31,7 +39,18 @@ impl Server {
         fs_err::create_dir_all(cwd.join("data")).unwrap();
         let python = scimcp_e2e::dev_python().unwrap();
         scimcp_e2e::export_datasets(&python, &cwd.join("data")).unwrap();
-        let mut child = Command::new(scimcp_e2e::sibling_binary("scimcp").unwrap())
+        let scimcp = scimcp_e2e::sibling_binary("scimcp").unwrap();
+        let mut command = match nofile {
+            Some(n) => {
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                    .arg(&scimcp);
+                c
+            }
+            None => Command::new(&scimcp),
+        };
+        let mut child = command
             .args(["serve", "--transport", "http", "--listen", "127.0.0.1:0"])
             .arg("--python")
             .arg(&python)
@@ -43,12 +62,16 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let url = listening_url(&mut child);
-        Server {
-            child,
-            url,
-            _root: root,
-        }
+        let failures = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let url = listening_url(&mut child, failures.clone());
+        (
+            Server {
+                child,
+                url,
+                _root: root,
+            },
+            failures,
+        )
     }
 
     fn authority(&self) -> &str {
@@ -67,13 +90,19 @@ impl Drop for Server {
 
 /// Read stderr until the server says where it listens; keep draining it afterwards so the
 /// server never blocks on a full pipe.
-fn listening_url(child: &mut Child) -> String {
+fn listening_url(
+    child: &mut Child,
+    accept_failures: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> String {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut sent = false;
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
+            if line.contains("accepting a connection failed") {
+                accept_failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
             if !sent && let Some(at) = line.find("http://") {
                 let _ = tx.send(line[at..].trim().to_owned());
                 sent = true;
@@ -361,4 +390,73 @@ fn sigterm_stops_the_http_server_cleanly() {
         stdout.is_empty(),
         "the HTTP transport wrote to stdout: {stdout}"
     );
+}
+
+/// 300 clients that send half a request and then nothing (slowloris) hold no slot for long:
+/// the server drops each after its header timeout, and a real client gets through.
+#[test]
+fn slow_clients_are_dropped_and_a_real_client_gets_through() {
+    let server = Server::start();
+    let started = std::time::Instant::now();
+    let mut slow = Vec::new();
+    for _ in 0..300 {
+        let mut stream = TcpStream::connect(server.authority()).unwrap();
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            .unwrap();
+        slow.push(stream);
+    }
+    let (mut session, _) = Session::open(&server.url);
+    let tools = session.request("tools/list", json!({}));
+    assert!(tools["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    let served_after = started.elapsed();
+    assert!(
+        served_after < Duration::from_secs(30),
+        "a real client waited {served_after:?} behind 300 slow ones"
+    );
+    // Each slow connection was ended by the server, not left open.
+    let mut closed = 0;
+    for mut stream in slow {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut buf = [0u8; 256];
+        match stream.read(&mut buf) {
+            Ok(_) => closed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => closed += 1,
+            Err(e) => panic!("a slow connection was still open after 30 s: {e}"),
+        }
+    }
+    assert_eq!(closed, 300);
+}
+
+/// Out of file descriptors, accepting fails; the server backs off instead of spinning (the
+/// log stays short) and serves again as soon as descriptors are free.
+#[cfg(unix)]
+#[test]
+fn out_of_file_descriptors_the_server_backs_off_and_recovers() {
+    let (server, failures) = Server::start_with_fd_limit(Some(48));
+    let mut held = Vec::new();
+    for _ in 0..120 {
+        match TcpStream::connect(server.authority()) {
+            Ok(s) => held.push(s),
+            Err(_) => break,
+        }
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let warned = failures.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        warned >= 1,
+        "descriptors never ran out (held {})",
+        held.len()
+    );
+    assert!(
+        warned <= 6,
+        "{warned} warnings in 3 s: accepting must back off, not spin"
+    );
+    drop(held);
+    let started = std::time::Instant::now();
+    let (mut session, _) = Session::open(&server.url);
+    session.request("tools/list", json!({}));
+    assert!(started.elapsed() < Duration::from_secs(30));
 }
