@@ -244,6 +244,7 @@ mod tests {
             json_keys: keys.iter().map(|s| s.to_string()).collect(),
             min_count: None,
             max_count: None,
+            base: Default::default(),
         }
     }
 
