@@ -33,7 +33,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Report, SetupError> {
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     // Checked before anything under the data root changes: a refused bundle leaves it as it
@@ -114,12 +114,26 @@ pub fn run(
     Ok(report)
 }
 
-/// Take the setup lock, except in a dry run (which writes nothing, not even the lock file).
-pub(crate) fn lock(setup: &Setup) -> Result<Option<SetupLock>, SetupError> {
+/// Take the setup lock, except in a dry run (which writes nothing, not even the lock file),
+/// then sweep the temporary files a killed run left in the installer's own directories.
+pub(crate) fn lock(setup: &Setup, report: &mut Report) -> Result<Option<SetupLock>, SetupError> {
     if setup.dry_run {
         return Ok(None);
     }
-    Ok(Some(SetupLock::acquire(&setup.layout.lock_path())?))
+    let lock = SetupLock::acquire(&setup.layout.lock_path())?;
+    let swept = crate::sweep::stale_temps(&setup.layout);
+    if !swept.is_empty() {
+        report.step(format!(
+            "remove {} temporary file(s) an interrupted scimcp-setup left behind: {}",
+            swept.len(),
+            swept
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(Some(lock))
 }
 
 /// Write the receipt and fill in the report's version fields. Client failures stay in the

@@ -15,7 +15,7 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     if args.purge && !setup.dry_run && !setup.yes {
         confirm_purge(setup)?;
     }
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     let recorded: Vec<String> = state.clients.keys().cloned().collect();

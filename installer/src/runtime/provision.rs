@@ -237,7 +237,9 @@ pub fn provision(
 
 /// The recorded runtime in `dir`, if it is complete, for `key`, and its interpreter exists.
 fn reusable(dir: &Path, key: &str) -> Option<RuntimeRecord> {
-    let bytes = fs_err::read(dir.join(MARKER)).ok()?;
+    let bytes =
+        scimcp_core::fs::read_regular(&dir.join(MARKER), scimcp_core::fs::CONFIG_READ_LIMIT)
+            .ok()??;
     let record: RuntimeRecord = serde_json::from_slice(&bytes).ok()?;
     (record.requirements_hash == key && record.interpreter.is_file()).then_some(record)
 }
