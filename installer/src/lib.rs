@@ -28,6 +28,7 @@ pub mod register;
 pub mod remote;
 pub mod runtime;
 pub mod signature;
+pub mod steps;
 pub mod sweep;
 
 use std::process::ExitCode;
