@@ -18,8 +18,11 @@ use scimcp_installer::clients::ClientContext;
 use scimcp_installer::edit::Format;
 use scimcp_installer::{Host, Layout, Platform};
 
+/// A seed text and the user's later change to it (`from` → `to`).
+type Seed = (&'static str, (&'static str, &'static str));
+
 /// A hand-written file without a servers object, and a change the user makes later.
-fn seed(format: Format) -> Option<(&'static str, (&'static str, &'static str))> {
+fn seed(format: Format) -> Option<Seed> {
     match format {
         Format::Json => Some((
             "{\n  // written by hand\n  \"theme\": \"dark\",\n  \"fontSize\": 14\n}\n",
@@ -59,7 +62,7 @@ fn uninstall_restores_every_client_file_exactly() {
         project: Some(&project),
     };
     let mut args: Vec<String> = vec!["--project".into(), project.display().to_string()];
-    let mut files: Vec<(&'static str, PathBuf, Option<(&str, (&str, &str))>)> = Vec::new();
+    let mut files: Vec<(&'static str, PathBuf, Option<Seed>)> = Vec::new();
     for client in scimcp_installer::clients::all() {
         let Some(file) = client.file(cx) else {
             continue;
