@@ -40,6 +40,10 @@ pub struct InstallState {
     /// Every client scimcp registered in, by client id.
     #[serde(default)]
     pub clients: BTreeMap<String, ClientRecord>,
+    /// The folders the server may read datasets from (`--data-dir` in the registered
+    /// command): the user's, created by the installer when missing and never deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_dirs: Vec<PathBuf>,
 }
 
 /// One unpacked version.

@@ -72,10 +72,7 @@ pub fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
         Command::Rollback => commands::rollback::run(setup),
         Command::Uninstall(args) => commands::uninstall::run(setup, &args),
         Command::Status => return commands::status::run(setup).map(|_| ()),
-        Command::Clients => {
-            commands::clients::run(setup);
-            return Ok(());
-        }
+        Command::Clients => return commands::clients::run(setup),
     };
     progress.finish();
     let report = report?;

@@ -211,15 +211,20 @@ fn state_vs_disk(ctx: &Context, state: &InstallState, active: &str) -> Vec<(Stat
             ));
         }
     }
+    let prescribed = ctx
+        .layout
+        .server_command(&ctx.layout.data_dirs(&ctx.host, &state.data_dirs));
     if let Some(server) = &state.server
-        && *server != ctx.layout.server_command()
+        && *server != prescribed
     {
         problems.push((
             Status::Warn,
             format!(
-                "{STATE_FILE} records the server command {} but this layout runs {}",
+                "{STATE_FILE} records the server command `{} {}` but this layout runs `{} {}`",
                 server.command.display(),
-                ctx.layout.server_command().command.display()
+                server.args.join(" "),
+                prescribed.command.display(),
+                prescribed.args.join(" ")
             ),
         ));
     }

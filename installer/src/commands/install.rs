@@ -78,6 +78,7 @@ pub fn run(
     if !setup.dry_run {
         clean_scratch(&setup.layout);
     }
+    data_folders(setup, &mut state, &args.data_dirs, &mut report)?;
     activate(
         setup,
         &mut state,
@@ -258,7 +259,7 @@ pub(crate) fn activate(
         }
         state.active = Some(key.clone());
     }
-    state.server = Some(setup.server());
+    state.server = Some(setup.server(state));
     if skip_runtime {
         report.step("skip the scientific runtime (--skip-runtime)".to_string());
         return Ok(());
@@ -285,6 +286,38 @@ pub(crate) fn activate(
             .insert(DEFAULT_ADAPTER.to_string(), record.clone());
         if let Some(v) = state.versions.get_mut(&key) {
             v.runtimes.insert(DEFAULT_ADAPTER.to_string(), record);
+        }
+    }
+    Ok(())
+}
+
+/// Settle the data folders the server may read datasets from: `chosen` (`--data-dir`) when
+/// given, else the recorded ones, else the default one; record them and create the missing
+/// ones. They are the user's folders: nothing here ever deletes one.
+pub(crate) fn data_folders(
+    setup: &Setup,
+    state: &mut InstallState,
+    chosen: &[std::path::PathBuf],
+    report: &mut Report,
+) -> Result<(), SetupError> {
+    if !chosen.is_empty() {
+        state.data_dirs = chosen
+            .iter()
+            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+            .collect();
+    }
+    let dirs = setup.data_dirs(state);
+    state.data_dirs = dirs.clone();
+    for dir in &dirs {
+        match fs_err::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(SetupError::DataDirNotADirectory(dir.clone())),
+            Err(_) => {
+                report.step(format!("create your data folder {}", dir.display()));
+                if !setup.dry_run {
+                    fs_err::create_dir_all(dir).map_err(SetupError::io("creating", dir))?;
+                }
+            }
         }
     }
     Ok(())

@@ -50,6 +50,12 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     if !args.purge && layout.runs_dir().exists() {
         report.step(format!("keep run data in {}", layout.runs_dir().display()));
     }
+    // The data folders hold the user's own datasets: never deleted, not even by --purge.
+    for dir in setup.data_dirs(&state) {
+        if dir.is_dir() {
+            report.step(format!("keep your data folder {}", dir.display()));
+        }
+    }
     if setup.dry_run {
         return Ok(report);
     }

@@ -129,6 +129,7 @@ pub fn run(
     if !setup.dry_run {
         clean_scratch(&setup.layout);
     }
+    super::install::data_folders(setup, &mut state, &[], &mut report)?;
     activate(
         setup,
         &mut state,
