@@ -76,10 +76,11 @@ pub struct ProbedPackage {
     pub sha256: Option<String>,
 }
 
-/// The distribution names of exact pins (`name==version` → `name`).
+/// The distribution names of the exact pins that apply on this computer (`name==version`
+/// → `name`; a pin whose platform marker excludes this computer is left out).
 pub fn requirement_names(requirements: &[String]) -> Vec<String> {
-    requirements
-        .iter()
-        .filter_map(|r| r.split("==").next().map(|n| n.trim().to_string()))
+    crate::pins::applicable(requirements)
+        .into_iter()
+        .map(|p| p.name)
         .collect()
 }

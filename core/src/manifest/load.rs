@@ -313,18 +313,7 @@ fn is_safe_relative(p: &str) -> bool {
 
 /// `name==version` with a PEP 508-style name and no other operators.
 fn is_exact_pin(req: &str) -> bool {
-    let Some((name, version)) = req.split_once("==") else {
-        return false;
-    };
-    let name_ok = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    let version_ok = !version.is_empty()
-        && version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '!'));
-    name_ok && version_ok
+    crate::pins::Pin::parse(req).is_some()
 }
 
 fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
@@ -544,15 +533,13 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
             c.error(
                 &path,
                 format!("'{req}' is not an exact pin"),
-                Some("pin every requirement exactly, e.g. \"scikit-learn==1.5.2\"".into()),
+                Some("pin every requirement exactly, e.g. \"scikit-learn==1.5.2\"; a platform-only requirement takes a marker on sys_platform, platform_system or os_name, e.g. \"pywin32==306; sys_platform == 'win32'\"".into()),
             );
-        } else {
-            let name = req
-                .split("==")
-                .next()
-                .unwrap_or_default()
-                .to_ascii_lowercase()
-                .replace(['_', '.'], "-");
+        } else if let Some(pin) = crate::pins::Pin::parse(req)
+            && pin.marker.is_none()
+        {
+            // A name may appear once per platform marker, but only once without one.
+            let name = pin.name.to_ascii_lowercase().replace(['_', '.'], "-");
             if !names.insert(name.clone()) {
                 c.error(&path, format!("'{name}' is pinned twice"), None);
             }

@@ -438,12 +438,13 @@ fn check(
     })?;
     let probe: RuntimeProbe = serde_json::from_str(out.stdout.trim())
         .map_err(|e| fail(format!("unexpected probe output: {e}")))?;
-    for pin in &rt.requirements {
-        if let Some((name, want)) = pin.split_once("==") {
-            let got = probe.versions.get(name.trim()).cloned().flatten();
-            if got.as_deref() != Some(want.trim()) {
-                return Err(fail(format!("{name} is {got:?}, expected {want}")));
-            }
+    for pin in scimcp_core::pins::applicable(&rt.requirements) {
+        let got = probe.versions.get(&pin.name).cloned().flatten();
+        if got.as_deref() != Some(pin.version.as_str()) {
+            return Err(fail(format!(
+                "{} is {got:?}, expected {}",
+                pin.name, pin.version
+            )));
         }
     }
     if !rt.import_check.is_empty() {
