@@ -43,7 +43,8 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
         .into_iter()
         .filter_map(|pin| {
             let installed = probe.versions.get(&pin.name).cloned().flatten();
-            (installed.as_deref() != Some(pin.version.as_str())).then(|| Mismatch {
+            let differs = installed.as_deref() != Some(pin.version.as_str());
+            differs.then_some(Mismatch {
                 name: pin.name,
                 pinned: pin.version,
                 installed,
