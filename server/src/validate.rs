@@ -394,7 +394,23 @@ fn check_shape_preserving(
             _ => false,
         }
     }
+    fn has_run_path(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains("{work_dir}") || s.contains("{state_dir}"),
+            Value::Array(a) => a.iter().any(has_run_path),
+            Value::Object(o) => o.values().any(has_run_path),
+            _ => false,
+        }
+    }
     for (name, value) in params {
+        if has_run_path(value) {
+            return Err(ToolError::new(
+                ErrorCode::InvalidParameters,
+                format!("parameter '{name}' contains {{work_dir}} or {{state_dir}}, text the server substitutes with run paths"),
+                "remove the braces from the value",
+            )
+            .field(format!("parameters.{name}")));
+        }
         if has_nul(value) {
             return Err(ToolError::new(
                 ErrorCode::InvalidParameters,
