@@ -197,10 +197,15 @@ impl Renderer<'_> {
                         format!("parameter '{name}' = {key:?} has no entry in its map")
                     })?
             }
-            Filter::Positions => {
+            Filter::Positions(also) => {
                 let columns = self.columns.ok_or("the dataset's columns are not known")?;
-                positions(&names_of(value), columns)?
-                    .iter()
+                let mut all = positions(&names_of(value), columns)?;
+                for other in also {
+                    all.extend(positions(&names_of(self.value(other)?), columns)?);
+                }
+                all.sort_unstable();
+                all.dedup();
+                all.iter()
                     .map(usize::to_string)
                     .collect::<Vec<_>>()
                     .join("; ")

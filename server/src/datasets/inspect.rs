@@ -40,6 +40,43 @@ pub struct ColumnInfo {
     pub inferred_type: ColumnType,
     /// Empty cells.
     pub missing: u64,
+    /// How many different values the column holds, when at most [`DISTINCT_CAP`] (a label
+    /// column's classes); absent when more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinct_values: Option<u64>,
+}
+
+/// Distinct values are counted up to this many per column (hashes, so a wide table costs
+/// a few bytes per column).
+pub const DISTINCT_CAP: usize = 20;
+
+/// The distinct values of one column seen so far, as hashes; `None` once over the cap.
+#[derive(Debug, Clone, Default)]
+struct Distinct(Option<Vec<u64>>);
+
+impl Distinct {
+    fn new() -> Distinct {
+        Distinct(Some(Vec::new()))
+    }
+
+    fn see(&mut self, text: &str) {
+        use std::hash::{Hash, Hasher};
+        let Some(seen) = &mut self.0 else { return };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let h = h.finish();
+        if let Err(at) = seen.binary_search(&h) {
+            if seen.len() >= DISTINCT_CAP {
+                self.0 = None;
+            } else {
+                seen.insert(at, h);
+            }
+        }
+    }
+
+    fn count(&self) -> Option<u64> {
+        self.0.as_ref().map(|s| s.len() as u64)
+    }
 }
 
 /// One sheet of a spreadsheet.
@@ -197,6 +234,7 @@ fn inspect_csv(
     }
     let mut kinds: Vec<Option<ColumnType>> = vec![None; headers.len()];
     let mut missing = vec![0u64; headers.len()];
+    let mut distinct = vec![Distinct::new(); headers.len()];
     let mut rows = 0u64;
     let mut samples = Vec::new();
     let mut record = csv::StringRecord::new();
@@ -220,6 +258,7 @@ fn inspect_csv(
                 continue;
             }
             kinds[i] = Some(widen(kinds[i], classify(cell)));
+            distinct[i].see(cell);
         }
         if samples.len() < sample_rows {
             samples.push(
@@ -236,10 +275,12 @@ fn inspect_csv(
         .iter()
         .zip(kinds)
         .zip(missing)
-        .map(|((name, kind), missing)| ColumnInfo {
+        .zip(distinct)
+        .map(|(((name, kind), missing), distinct)| ColumnInfo {
             name: name.chars().take(MAX_NAME_CHARS).collect(),
             inferred_type: kind.unwrap_or(ColumnType::Empty),
             missing,
+            distinct_values: distinct.count(),
         })
         .collect();
     Ok(Inspection {
@@ -331,15 +372,19 @@ fn inspect_workbook(
     let names = pandas_names(&header);
     let mut kinds: Vec<Option<ColumnType>> = vec![None; names.len()];
     let mut missing = vec![0u64; names.len()];
+    let mut distinct = vec![Distinct::new(); names.len()];
     let mut count = 0u64;
     let mut samples = Vec::new();
     for row in rows {
         count += 1;
         for i in 0..names.len() {
             let cell = i.checked_sub(offset).and_then(|j| row.get(j));
-            match cell.map(cell_type) {
-                None | Some(None) => missing[i] += 1,
-                Some(Some(t)) => kinds[i] = Some(widen(kinds[i], t)),
+            match cell.map(|c| (cell_type(c), c)) {
+                None | Some((None, _)) => missing[i] += 1,
+                Some((Some(t), c)) => {
+                    kinds[i] = Some(widen(kinds[i], t));
+                    distinct[i].see(&cell_text(c));
+                }
             }
         }
         if samples.len() < sample_rows {
@@ -364,10 +409,12 @@ fn inspect_workbook(
         .iter()
         .zip(kinds)
         .zip(missing)
-        .map(|((name, kind), missing)| ColumnInfo {
+        .zip(distinct)
+        .map(|(((name, kind), missing), distinct)| ColumnInfo {
             name: name.chars().take(MAX_NAME_CHARS).collect(),
             inferred_type: kind.unwrap_or(ColumnType::Empty),
             missing,
+            distinct_values: distinct.count(),
         })
         .collect();
     Ok(Inspection {
