@@ -174,8 +174,9 @@ impl HttpConfig {
             );
         }
         let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
-        if !addr.ip().is_unspecified() {
-            allowed_hosts.push(addr.ip().to_string());
+        let listen_ip = addr.ip().to_string();
+        if !addr.ip().is_unspecified() && !allowed_hosts.contains(&listen_ip) {
+            allowed_hosts.push(listen_ip);
         }
         for host in &args.allowed_hosts {
             let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
@@ -185,7 +186,9 @@ impl HttpConfig {
                      --allowed-host analysis.lab.example (or NAME:PORT to allow one port only)"
                 );
             }
-            allowed_hosts.push(host);
+            if !allowed_hosts.contains(&host) {
+                allowed_hosts.push(host);
+            }
         }
         let mut allowed_origins: Vec<String> =
             LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
