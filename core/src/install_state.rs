@@ -40,6 +40,10 @@ pub struct InstallState {
     /// Every client scimcp registered in, by client id.
     #[serde(default)]
     pub clients: BTreeMap<String, ClientRecord>,
+    /// The folders the server may read datasets from (`--data-dir` in the registered
+    /// command): the user's, created by the installer when missing and never deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_dirs: Vec<PathBuf>,
 }
 
 /// One unpacked version.
@@ -150,17 +154,38 @@ pub struct ClientRecord {
     /// Backups of the file's previous bytes, oldest first.
     #[serde(default)]
     pub backups: Vec<PathBuf>,
+    /// The file scimcp actually wrote when `location` is a symbolic link (the link's final
+    /// target, e.g. a file in a dotfiles repository); absent for an ordinary file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<PathBuf>,
+    /// SHA-256 of the bytes scimcp last wrote to the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_sha256: Option<String>,
+    /// The file as it was before scimcp added its entry. While the file still holds exactly
+    /// the bytes scimcp wrote (`written_sha256`), uninstall puts these bytes back unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pristine: Option<Pristine>,
+    /// Whether scimcp created the object that holds its entry (Zed's `context_servers`, VS
+    /// Code's `servers`, …): uninstall removes it again when nothing else is in it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created_container: bool,
+}
+
+/// A client file's bytes from before scimcp's entry was added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pristine {
+    /// The backup holding them.
+    pub backup: PathBuf,
+    /// Their SHA-256 (a backup that no longer matches is not used).
+    pub sha256: String,
 }
 
 /// Why `state.json` could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Not readable, not a regular file, or larger than [`crate::fs::CONFIG_READ_LIMIT`].
+    #[error(transparent)]
+    Read(#[from] crate::fs::ReadError),
     #[error(
         "{path} is not a valid scimcp state file (line {line}, column {column}): {message}; \
          run `scimcp-setup repair` to rebuild it"
@@ -195,10 +220,8 @@ impl InstallState {
     /// Read the receipt under `data_root`; `Ok(None)` when nothing was ever installed there.
     pub fn load(data_root: &Path) -> Result<Option<InstallState>, StateError> {
         let path = Self::path(data_root);
-        let bytes = match fs_err::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(StateError::Read { path, source }),
+        let Some(bytes) = crate::fs::read_regular(&path, crate::fs::CONFIG_READ_LIMIT)? else {
+            return Ok(None);
         };
         let state: InstallState =
             serde_json::from_slice(&bytes).map_err(|e| StateError::Parse {

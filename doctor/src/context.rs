@@ -92,8 +92,17 @@ impl Context {
             Ok(Some(InstallState {
                 server: Some(s), ..
             })) => s.clone(),
-            _ => self.layout.server_command(),
+            _ => self.layout.server_command(&self.data_dirs()),
         }
+    }
+
+    /// The data folders the installer chose (recorded, else the default one).
+    pub fn data_dirs(&self) -> Vec<PathBuf> {
+        let recorded = match &self.state {
+            Ok(Some(state)) => state.data_dirs.clone(),
+            _ => Vec::new(),
+        };
+        self.layout.data_dirs(&self.host, &recorded)
     }
 
     /// The adapter the registered command serves (`--adapter NAME`).

@@ -73,6 +73,7 @@ pub fn repair(
     // Repair re-applies the active version already on disk; it unpacks nothing, so there
     // is no signature to check and no override to ask for.
     let args = InstallArgs {
+        data_dirs: Vec::new(),
         from: None,
         python,
         skip_runtime: false,

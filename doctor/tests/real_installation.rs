@@ -60,6 +60,7 @@ fn a_healthy_installation_is_all_ok_and_validates_against_the_schema() {
             "server.handshake",
             "state.permissions",
             "state.disk",
+            "state.data_dirs",
             "paths.encoding"
         ]
     );

@@ -84,6 +84,11 @@ pub struct InstallArgs {
     /// Do not provision the scientific runtime (client registration only).
     #[arg(long)]
     pub skip_runtime: bool,
+    /// A folder the server may read datasets from (repeatable). Given, these folders replace
+    /// the ones in use; by default the recorded folders are kept, and a first install uses
+    /// `<Documents>/scimcp` (or `<data directory>/data`). Created when missing.
+    #[arg(long = "data-dir", value_name = "DIR")]
+    pub data_dirs: Vec<PathBuf>,
     #[command(flatten)]
     pub signature: SignatureArgs,
 }

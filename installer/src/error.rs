@@ -69,6 +69,11 @@ pub enum SetupError {
     PurgeNeedsYes(PathBuf),
     #[error("the purge was not confirmed; nothing was deleted")]
     PurgeDeclined,
+    #[error(
+        "the data folder {0} exists but is not a folder; move it aside, or choose another with \
+         --data-dir DIR; nothing was changed"
+    )]
+    DataDirNotADirectory(PathBuf),
     #[error("{0} client(s) could not be updated (see above); everything else was done")]
     ClientsFailed(usize),
 }

@@ -28,6 +28,8 @@ pub mod register;
 pub mod remote;
 pub mod runtime;
 pub mod signature;
+pub mod steps;
+pub mod sweep;
 
 use std::process::ExitCode;
 
@@ -70,10 +72,7 @@ pub fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
         Command::Rollback => commands::rollback::run(setup),
         Command::Uninstall(args) => commands::uninstall::run(setup, &args),
         Command::Status => return commands::status::run(setup).map(|_| ()),
-        Command::Clients => {
-            commands::clients::run(setup);
-            return Ok(());
-        }
+        Command::Clients => return commands::clients::run(setup),
     };
     progress.finish();
     let report = report?;

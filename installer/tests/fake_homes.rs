@@ -34,7 +34,12 @@ fn fake(platform: Platform) -> Fake {
         Platform::Linux => vec![("XDG_CONFIG_HOME", &xdg)],
         Platform::Macos => vec![],
     };
-    let host = Host::fake(platform, &home, &vars);
+    let mut host = Host::fake(platform, &home, &vars);
+    if platform != Platform::Linux {
+        // macOS and Windows always name a Documents folder; this Linux has no xdg-user-dirs,
+        // so its data folder goes under the data root.
+        host.documents = Some(home.join("Documents"));
+    }
     if platform == Platform::Windows {
         // The Store build of Claude Desktop is installed: its MSIX location must win.
         fs_err::create_dir_all(local.join("Packages").join("Claude_pzs8sxrjxfjjc")).unwrap();
@@ -69,6 +74,7 @@ fn install_args(f: &Fake) -> InstallArgs {
         from: Some(f.bundle.clone()),
         python: None,
         skip_runtime: true,
+        data_dirs: Vec::new(),
         // The fake bundle is a directory, i.e. unsigned development material.
         signature: SignatureArgs {
             allow_unsigned: true,
@@ -128,7 +134,7 @@ fn lifecycle(platform: Platform) {
     );
     let name = format!("{platform:?}").to_lowercase();
     insta::assert_snapshot!(format!("{name}_registered"), snapshot(&f));
-    let server = f.setup.server();
+    let server = f.setup.server(&f.setup.load_state().unwrap());
     for client in scimcp_installer::clients::all() {
         let s = status(cx, &server, client);
         if s.path.is_some() {

@@ -55,20 +55,29 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
             .fixable()
         }
     };
-    let text = match fs_err::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
+    // Only a regular file (or a link to one) of at most 16 MiB is read: a FIFO, a device or
+    // a huge file is reported, never waited on or loaded.
+    let text = match scimcp_core::fs::read_regular(path, scimcp_core::fs::CONFIG_READ_LIMIT) {
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(_) => {
                 return CheckResult::fail(id, format!("{} is not UTF-8 text", path.display()))
                     .remedy(restore(ctx, client, path));
             }
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Ok(None) => {
             return not_there(&format!("{} does not exist", path.display()));
+        }
+        Err(e @ scimcp_core::fs::ReadError::Io { .. }) => {
+            return CheckResult::fail(id, e.to_string()).remedy(format!(
+                "make {} readable by you (ls -l shows its owner and mode)",
+                shell_quote(&path.display().to_string())
+            ));
         }
         Err(e) => {
             return CheckResult::fail(id, e.to_string()).remedy(format!(
-                "make {} readable by you (ls -l shows its owner and mode)",
+                "put {}'s real configuration file at {} (or remove what is there), then run {repair}",
+                client.name(),
                 shell_quote(&path.display().to_string())
             ));
         }
@@ -76,6 +85,25 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
     let entry = match file.format.read(&text, file.slot()) {
         Ok(Some(entry)) => entry,
         Ok(None) => return not_there(&format!("{} has no scimcp entry", path.display())),
+        Err(scimcp_installer::edit::EditError::Duplicate {
+            key,
+            line,
+            column,
+            first_line,
+        }) => {
+            return CheckResult::fail(
+                id,
+                format!(
+                    "{}:{line}:{column}: the key \"{key}\" appears a second time (first on line \
+                     {first_line}); clients disagree on which one counts",
+                    path.display()
+                ),
+            )
+            .remedy(format!(
+                "merge the two \"{key}\" blocks of {} into one, then run {repair}",
+                shell_quote(&path.display().to_string())
+            ));
+        }
         Err(e) => {
             // The installer never overwrites a file that does not parse, so repair cannot
             // fix this: the remedy is the backup, or the user's own edit.

@@ -5,6 +5,7 @@
 //! shared probe and manifest in [`Context`] are computed once, by whichever check asks first.
 
 mod clients;
+mod data_dirs;
 mod handshake;
 mod identity;
 mod import;
@@ -41,6 +42,7 @@ enum Kind {
     Handshake,
     Permissions,
     Disk,
+    DataDirs,
     Encoding,
 }
 
@@ -83,6 +85,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         fixed("server.handshake", Kind::Handshake),
         fixed("state.permissions", Kind::Permissions),
         fixed("state.disk", Kind::Disk),
+        fixed("state.data_dirs", Kind::DataDirs),
         fixed("paths.encoding", Kind::Encoding),
     ]);
     checks
@@ -130,6 +133,7 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
         Kind::Handshake => handshake::check(ctx, id),
         Kind::Permissions => storage::permissions(ctx, id),
         Kind::Disk => storage::disk(ctx, id),
+        Kind::DataDirs => data_dirs::check(ctx, id),
         Kind::Encoding => storage::encoding(ctx, id),
     };
     result.timed(start.elapsed())

@@ -93,13 +93,10 @@ pub fn pins(ctx: &Context, id: &str) -> CheckResult {
             );
         }
     };
-    let pins = &manifest.runtime.requirements;
+    let pins = scimcp_core::pins::applicable(&manifest.runtime.requirements);
     let mut mismatches = Vec::new();
-    for pin in pins {
-        let Some((name, want)) = pin.split_once("==") else {
-            continue;
-        };
-        let (name, want) = (name.trim(), want.trim());
+    for pin in &pins {
+        let (name, want) = (pin.name.as_str(), pin.version.as_str());
         match probe.versions.get(name).cloned().flatten() {
             Some(got) if got == want => {}
             Some(got) => mismatches.push(format!("{name} {got} (pinned {want})")),
@@ -108,7 +105,7 @@ pub fn pins(ctx: &Context, id: &str) -> CheckResult {
     }
     let total = pins.len();
     let mut recorded = runtime.requirements.clone();
-    let mut wanted = pins.clone();
+    let mut wanted = manifest.runtime.requirements.clone();
     recorded.sort();
     wanted.sort();
     let result = if !mismatches.is_empty() {

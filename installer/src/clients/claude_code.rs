@@ -87,7 +87,7 @@ pub struct ClaudeCli {
 
 /// The `claude` CLI failed.
 #[derive(Debug, thiserror::Error)]
-#[error("`{program} {args}` failed: {detail}")]
+#[error("`{program} {args}` did not register scimcp: {detail}")]
 pub struct CliError {
     pub program: String,
     pub args: String,
@@ -96,24 +96,18 @@ pub struct CliError {
 
 impl ClaudeCli {
     fn run(&self, args: &[&str]) -> Result<(), CliError> {
-        let fail = |detail: String| CliError {
-            program: self.program.display().to_string(),
-            args: args.join(" "),
-            detail,
-        };
-        let out = Command::new(&self.program)
-            .args(args)
+        let mut cmd = Command::new(&self.program);
+        cmd.args(args)
             .env_clear()
-            .envs(self.envs.iter().map(|(k, v)| (k, v)))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| fail(e.to_string()))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            Err(fail(format!("{} ({})", stderr.trim(), out.status)))
-        }
+            .envs(self.envs.iter().map(|(k, v)| (k, v)));
+        let step = format!("`claude {}`", args[..2.min(args.len())].join(" "));
+        crate::steps::run(&step, cmd, crate::steps::CLIENT_CLI, None)
+            .map(|_| ())
+            .map_err(|e| CliError {
+                program: self.program.display().to_string(),
+                args: args.join(" "),
+                detail: e.to_string(),
+            })
     }
 
     /// `claude mcp add-json --scope user scimcp JSON`.

@@ -2,10 +2,11 @@
 //! scimcp's entry there is present and healthy.
 
 use super::{Setup, print_stdout};
+use crate::error::SetupError;
 use crate::register::{ClientStatus, status};
 
-pub fn run(setup: &Setup) -> i32 {
-    let server = setup.server();
+pub fn run(setup: &Setup) -> Result<(), SetupError> {
+    let server = setup.server(&setup.load_state()?);
     let cx = setup.client_context();
     let list: Vec<ClientStatus> = crate::clients::all()
         .into_iter()
@@ -20,7 +21,7 @@ pub fn run(setup: &Setup) -> i32 {
     } else {
         print_stdout(&table(&list));
     }
-    0
+    Ok(())
 }
 
 /// A fixed-width table of client statuses.

@@ -33,7 +33,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Report, SetupError> {
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     // Checked before anything under the data root changes: a refused bundle leaves it as it
@@ -78,6 +78,7 @@ pub fn run(
     if !setup.dry_run {
         clean_scratch(&setup.layout);
     }
+    data_folders(setup, &mut state, &args.data_dirs, &mut report)?;
     activate(
         setup,
         &mut state,
@@ -114,12 +115,26 @@ pub fn run(
     Ok(report)
 }
 
-/// Take the setup lock, except in a dry run (which writes nothing, not even the lock file).
-pub(crate) fn lock(setup: &Setup) -> Result<Option<SetupLock>, SetupError> {
+/// Take the setup lock, except in a dry run (which writes nothing, not even the lock file),
+/// then sweep the temporary files a killed run left in the installer's own directories.
+pub(crate) fn lock(setup: &Setup, report: &mut Report) -> Result<Option<SetupLock>, SetupError> {
     if setup.dry_run {
         return Ok(None);
     }
-    Ok(Some(SetupLock::acquire(&setup.layout.lock_path())?))
+    let lock = SetupLock::acquire(&setup.layout.lock_path())?;
+    let swept = crate::sweep::stale_temps(&setup.layout);
+    if !swept.is_empty() {
+        report.step(format!(
+            "remove {} temporary file(s) an interrupted scimcp-setup left behind: {}",
+            swept.len(),
+            swept
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(Some(lock))
 }
 
 /// Write the receipt and fill in the report's version fields. Client failures stay in the
@@ -244,7 +259,7 @@ pub(crate) fn activate(
         }
         state.active = Some(key.clone());
     }
-    state.server = Some(setup.server());
+    state.server = Some(setup.server(state));
     if skip_runtime {
         report.step("skip the scientific runtime (--skip-runtime)".to_string());
         return Ok(());
@@ -271,6 +286,38 @@ pub(crate) fn activate(
             .insert(DEFAULT_ADAPTER.to_string(), record.clone());
         if let Some(v) = state.versions.get_mut(&key) {
             v.runtimes.insert(DEFAULT_ADAPTER.to_string(), record);
+        }
+    }
+    Ok(())
+}
+
+/// Settle the data folders the server may read datasets from: `chosen` (`--data-dir`) when
+/// given, else the recorded ones, else the default one; record them and create the missing
+/// ones. They are the user's folders: nothing here ever deletes one.
+pub(crate) fn data_folders(
+    setup: &Setup,
+    state: &mut InstallState,
+    chosen: &[std::path::PathBuf],
+    report: &mut Report,
+) -> Result<(), SetupError> {
+    if !chosen.is_empty() {
+        state.data_dirs = chosen
+            .iter()
+            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+            .collect();
+    }
+    let dirs = setup.data_dirs(state);
+    state.data_dirs = dirs.clone();
+    for dir in &dirs {
+        match fs_err::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(SetupError::DataDirNotADirectory(dir.clone())),
+            Err(_) => {
+                report.step(format!("create your data folder {}", dir.display()));
+                if !setup.dry_run {
+                    fs_err::create_dir_all(dir).map_err(SetupError::io("creating", dir))?;
+                }
+            }
         }
     }
     Ok(())

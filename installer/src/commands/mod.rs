@@ -40,8 +40,14 @@ impl Setup {
         }
     }
 
-    pub fn server(&self) -> ServerCommand {
-        self.layout.server_command()
+    /// The data folders in force for `state` (recorded, else the default one).
+    pub fn data_dirs(&self, state: &InstallState) -> Vec<PathBuf> {
+        self.layout.data_dirs(&self.host, &state.data_dirs)
+    }
+
+    /// The command every client entry runs, with `state`'s data folders.
+    pub fn server(&self, state: &InstallState) -> ServerCommand {
+        self.layout.server_command(&self.data_dirs(state))
     }
 
     /// The clients to act on: the named ones, or every detected one that is selected by
@@ -240,7 +246,7 @@ pub fn register_clients(
     intent: Intent,
     report: &mut Report,
 ) {
-    let server = setup.server();
+    let server = setup.server(state);
     let backups = setup.layout.backups_dir();
     let planner = Planner {
         cx: setup.client_context(),

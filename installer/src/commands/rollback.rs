@@ -11,7 +11,7 @@ use crate::faults::checkpoint;
 
 pub fn run(setup: &Setup) -> Result<Report, SetupError> {
     let mut report = Report::new("rollback", setup);
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     if state.active.is_none() {

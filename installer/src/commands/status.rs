@@ -24,9 +24,17 @@ pub struct Status {
     /// the receipt has no record of it).
     pub active_signature: Option<SignatureRecord>,
     pub server_command: Option<Vec<String>>,
+    /// The folders the server may read datasets from, and whether each is there.
+    pub data_dirs: Vec<DataDirStatus>,
     pub runtimes: Vec<RuntimeStatus>,
     pub clients: Vec<ClientStatus>,
     pub runs_dir: PathBuf,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DataDirStatus {
+    pub path: PathBuf,
+    pub present: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -40,7 +48,7 @@ pub struct RuntimeStatus {
 
 pub fn run(setup: &Setup) -> Result<i32, SetupError> {
     let state = setup.load_state()?;
-    let server = setup.server();
+    let server = setup.server(&state);
     let cx = setup.client_context();
     let recorded: Vec<String> = state.clients.keys().cloned().collect();
     let clients = setup
@@ -66,6 +74,14 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
                 .chain(s.args.iter().cloned())
                 .collect()
         }),
+        data_dirs: setup
+            .data_dirs(&state)
+            .into_iter()
+            .map(|path| DataDirStatus {
+                present: path.is_dir(),
+                path,
+            })
+            .collect(),
         runtimes: state
             .runtimes
             .iter()
@@ -142,6 +158,18 @@ fn human(s: &Status) -> String {
                 ""
             } else {
                 "  (missing: run repair)"
+            }
+        );
+    }
+    for d in &s.data_dirs {
+        let _ = writeln!(
+            out,
+            "data folder     {}{}",
+            d.path.display(),
+            if d.present {
+                ""
+            } else {
+                "  (missing: run repair, or create it)"
             }
         );
     }

@@ -15,7 +15,7 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     if args.purge && !setup.dry_run && !setup.yes {
         confirm_purge(setup)?;
     }
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     let recorded: Vec<String> = state.clients.keys().cloned().collect();
@@ -49,6 +49,12 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     }
     if !args.purge && layout.runs_dir().exists() {
         report.step(format!("keep run data in {}", layout.runs_dir().display()));
+    }
+    // The data folders hold the user's own datasets: never deleted, not even by --purge.
+    for dir in setup.data_dirs(&state) {
+        if dir.is_dir() {
+            report.step(format!("keep your data folder {}", dir.display()));
+        }
     }
     if setup.dry_run {
         return Ok(report);

@@ -105,7 +105,7 @@ pub fn run(
             }
         }
     };
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     // Again under the lock: another setup may have moved the active version meanwhile.
@@ -129,6 +129,7 @@ pub fn run(
     if !setup.dry_run {
         clean_scratch(&setup.layout);
     }
+    super::install::data_folders(setup, &mut state, &[], &mut report)?;
     activate(
         setup,
         &mut state,

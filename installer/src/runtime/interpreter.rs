@@ -38,18 +38,14 @@ pub enum InterpreterError {
 const QUERY: &str = "import sys; print('%d.%d.%d' % sys.version_info[:3]); print(sys.executable)";
 
 fn query(program: &Path, pre_args: &[&str]) -> Result<Interpreter, String> {
-    let out = Command::new(program)
-        .args(pre_args)
+    let mut cmd = Command::new(program);
+    cmd.args(pre_args)
         .args(["-c", QUERY])
         .env_remove("PYTHONHOME")
-        .env_remove("PYTHONPATH")
-        .stdin(std::process::Stdio::null())
-        .output()
+        .env_remove("PYTHONPATH");
+    let out = crate::steps::run("the interpreter query", cmd, crate::steps::QUERY, None)
         .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = &out.stdout;
     let mut lines = text.lines();
     let version = lines
         .next()

@@ -34,12 +34,13 @@ pub enum ProvisionError {
         source: std::io::Error,
     },
     #[error(
-        "`{command}` failed ({status}):\n{tail}\nCheck your network connection and disk space, then run `scimcp-setup repair`"
+        "{error}\nNothing was changed in your clients or in the runtime in use. {hint}, then run \
+         `scimcp-setup repair` (set {} to allow a slow step more seconds)",
+        crate::steps::TIMEOUT_ENV
     )]
-    Command {
-        command: String,
-        status: String,
-        tail: String,
+    Step {
+        error: scimcp_process::ProcessError,
+        hint: &'static str,
     },
     #[error("the new runtime at {dir} is not usable: {message}; run `scimcp-setup repair`")]
     Check { dir: PathBuf, message: String },
@@ -177,25 +178,91 @@ pub fn provision(
         "creating the {} runtime with Python {}",
         manifest.name, interpreter.version
     ));
-    match &uv {
-        Some(uv) => run(Command::new(uv)
-            .args(["venv", "--quiet", "--python"])
-            .arg(&interpreter.path)
-            .arg(&dir))?,
-        None => run(Command::new(&interpreter.path)
-            .args(["-m", "venv"])
-            .arg(&dir))?,
+    // From here on a failure removes the half-made directory: the runtime in use (another
+    // directory) and everything else stay as they were.
+    let built = build(
+        BuildArgs {
+            dir: &dir,
+            python: &python,
+            uv: uv.as_deref(),
+            interpreter: &interpreter,
+            manifest,
+            source: source.as_deref(),
+            layout,
+            key: &key,
+        },
+        progress,
+    );
+    if built.is_err() {
+        let _ = fs_err::remove_dir_all(&dir);
     }
-    private_dir(&dir)?;
+    built.map(Some)
+}
+
+/// What [`build`] needs.
+struct BuildArgs<'a> {
+    dir: &'a Path,
+    python: &'a Path,
+    uv: Option<&'a Path>,
+    interpreter: &'a Interpreter,
+    manifest: &'a Manifest,
+    source: Option<&'a Path>,
+    layout: &'a Layout,
+    key: &'a str,
+}
+
+/// Create the environment, install the pins and the package, check it, write the marker.
+fn build(args: BuildArgs<'_>, progress: &dyn Progress) -> Result<RuntimeRecord, ProvisionError> {
+    let BuildArgs {
+        dir,
+        python,
+        uv,
+        interpreter,
+        manifest,
+        source,
+        layout,
+        key,
+    } = args;
+    let rt = &manifest.runtime;
+    let venv = match uv {
+        Some(uv) => {
+            let mut c = Command::new(uv);
+            c.args(["venv", "--quiet", "--python"])
+                .arg(&interpreter.path)
+                .arg(dir);
+            c
+        }
+        None => {
+            let mut c = Command::new(&interpreter.path);
+            c.args(["-m", "venv"]).arg(dir);
+            c
+        }
+    };
+    run(
+        "creating the virtual environment",
+        venv,
+        crate::steps::VENV,
+        progress,
+        "Check your disk space",
+    )?;
+    private_dir(dir)?;
     checkpoint();
     progress.step(&format!(
         "installing {} pinned packages (this can take a few minutes)",
         rt.requirements.len()
     ));
     if !rt.requirements.is_empty() {
-        run(pip(&uv, &python).args(&rt.requirements))?;
+        let mut cmd = pip(uv, python);
+        cmd.args(&rt.requirements);
+        run(
+            "pip install",
+            cmd,
+            crate::steps::PIP,
+            progress,
+            "Check your network connection and disk space",
+        )?;
     }
-    if let Some(src) = &source {
+    if let Some(src) = source {
         progress.step(&format!(
             "installing {}",
             rt.package.as_deref().unwrap_or(&manifest.name)
@@ -216,14 +283,30 @@ pub fn provision(
         let copy = scratch.path().join("src");
         crate::bundle::copy_tree(src, &copy).map_err(|e| ProvisionError::Io {
             action: "copying the package source",
-            path: src.clone(),
+            path: src.to_path_buf(),
             source: std::io::Error::other(e.to_string()),
         })?;
-        run(pip(&uv, &python).arg("--no-deps").arg(&copy))?;
+        let mut cmd = pip(uv, python);
+        cmd.arg("--no-deps").arg(&copy);
+        run(
+            "pip install of the adapter's package",
+            cmd,
+            crate::steps::PIP,
+            progress,
+            "Check your disk space",
+        )?;
     }
     checkpoint();
     progress.step("checking the runtime");
-    let record = check(&dir, &python, manifest, &interpreter, &key, uv.is_some())?;
+    let record = check(
+        dir,
+        python,
+        manifest,
+        interpreter,
+        key,
+        uv.is_some(),
+        progress,
+    )?;
     let mut bytes = serde_json::to_vec_pretty(&record).expect("JSON");
     bytes.push(b'\n');
     scimcp_core::fs::write_atomic(&dir.join(MARKER), &bytes, scimcp_core::fs::Privacy::Private)
@@ -232,12 +315,14 @@ pub fn provision(
             path: dir.join(MARKER),
             source: std::io::Error::other(e.to_string()),
         })?;
-    Ok(Some(record))
+    Ok(record)
 }
 
 /// The recorded runtime in `dir`, if it is complete, for `key`, and its interpreter exists.
 fn reusable(dir: &Path, key: &str) -> Option<RuntimeRecord> {
-    let bytes = fs_err::read(dir.join(MARKER)).ok()?;
+    let bytes =
+        scimcp_core::fs::read_regular(&dir.join(MARKER), scimcp_core::fs::CONFIG_READ_LIMIT)
+            .ok()??;
     let record: RuntimeRecord = serde_json::from_slice(&bytes).ok()?;
     (record.requirements_hash == key && record.interpreter.is_file()).then_some(record)
 }
@@ -259,6 +344,7 @@ fn still_sound(
         interpreter,
         key,
         used_uv,
+        &crate::progress::Silent,
     ) {
         Ok(now) => now.versions == record.versions && now.package == record.package,
         Err(_) => false,
@@ -276,7 +362,7 @@ fn private_dir(dir: &Path) -> Result<(), ProvisionError> {
     Ok(())
 }
 
-fn pip(uv: &Option<PathBuf>, python: &Path) -> Command {
+fn pip(uv: Option<&Path>, python: &Path) -> Command {
     match uv {
         Some(uv) => {
             let mut c = Command::new(uv);
@@ -299,28 +385,25 @@ fn pip(uv: &Option<PathBuf>, python: &Path) -> Command {
     }
 }
 
-fn run(cmd: &mut Command) -> Result<(), ProvisionError> {
-    cmd.env_remove("PYTHONHOME")
-        .env_remove("PYTHONPATH")
-        .env_remove("VIRTUAL_ENV")
-        .env_remove("PIP_REQUIRE_VIRTUALENV")
-        .stdin(std::process::Stdio::null());
-    let text = format!("{cmd:?}");
-    let out = cmd.output().map_err(|e| ProvisionError::Command {
-        command: text.clone(),
-        status: "could not start".into(),
-        tail: e.to_string(),
-    })?;
-    if out.status.success() {
-        return Ok(());
+/// Run one provisioning step under its time limit; `hint` says what to check if it fails.
+fn run(
+    name: &str,
+    mut cmd: Command,
+    limit: std::time::Duration,
+    progress: &dyn Progress,
+    hint: &'static str,
+) -> Result<(), ProvisionError> {
+    for var in [
+        "PYTHONHOME",
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+        "PIP_REQUIRE_VIRTUALENV",
+    ] {
+        cmd.env_remove(var);
     }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
-    Err(ProvisionError::Command {
-        command: text,
-        status: out.status.to_string(),
-        tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-    })
+    crate::steps::run(name, cmd, limit, Some(progress))
+        .map(|_| ())
+        .map_err(|error| ProvisionError::Step { error, hint })
 }
 
 /// Probe the new runtime: pins at their exact versions, the package identity, the imports.
@@ -331,47 +414,53 @@ fn check(
     interpreter: &Interpreter,
     key: &str,
     used_uv: bool,
+    progress: &dyn Progress,
 ) -> Result<RuntimeRecord, ProvisionError> {
     let rt = &manifest.runtime;
     let fail = |message: String| ProvisionError::Check {
         dir: dir.to_path_buf(),
         message,
     };
-    let out = Command::new(python)
-        .args(["-I", "-c", RUNTIME_PROBE_SCRIPT])
+    let mut probe = scimcp_process::python_command(python);
+    probe
+        .args(["-c", RUNTIME_PROBE_SCRIPT])
         .arg(rt.package.clone().unwrap_or_default())
-        .args(requirement_names(&rt.requirements))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| fail(format!("cannot run {}: {e}", python.display())))?;
-    if !out.status.success() {
-        return Err(fail(
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
-    }
-    let probe: RuntimeProbe = serde_json::from_slice(&out.stdout)
+        .args(requirement_names(&rt.requirements));
+    let out = crate::steps::run(
+        "the runtime probe",
+        probe,
+        crate::steps::QUERY,
+        Some(progress),
+    )
+    .map_err(|error| ProvisionError::Step {
+        error,
+        hint: "The new runtime does not answer",
+    })?;
+    let probe: RuntimeProbe = serde_json::from_str(out.stdout.trim())
         .map_err(|e| fail(format!("unexpected probe output: {e}")))?;
-    for pin in &rt.requirements {
-        if let Some((name, want)) = pin.split_once("==") {
-            let got = probe.versions.get(name.trim()).cloned().flatten();
-            if got.as_deref() != Some(want.trim()) {
-                return Err(fail(format!("{name} is {got:?}, expected {want}")));
-            }
+    for pin in scimcp_core::pins::applicable(&rt.requirements) {
+        let got = probe.versions.get(&pin.name).cloned().flatten();
+        if got.as_deref() != Some(pin.version.as_str()) {
+            return Err(fail(format!(
+                "{} is {got:?}, expected {}",
+                pin.name, pin.version
+            )));
         }
     }
     if !rt.import_check.is_empty() {
         let imports = format!("import {}", rt.import_check.join(", "));
-        let out = Command::new(python)
-            .args(["-I", "-c", &imports])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| fail(e.to_string()))?;
-        if !out.status.success() {
-            return Err(fail(format!(
-                "`{imports}` failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
+        let mut cmd = scimcp_process::python_command(python);
+        cmd.args(["-c", &imports]);
+        crate::steps::run(
+            "the import check",
+            cmd,
+            crate::steps::IMPORT,
+            Some(progress),
+        )
+        .map_err(|error| ProvisionError::Step {
+            error,
+            hint: "A scientific module of the new runtime does not import",
+        })?;
     }
     let absolute = std::path::absolute(python).unwrap_or_else(|_| python.to_path_buf());
     Ok(RuntimeRecord {

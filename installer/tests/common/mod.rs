@@ -168,3 +168,76 @@ pub fn refused(out: &Output, needles: &[&str]) {
 pub fn bytes(path: &Path) -> Option<Vec<u8>> {
     fs_err::read(path).ok()
 }
+
+/// Every entry under `dir` (recursively, links not followed, FIFOs and devices never opened)
+/// with its kind and content: regular files by size and SHA-256, links by target. Comparing
+/// two of them shows whether anything under `dir` was written. `.setup.lock` is left out.
+pub fn fingerprint(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    if let Ok(meta) = fs_err::symlink_metadata(dir) {
+        out.insert(".".to_string(), describe(dir, &meta));
+    }
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs_err::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name() == ".setup.lock" {
+                continue;
+            }
+            let meta = fs_err::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            out.insert(rel, describe(&path, &meta));
+        }
+    }
+    out
+}
+
+fn describe(path: &Path, meta: &std::fs::Metadata) -> String {
+    let kind = scimcp_core::fs::kind_of(meta.file_type());
+    if meta.file_type().is_symlink() {
+        return format!("link -> {}", fs_err::read_link(path).unwrap().display());
+    }
+    if meta.is_file() {
+        let (sha, _) = scimcp_core::hash::sha256_file(path).unwrap();
+        return format!("file {} {sha}", meta.len());
+    }
+    if meta.is_dir() {
+        return "directory".to_string();
+    }
+    kind.to_string()
+}
+
+/// Run `cmd` and wait at most `limit` for it; panic (after killing it) when it hangs.
+pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> (Output, std::time::Duration) {
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{cmd:?} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let took = start.elapsed();
+    (child.wait_with_output().unwrap(), took)
+}

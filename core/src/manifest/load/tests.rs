@@ -126,14 +126,14 @@ fn syntax_error_has_position() {
 #[test]
 fn semantic_errors_are_all_reported_with_lines() {
     let bad = GOOD
-        .replace("\"{target}\"", "\"{seed}\"")
+        .replace("\"{target}\"", "\"{colour}\"")
         .replace("run_timeout_s = 60", "run_timeout_s = 999999")
         .replace("\"numpy==2.1.3\"", "\"numpy>=2\"")
         .replace("flag = \"-v\"", "flag = \"v\"");
     let errs = errors_of(&bad, SCHEMA);
     let text = errs.to_string();
     assert!(
-        text.contains("workflow[0].argv[4]: placeholder {seed} names no required parameter"),
+        text.contains("workflow[0].argv[4]: placeholder {colour} names no parameter 'colour'"),
         "{text}"
     );
     assert!(
