@@ -5,7 +5,8 @@
 //! | `scimcp://adapter/manifest` | the adapter manifest's canonical JSON (its SHA-256 is the adapter hash every answer carries) |
 //! | `scimcp://adapter/workflows/{workflow}/schema` | a workflow's parameter JSON Schema |
 //! | `scimcp://runs/{run_id}/result` | a finished run's `result.json`, byte for byte |
-//! | `scimcp://runs/{run_id}/artifacts/{path}` | one artifact: inline when it is text of at most 256 KiB, otherwise (binary or larger) a JSON description with its size and SHA-256 |
+//! | `scimcp://runs/{run_id}/artifacts/{path}` | one artifact of the output directory: inline when it is text of at most 256 KiB, otherwise (binary or larger) a JSON description with its size and SHA-256 |
+//! | `scimcp://runs/{run_id}/work/{path}` | the same for a declared artifact the CLI wrote elsewhere in its working directory (`base = "work"`) |
 //!
 //! `resources/list` pages through them (the adapter's first, then finished runs oldest
 //! first, each run's result then its artifacts) with an opaque cursor that stays valid while
@@ -26,6 +27,7 @@ use rmcp::model::{
     ResourceUpdatedNotificationParam,
 };
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use scimcp_core::manifest::ArtifactBase;
 
 use crate::runs::is_run_id;
 use crate::runs::state::{ArtifactRecord, RunResult};
@@ -53,9 +55,14 @@ pub fn result_uri(run_id: &str) -> String {
     format!("{RUNS_PREFIX}{run_id}/result")
 }
 
-/// The URI of an artifact (its path relative to the output directory, percent-encoded).
-pub fn artifact_uri(run_id: &str, path: &str) -> String {
-    format!("{RUNS_PREFIX}{run_id}/artifacts/{}", encode_path(path))
+/// The URI of an artifact (its path relative to its base directory, percent-encoded): under
+/// `artifacts/` for the output directory, `work/` for the working directory.
+pub fn artifact_uri(run_id: &str, base: ArtifactBase, path: &str) -> String {
+    let under = match base {
+        ArtifactBase::Output => "artifacts",
+        ArtifactBase::Work => "work",
+    };
+    format!("{RUNS_PREFIX}{run_id}/{under}/{}", encode_path(path))
 }
 
 /// The resource templates clients may fill in.
@@ -72,6 +79,9 @@ pub fn templates() -> Vec<ResourceTemplate> {
         ResourceTemplate::new(format!("{RUNS_PREFIX}{{run_id}}/artifacts/{{+path}}"), "run-artifact")
             .with_title("An artifact of a finished run")
             .with_description("One file of the run's output directory, as result.json lists it: text up to 256 KiB inline, otherwise its size and SHA-256."),
+        ResourceTemplate::new(format!("{RUNS_PREFIX}{{run_id}}/work/{{+path}}"), "run-work-artifact")
+            .with_title("A declared artifact in a finished run's working directory")
+            .with_description("A declared artifact the CLI wrote outside its output directory (base = work), served as the output directory's are."),
     ]
 }
 
@@ -81,7 +91,7 @@ enum Target {
     Manifest,
     Schema(String),
     Result(String),
-    Artifact(String, String),
+    Artifact(String, ArtifactBase, String),
 }
 
 fn parse(uri: &str) -> Option<Target> {
@@ -101,13 +111,18 @@ fn parse(uri: &str) -> Option<Target> {
     if what == "result" {
         return Some(Target::Result(run_id.to_string()));
     }
-    let path = decode_path(what.strip_prefix("artifacts/")?)?;
+    let (base, encoded) = if let Some(rest) = what.strip_prefix("artifacts/") {
+        (ArtifactBase::Output, rest)
+    } else {
+        (ArtifactBase::Work, what.strip_prefix("work/")?)
+    };
+    let path = decode_path(encoded)?;
     let plain = !path.is_empty()
         && !path.starts_with('/')
         && path
             .split('/')
             .all(|seg| !seg.is_empty() && seg != "." && seg != "..");
-    plain.then(|| Target::Artifact(run_id.to_string(), path))
+    plain.then(|| Target::Artifact(run_id.to_string(), base, path))
 }
 
 fn not_found(uri: &str, message: impl Into<String>) -> McpError {
@@ -229,7 +244,7 @@ fn run_resources(ctx: &ServerContext, result: &RunResult) -> Vec<Resource> {
     for a in &result.artifacts {
         out.push(
             Resource::new(
-                artifact_uri(&result.run_id, &a.path),
+                artifact_uri(&result.run_id, a.base, &a.path),
                 format!("{}/{}", result.run_id, a.path),
             )
             .with_title(format!("{} of {}", a.path, result.run_id))
@@ -392,12 +407,12 @@ pub fn read(ctx: &ServerContext, uri: &str) -> Result<ReadResourceResult, McpErr
                 .with_mime_type("application/json")
                 .with_meta(meta)
         }
-        Target::Artifact(run_id, path) => {
+        Target::Artifact(run_id, base, path) => {
             let result = finished(ctx, uri, &run_id)?;
             let record = result
                 .artifacts
                 .iter()
-                .find(|a| a.path == path)
+                .find(|a| a.path == path && a.base == base)
                 .ok_or_else(|| {
                     not_found(
                         uri,
@@ -407,7 +422,12 @@ pub fn read(ctx: &ServerContext, uri: &str) -> Result<ReadResourceResult, McpErr
                         ),
                     )
                 })?;
-            artifact_contents(uri, Path::new(&result.output_dir), record)?
+            let dir = match base {
+                ArtifactBase::Output => PathBuf::from(&result.output_dir),
+                // The run's working directory (every plan's `working_dir`).
+                ArtifactBase::Work => Path::new(&result.run_dir).join("work"),
+            };
+            artifact_contents(uri, &dir, record)?
         }
     };
     Ok(ReadResourceResult::new(vec![contents]))
@@ -562,7 +582,7 @@ fn subscribable(ctx: &ServerContext, uri: &str) -> Result<Option<String>, McpErr
             Some(_) => Ok(None),
             None => Err(not_found(uri, format!("no workflow '{workflow}'"))),
         },
-        Target::Result(run_id) | Target::Artifact(run_id, _) => {
+        Target::Result(run_id) | Target::Artifact(run_id, _, _) => {
             ctx.runs
                 .status(&run_id)
                 .map_err(|e| not_found(uri, e.message))?;
@@ -690,13 +710,30 @@ mod tests {
         assert_eq!(parse(&result_uri(run)), Some(Target::Result(run.into())));
         for path in ["metrics.json", "plots/fig 1.png", "données/é.csv", "a%b"] {
             assert_eq!(
-                parse(&artifact_uri(run, path)),
-                Some(Target::Artifact(run.into(), path.into())),
+                parse(&artifact_uri(run, ArtifactBase::Output, path)),
+                Some(Target::Artifact(
+                    run.into(),
+                    ArtifactBase::Output,
+                    path.into()
+                )),
                 "{path}"
             );
         }
+        assert_eq!(
+            parse(&artifact_uri(run, ArtifactBase::Work, "results/a b.csv")),
+            Some(Target::Artifact(
+                run.into(),
+                ArtifactBase::Work,
+                "results/a b.csv".into()
+            ))
+        );
+        assert_ne!(
+            artifact_uri(run, ArtifactBase::Work, "x"),
+            artifact_uri(run, ArtifactBase::Output, "x")
+        );
         for bad in [
             "scimcp://runs/run-xyz/result",
+            "scimcp://runs/run-0123456789abcdef/other/x",
             "scimcp://runs/run-0123456789abcdef/artifacts/../x",
             "scimcp://runs/run-0123456789abcdef/artifacts/a//b",
             "scimcp://runs/run-0123456789abcdef/artifacts/%2E%2E/x",
@@ -736,6 +773,7 @@ mod tests {
             media_type: media_type.into(),
             size_bytes: bytes.len() as u64,
             sha256: scimcp_core::hash::sha256_hex(bytes),
+            base: ArtifactBase::Output,
         }
     }
 

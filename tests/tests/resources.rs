@@ -117,7 +117,7 @@ fn resources_are_read_and_a_subscriber_hears_when_its_run_ends_with_progress_mea
         let schema: Value = serde_json::from_str(text(&schema.contents[0]).0).unwrap();
         assert!(schema["properties"]["target"].is_object(), "{schema:#}");
         let templates = client.list_all_resource_templates().await.unwrap();
-        assert_eq!(templates.len(), 3);
+        assert_eq!(templates.len(), 4);
 
         // Resources this server does not have: -32002, naming the URI forms.
         for uri in [
