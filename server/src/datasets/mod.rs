@@ -6,7 +6,7 @@
 //! non-regular files, size) runs before a byte of content is read.
 
 mod inspect;
-mod open;
+pub(crate) mod open;
 pub mod roots;
 
 use std::path::{Component, Path, PathBuf};
