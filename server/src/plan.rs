@@ -362,7 +362,9 @@ pub fn compile(
             }
             InputFileFormat::Toml => toml::to_string(&rendered)
                 .map_err(|e| format!("input file {} cannot be TOML: {e}", spec.path))?,
-            InputFileFormat::Text => rendered.as_str().unwrap_or_default().to_string(),
+            // A text template that is one placeholder keeps its parameter's typed value
+            // above; here it is written as text (`0.1`, `true`), never dropped.
+            InputFileFormat::Text => value_text(&rendered),
         };
         input_files.push(PlannedFile {
             path: spec.path.clone(),
@@ -397,4 +399,125 @@ pub fn compile(
         success: workflow.success.clone(),
         timeout_s: adapter.manifest.effective_limits().run_timeout_s,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn renderer<'a>(
+        params: &'a serde_json::Map<String, Value>,
+        columns: &'a [String],
+    ) -> Renderer<'a> {
+        Renderer {
+            params,
+            run_path: "inputs/Data 1.xlsx".into(),
+            columns: Some(columns),
+        }
+    }
+
+    fn fixture() -> (serde_json::Map<String, Value>, Vec<String>) {
+        let params = json!({
+            "features": ["MGO", "SIO2"],
+            "target": "NA2O",
+            "identifier": "SAMPLE",
+            "tol": 0.0005,
+            "seed": 7,
+            "bootstrap": true,
+            "label": null,
+        });
+        let columns = ["SAMPLE", "SIO2", "TIO2", "MGO", "NA2O"]
+            .map(String::from)
+            .to_vec();
+        (params.as_object().unwrap().clone(), columns)
+    }
+
+    #[test]
+    fn filters_turn_typed_values_into_the_text_a_cli_expects() {
+        let (params, columns) = fixture();
+        let r = renderer(&params, &columns);
+        let cases = [
+            ("{tol|text}", "0.0005"),
+            ("{seed}", "7"),
+            ("{bootstrap|map:true=1,false=2}", "1"),
+            ("{features|count}", "2"),
+            ("{features|json}", r#"["MGO","SIO2"]"#),
+            // File order, 1-based, whatever order the client named them in.
+            ("{features|positions}", "2; 4"),
+            ("{features|positions:target,identifier}", "1; 2; 4; 5"),
+            // Among the selected columns (SIO2, MGO, NA2O): the target is the third.
+            ("{target|positions_in:features,target}", "3"),
+            ("--data={dataset}", "--data=inputs/Data 1.xlsx"),
+            ("{work_dir}/plan.json", "{work_dir}/plan.json"),
+            ("{{literal}}", "{literal}"),
+        ];
+        for (template, want) in cases {
+            assert_eq!(r.render(template).unwrap(), want, "{template}");
+        }
+    }
+
+    #[test]
+    fn filter_mistakes_name_the_parameter_or_column() {
+        let (mut params, columns) = fixture();
+        params.insert("bootstrap".into(), json!("maybe"));
+        params.insert("target".into(), json!("NOPE"));
+        let r = renderer(&params, &columns);
+        let e = r.render("{bootstrap|map:true=1,false=2}").unwrap_err();
+        assert!(e.contains("'bootstrap'") && e.contains("maybe"), "{e}");
+        let e = r.render("{target|positions}").unwrap_err();
+        assert!(e.contains("NOPE"), "{e}");
+        let e = r.render("{identifier|positions_in:features}").unwrap_err();
+        assert!(e.contains("SAMPLE") && e.contains("features"), "{e}");
+        let e = r.render("{absent}").unwrap_err();
+        assert!(e.contains("'absent'"), "{e}");
+    }
+
+    #[test]
+    fn structured_templates_keep_types_and_write_null() {
+        let (params, columns) = fixture();
+        let r = renderer(&params, &columns);
+        let template = json!({
+            "seed": "{seed}",
+            "seed_text": "{seed|text}",
+            "tol": "{tol}",
+            "nothing": "{null}",
+            "label": "{label}",
+            "answers": ["{bootstrap|map:true=1,false=2}", "{features|positions}", 3],
+            "paths": {"plan": "{work_dir}/plan.json", "data": "{dataset}"},
+        });
+        assert_eq!(
+            r.structured(&template).unwrap(),
+            json!({
+                "seed": 7,
+                "seed_text": "7",
+                "tol": 0.0005,
+                "nothing": null,
+                "label": null,
+                "answers": ["1", "2; 4", 3],
+                "paths": {"plan": "{work_dir}/plan.json", "data": "inputs/Data 1.xlsx"},
+            })
+        );
+    }
+
+    #[test]
+    fn run_paths_are_substituted_escaped_for_the_file_format() {
+        let paths = RunPaths {
+            work_dir: std::path::PathBuf::from(r#"C:\Users\Ada "A"\work"#),
+            state_dir: std::path::PathBuf::from("/srv/state"),
+        };
+        assert_eq!(
+            paths.substitute("{work_dir}/plan.json", Escape::None),
+            r#"C:\Users\Ada "A"\work/plan.json"#
+        );
+        let json_text = format!(
+            "{{\"p\": \"{}\", \"s\": \"{}\"}}",
+            "{work_dir}/plan.json", "{state_dir}"
+        );
+        let written = paths.substitute(&json_text, Escape::Json);
+        let back: Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(back["p"], r#"C:\Users\Ada "A"\work/plan.json"#);
+        assert_eq!(back["s"], "/srv/state");
+        assert_eq!(paths.substitute("no paths", Escape::Json), "no paths");
+    }
 }

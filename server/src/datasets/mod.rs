@@ -437,6 +437,23 @@ fn check_and_hash(
         )
         .field("dataset"));
     }
+    // The plan names run paths symbolically and the server substitutes them when the run
+    // starts: a file named after one would have its name replaced too.
+    if let Some(token) = scimcp_core::manifest::ABSOLUTE_RUN_VALUES
+        .iter()
+        .map(|v| format!("{{{v}}}"))
+        .find(|t| file_name.contains(t.as_str()))
+    {
+        return Err(ToolError::new(
+            ErrorCode::DatasetNotRegular,
+            format!(
+                "dataset '{}' has {token} in its file name, text the server replaces with a run path",
+                reference.escape_debug()
+            ),
+            "rename the file",
+        )
+        .field("dataset"));
+    }
     let mut opened = open::open_confined(&root, &relative, &reference, max_bytes)?;
     let (sha256, size_bytes) = opened.sha256(&reference, max_bytes)?;
     Ok(ResolvedDataset {
