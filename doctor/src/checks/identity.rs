@@ -18,8 +18,8 @@ use crate::context::{Context, sorted_entries};
 /// The marker the installer writes last into a provisioned runtime.
 const RUNTIME_MARKER: &str = ".scimcp-runtime.json";
 
-pub fn check(ctx: &Context, id: &str) -> CheckResult {
-    let manifest = match ctx.manifest() {
+pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
+    let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
         Err(e) => return CheckResult::skipped(id, e),
     };
@@ -29,9 +29,9 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     if manifest.runtime.kind != RuntimeKind::Python {
         return CheckResult::ok(id, "the adapter runs an executable: no package to compare");
     }
-    let runtime = match ctx.runtime(id) {
+    let runtime = match ctx.runtime(id, adapter) {
         Ok(r) => r,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     let Some(recorded) = runtime.package.as_ref().and_then(|p| p.sha256.clone()) else {
         return CheckResult::warn(
@@ -41,7 +41,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         .remedy("scimcp-setup repair")
         .fixable();
     };
-    let probe = match ctx.probe(runtime) {
+    let probe = match ctx.probe(adapter, runtime) {
         Ok(p) => p,
         Err(_) => {
             return CheckResult::skipped(
@@ -75,6 +75,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     }
     let changed = changed_files(
         ctx,
+        adapter,
         runtime,
         &package,
         manifest.runtime.package_source.as_deref(),
@@ -99,6 +100,7 @@ fn short_hash(h: &str) -> &str {
 /// The changed files of the installed package, as `relpath (modified|added|removed)`.
 fn changed_files(
     ctx: &Context,
+    adapter: &str,
     runtime: &RuntimeRecord,
     package: &str,
     package_source: Option<&str>,
@@ -109,7 +111,7 @@ fn changed_files(
     };
     let now = file_hashes(&installed);
     let source = package_source.and_then(|rel| {
-        let base = ctx.layout.current().join(rel);
+        let base = ctx.package_base(adapter).join(rel);
         [base.join("src").join(&import_name), base.join(&import_name)]
             .into_iter()
             .find(|d| d.is_dir())
@@ -134,13 +136,34 @@ fn changed_files(
         }
         return out;
     }
-    // No source to compare with: name what was written after the runtime was recorded.
+    // No source to compare with (the package came from an index): what pip recorded, then
+    // what was written after the runtime was recorded.
+    let recorded = recorded_problems(&runtime.dir, package);
+    if !recorded.is_empty() {
+        return recorded;
+    }
     let Some(recorded_at) = mtime(&runtime.dir.join(RUNTIME_MARKER)) else {
         return Vec::new();
     };
     now.keys()
         .filter(|rel| mtime(&installed.join(rel)).is_some_and(|t| t > recorded_at))
         .map(|rel| format!("{rel} (modified after setup)"))
+        .collect()
+}
+
+/// The package's files that are missing or resized against its own RECORD.
+fn recorded_problems(runtime_dir: &Path, package: &str) -> Vec<String> {
+    scimcp_installer::runtime::files::check_files(runtime_dir, &[package.to_string()])
+        .problems
+        .into_iter()
+        .map(|p| {
+            let what = if p.what == "missing" {
+                "removed".to_string()
+            } else {
+                format!("modified: {}", p.what)
+            };
+            format!("{} ({what})", p.path)
+        })
         .collect()
 }
 
