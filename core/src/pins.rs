@@ -152,12 +152,19 @@ mod tests {
         let p = Pin::parse("basemap==1.3.8; sys_platform != \"darwin\"").unwrap();
         assert_eq!((p.name.as_str(), p.version.as_str()), ("basemap", "1.3.8"));
         assert!(p.applies_on(&linux) && !p.applies_on(&mac));
-        let p = Pin::parse("gunicorn==20.1.0; platform_system != 'Windows' and os_name == 'posix'").unwrap();
+        let p = Pin::parse("gunicorn==20.1.0; platform_system != 'Windows' and os_name == 'posix'")
+            .unwrap();
         assert!(p.applies_on(&linux));
-        let p = Pin::parse("cartopy==0.22.0 ; sys_platform == \"darwin\" or os_name == \"nt\"").unwrap();
+        let p = Pin::parse("cartopy==0.22.0 ; sys_platform == \"darwin\" or os_name == \"nt\"")
+            .unwrap();
         assert!(p.applies_on(&mac) && !p.applies_on(&linux));
         assert!(Pin::parse("numpy==1.23.5").unwrap().applies_on(&mac));
-        for bad in ["numpy>=1", "x==1; python_version < '3.10'", "==1", "a==1; sys_platform ~= 'x'"] {
+        for bad in [
+            "numpy>=1",
+            "x==1; python_version < '3.10'",
+            "==1",
+            "a==1; sys_platform ~= 'x'",
+        ] {
             assert!(Pin::parse(bad).is_none(), "{bad}");
         }
     }
