@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use scimcp_core::Adapter;
 use scimcp_core::hash::{canonical_json, canonical_sha256_of};
 use scimcp_core::manifest::{
-    ArtifactSpec, Filter, InputFileFormat, NULL, OptionFormat, Placeholder, Template, Workflow,
+    ArtifactSpec, Filter, InputFileFormat, NULL, OptionFormat, Placeholder, SuccessSpec, Template,
+    Workflow,
 };
 use scimcp_core::run_env::{ENV_PASSTHROUGH, FIXED_RUN_ENV};
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,52 @@ pub fn fixed_env() -> BTreeMap<String, String> {
 pub struct PlannedFile {
     pub path: String,
     pub content: String,
+    /// How run paths substituted into `content` are escaped: `json` (json, yaml and toml
+    /// files: inside strings) or `none` (text files).
+    #[serde(default, skip_serializing_if = "is_text")]
+    pub escape: Escape,
+}
+
+/// How a substituted run path is written into a file's content.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Escape {
+    #[default]
+    None,
+    Json,
+}
+
+fn is_text(e: &Escape) -> bool {
+    *e == Escape::None
+}
+
+/// The absolute paths a plan names only symbolically (`{work_dir}`, `{state_dir}`), so that
+/// it and its hash are the same on every machine.
+#[derive(Debug, Clone)]
+pub struct RunPaths {
+    pub work_dir: std::path::PathBuf,
+    pub state_dir: std::path::PathBuf,
+}
+
+impl RunPaths {
+    /// `text` with the run values substituted, escaped as `escape` says.
+    pub fn substitute(&self, text: &str, escape: Escape) -> String {
+        if !text.contains("{work_dir}") && !text.contains("{state_dir}") {
+            return text.to_string();
+        }
+        let written = |p: &std::path::Path| {
+            let raw = p.to_string_lossy().into_owned();
+            match escape {
+                Escape::None => raw,
+                Escape::Json => {
+                    let quoted = serde_json::to_string(&raw).expect("a string serializes");
+                    quoted[1..quoted.len() - 1].to_string()
+                }
+            }
+        };
+        text.replace("{work_dir}", &written(&self.work_dir))
+            .replace("{state_dir}", &written(&self.state_dir))
+    }
 }
 
 /// The dataset as the plan binds it.
@@ -74,6 +121,11 @@ pub struct Plan {
     /// Artifacts the run must produce, as the manifest declares them.
     #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
     pub artifacts: Vec<ArtifactSpec>,
+    /// What success means beyond exit status 0, when the workflow says (a value in a JSON
+    /// file the CLI writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub success: Option<SuccessSpec>,
     pub timeout_s: u64,
 }
 
@@ -145,10 +197,15 @@ impl Renderer<'_> {
                         format!("parameter '{name}' = {key:?} has no entry in its map")
                     })?
             }
-            Filter::Positions => {
+            Filter::Positions(also) => {
                 let columns = self.columns.ok_or("the dataset's columns are not known")?;
-                positions(&names_of(value), columns)?
-                    .iter()
+                let mut all = positions(&names_of(value), columns)?;
+                for other in also {
+                    all.extend(positions(&names_of(self.value(other)?), columns)?);
+                }
+                all.sort_unstable();
+                all.dedup();
+                all.iter()
                     .map(usize::to_string)
                     .collect::<Vec<_>>()
                     .join("; ")
@@ -310,6 +367,11 @@ pub fn compile(
         input_files.push(PlannedFile {
             path: spec.path.clone(),
             content,
+            escape: if spec.format == InputFileFormat::Text {
+                Escape::None
+            } else {
+                Escape::Json
+            },
         });
     }
     Ok(Plan {
@@ -332,6 +394,7 @@ pub fn compile(
             size_bytes: dataset.size_bytes,
         },
         artifacts: workflow.artifacts.clone(),
+        success: workflow.success.clone(),
         timeout_s: adapter.manifest.effective_limits().run_timeout_s,
     })
 }

@@ -276,6 +276,7 @@ async fn check_columns(
             .get("numeric")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        let max_distinct = rule.get("max_distinct").and_then(Value::as_u64);
         let complete = rule
             .get("complete")
             .and_then(Value::as_bool)
@@ -307,6 +308,22 @@ async fn check_columns(
                         dataset.reference, column.inferred_type
                     ),
                     "pick numeric columns (inspect_dataset shows each column's type)",
+                )
+                .field(field));
+            }
+            if let Some(max) = max_distinct
+                && column.distinct_values.is_none_or(|n| n > max)
+            {
+                let found = column
+                    .distinct_values
+                    .map_or_else(|| "more than 20".to_string(), |n| n.to_string());
+                return Err(ToolError::new(
+                    ErrorCode::InvalidParameters,
+                    format!(
+                        "column '{name}' of dataset '{}' holds {found} different values (parameter '{param}'); this workflow takes at most {max}",
+                        dataset.reference
+                    ),
+                    "pick a column with fewer classes (inspect_dataset shows distinct_values)",
                 )
                 .field(field));
             }
@@ -394,7 +411,23 @@ fn check_shape_preserving(
             _ => false,
         }
     }
+    fn has_run_path(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains("{work_dir}") || s.contains("{state_dir}"),
+            Value::Array(a) => a.iter().any(has_run_path),
+            Value::Object(o) => o.values().any(has_run_path),
+            _ => false,
+        }
+    }
     for (name, value) in params {
+        if has_run_path(value) {
+            return Err(ToolError::new(
+                ErrorCode::InvalidParameters,
+                format!("parameter '{name}' contains {{work_dir}} or {{state_dir}}, text the server substitutes with run paths"),
+                "remove the braces from the value",
+            )
+            .field(format!("parameters.{name}")));
+        }
         if has_nul(value) {
             return Err(ToolError::new(
                 ErrorCode::InvalidParameters,

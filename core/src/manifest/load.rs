@@ -1055,7 +1055,7 @@ fn check_template(c: &mut Checker<'_>, wf: &Workflow, path: &[Seg], text: &str, 
         }
         for f in &p.filters {
             match f {
-                Filter::Positions | Filter::PositionsIn(_) => {
+                Filter::Positions(_) | Filter::PositionsIn(_) => {
                     for name in p.parameters() {
                         if schema_of(name)
                             .and_then(|s| s.get(COLUMN_KEYWORD))

@@ -10,7 +10,8 @@
 //! | `json` | the value as compact canonical JSON text |
 //! | `map:a=1,b=2` | the text the value maps to (`true=1,false=2` for a menu's answer) |
 //! | `count` | the number of items of a list |
-//! | `positions` | the 1-based positions of the named dataset columns, `"8; 9; 12"` |
+//! | `positions` | the 1-based positions of the named dataset columns in file order, `"8; 9; 12"` |
+//! | `positions:p,q` | the same for the columns of this value and of parameters `p`, `q` together |
 //! | `positions_in:p,q` | their 1-based positions among the columns named by parameters `p`, `q` taken together in file order (a CLI that numbers a selected subset) |
 //!
 //! Besides parameters, templates may use the run values ([`RUN_VALUES`]) and, in structured
@@ -59,14 +60,15 @@ pub enum Filter {
     Json,
     Count,
     Map(Vec<(String, String)>),
-    Positions,
+    /// Positions of this value's columns, with those of the named parameters.
+    Positions(Vec<String>),
     PositionsIn(Vec<String>),
 }
 
 impl Filter {
     /// Does this filter read the dataset's columns?
     pub fn needs_columns(&self) -> bool {
-        matches!(self, Filter::Positions | Filter::PositionsIn(_))
+        matches!(self, Filter::Positions(_) | Filter::PositionsIn(_))
     }
 }
 
@@ -74,7 +76,9 @@ impl Placeholder {
     /// Parameters this placeholder reads: its own name and any `positions_in` sources.
     pub fn parameters(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.name.as_str()).chain(self.filters.iter().flat_map(|f| match f {
-            Filter::PositionsIn(names) => names.iter().map(String::as_str).collect::<Vec<_>>(),
+            Filter::PositionsIn(names) | Filter::Positions(names) => {
+                names.iter().map(String::as_str).collect::<Vec<_>>()
+            }
             _ => Vec::new(),
         }))
     }
@@ -113,7 +117,16 @@ fn parse_placeholder(inner: &str) -> Result<Placeholder, TemplateError> {
             ("text", None) => Filter::Text,
             ("json", None) => Filter::Json,
             ("count", None) => Filter::Count,
-            ("positions", None) => Filter::Positions,
+            ("positions", None) => Filter::Positions(Vec::new()),
+            ("positions", Some(names)) => {
+                let names: Vec<String> = names.split(',').map(|n| n.trim().to_string()).collect();
+                if names.iter().any(|n| !is_placeholder_name(n)) {
+                    return Err(TemplateError(format!(
+                        "in {{{inner}}}: positions takes parameter names separated by commas"
+                    )));
+                }
+                Filter::Positions(names)
+            }
             ("map", Some(pairs)) => {
                 let mut map = Vec::new();
                 for pair in pairs.split(',') {

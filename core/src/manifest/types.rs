@@ -272,7 +272,7 @@ pub struct ArtifactSpec {
 }
 
 /// The directory an artifact's path is relative to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactBase {
     #[default]
