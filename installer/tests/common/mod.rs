@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod adapter;
 pub mod fake_github;
 pub mod signed;
 
