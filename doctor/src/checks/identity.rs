@@ -34,6 +34,23 @@ pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
         Err(result) => return *result,
     };
     let Some(recorded) = runtime.package.as_ref().and_then(|p| p.sha256.clone()) else {
+        // A distribution that is one module (`six.py`) has no import directory to hash; its
+        // file is checked against its RECORD with the other pins (runtime.packages).
+        if let Some(found) = ctx
+            .probe(adapter, runtime)
+            .ok()
+            .and_then(|p| p.package.as_ref())
+            .filter(|p| p.version.is_some() && p.sha256.is_none())
+        {
+            return CheckResult::ok(
+                id,
+                format!(
+                    "{package} {} is a single module, checked with the other pinned files \
+                     (runtime.packages)",
+                    found.version.clone().unwrap_or_default()
+                ),
+            );
+        }
         return CheckResult::warn(
             id,
             format!("setup recorded no identity for {package}: nothing to compare against"),
