@@ -280,6 +280,45 @@ mod tests {
     }
 
     #[test]
+    fn several_adapters_get_a_section_each() {
+        let about = |r: CheckResult, a: &str| r.about(Some(a));
+        let r = Report::new(
+            "/d".into(),
+            vec!["geochemistrypi".into(), "refsci".into()],
+            vec![
+                CheckResult::ok("install.layout", "fine"),
+                about(
+                    CheckResult::ok("runtime.import", "in 6.9 s"),
+                    "geochemistrypi",
+                ),
+                about(
+                    CheckResult::fail("runtime.packages", "1 file missing")
+                        .remedy("scimcp-setup repair")
+                        .fixable(),
+                    "geochemistrypi",
+                ),
+                about(CheckResult::ok("runtime.import", "in 1.2 s"), "refsci"),
+                CheckResult::ok("state.disk", "plenty"),
+            ],
+            std::time::Duration::ZERO,
+        );
+        let text = r.to_text(false);
+        assert!(text.contains("(adapters geochemistrypi, refsci)"), "{text}");
+        assert!(
+            text.contains("\nScientific runtime — geochemistrypi\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nScientific runtime — refsci\n"), "{text}");
+        assert!(
+            text.contains("fix: scimcp-setup repair --adapter geochemistrypi (--fix does this)"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(json["checks"][1]["adapter"], "geochemistrypi");
+        assert!(json["checks"][0].get("adapter").is_none());
+    }
+
+    #[test]
     fn colour_only_when_asked() {
         let r = Report::new(
             "/d".into(),
