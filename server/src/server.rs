@@ -136,6 +136,8 @@ pub struct ServerContext {
     pub datasets: DatasetCatalog,
     pub runs: Arc<RunManager>,
     pub(crate) validators: Validators,
+    /// The workflows' progress-line patterns, compiled once.
+    pub(crate) progress: crate::runs::progress::ProgressReaders,
     pub data_root: PathBuf,
     /// Plan-then-confirm for starting and cancelling runs.
     pub confirm: ConfirmMode,
@@ -209,6 +211,7 @@ impl ServerContext {
         let runs = RunManager::open(runs_dir.clone(), &adapter)
             .with_context(|| format!("cannot open the runs directory {}", runs_dir.display()))?;
         let validators = Validators::compile(&adapter)?;
+        let progress = crate::runs::progress::ProgressReaders::compile(&adapter)?;
         tracing::info!(adapter = adapter.manifest.name, sha256 = adapter.sha256, runs = %runs_dir.display(), "scimcp server ready");
         Ok(Arc::new(ServerContext {
             adapter: Arc::new(adapter),
@@ -216,6 +219,7 @@ impl ServerContext {
             datasets,
             runs: Arc::new(runs),
             validators,
+            progress,
             data_root: settings.data_root,
             confirm: settings.confirm,
             validations: Mutex::new(VecDeque::new()),

@@ -422,6 +422,23 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
         if let Some(success) = &wf.success {
             check_success(c, i, success);
         }
+        if let Some(progress) = &wf.progress
+            && let Err(problem) = progress.compile()
+        {
+            c.error(
+                &[
+                    Seg::Key("workflow"),
+                    Seg::Index(i),
+                    Seg::Key("progress"),
+                    Seg::Key("pattern"),
+                ],
+                problem,
+                Some(
+                    "e.g. pattern = '^epoch (?P<done>\\d+)/(?P<total>\\d+)' or '^stage: (?P<message>.+)$'"
+                        .into(),
+                ),
+            );
+        }
         let mut paths = BTreeSet::new();
         for (j, f) in wf.input_files.iter().enumerate() {
             let path = [

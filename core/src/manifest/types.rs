@@ -175,6 +175,9 @@ pub struct Workflow {
     /// What success means beyond exit status 0: a value in a JSON file the CLI writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub success: Option<SuccessSpec>,
+    /// How to read the CLI's own progress lines (absent: only state and time are reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<super::progress::ProgressSpec>,
 }
 
 /// A run succeeds only when the JSON file `json` (relative to the working directory) holds

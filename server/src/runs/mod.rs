@@ -11,6 +11,7 @@ pub mod artifacts;
 pub mod child;
 mod execute;
 pub mod logs;
+pub mod progress;
 mod recovery;
 pub mod state;
 

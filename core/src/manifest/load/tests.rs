@@ -351,3 +351,34 @@ fn column_rules_are_checked() {
         assert!(errs.first().file.ends_with("schemas/fit.json"), "{text}");
     }
 }
+
+#[test]
+fn progress_patterns_are_checked_where_they_are_written() {
+    let with = |pattern: &str| {
+        GOOD.replace(
+            "\n[[workflow.artifact]]",
+            &format!("\n[workflow.progress]\npattern = '{pattern}'\nstream = \"stderr\"\n\n[[workflow.artifact]]"),
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let good = with(r"^epoch (?P<done>\d+)/(?P<total>\d+)");
+    let adapter = load_file(&write_adapter(dir.path(), &good, SCHEMA)).unwrap();
+    let progress = adapter.manifest.workflows[0].progress.as_ref().unwrap();
+    assert_eq!(progress.stream, crate::manifest::ProgressStream::Stderr);
+    for (pattern, needle) in [
+        (r"epoch (?P<done>\d+", "does not compile"),
+        (r"epoch (?P<step>\d+)", "unknown group 'step'"),
+        (r"epoch \d+", "neither a 'done' nor a 'message'"),
+    ] {
+        let errs = errors_of(&with(pattern), SCHEMA);
+        let text = errs.to_string();
+        assert!(text.contains(needle), "{pattern}: {text}");
+        assert!(text.contains("progress.pattern"), "{pattern}: {text}");
+        assert!(text.contains("demo.toml:"), "{pattern}: {text}");
+    }
+    let errs = errors_of(
+        &good.replace("stream = \"stderr\"", "stream = \"both\""),
+        SCHEMA,
+    );
+    assert!(errs.to_string().contains("stream"), "{errs}");
+}
