@@ -483,3 +483,37 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod catalog_file_tests {
+    /// `release/tool-catalog.json`: the tools the release's MCP Bundle manifest lists, kept
+    /// as a file so `scimcp-release` needs no link to the server. This test keeps it true.
+    #[test]
+    fn the_release_catalog_file_lists_these_tools() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../release/tool-catalog.json");
+        let now: Vec<serde_json::Value> = super::catalog()
+            .into_iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name,
+                    "description": t.description.as_deref().unwrap_or_default(),
+                })
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&now).expect("json");
+        text.push('\n');
+        if std::env::var_os("SCIMCP_UPDATE_CATALOG").is_some() {
+            fs_err::write(&path, &text).expect("write the catalog file");
+            return;
+        }
+        let recorded = fs_err::read_to_string(&path).unwrap_or_default();
+        assert!(
+            recorded == text,
+            "{} does not list the server's tools as they are now; regenerate it with \
+             SCIMCP_UPDATE_CATALOG=1 cargo nextest run -p scimcp-server the_release_catalog_file \
+             and commit it",
+            path.display()
+        );
+    }
+}
