@@ -138,6 +138,7 @@ pub struct ServerContext {
     pub runtime: ScientificRuntime,
     pub datasets: DatasetCatalog,
     pub runs: Arc<RunManager>,
+    pub campaigns: Arc<crate::campaigns::CampaignManager>,
     pub(crate) validators: Validators,
     pub data_root: PathBuf,
     /// Plan-then-confirm for starting and cancelling runs.
@@ -218,6 +219,17 @@ impl ServerContext {
             let n = runs.reattach(probe);
             tracing::info!("re-attached to {n} batch job(s) of earlier runs");
         }
+        let campaigns_dir = settings
+            .data_root
+            .join("campaigns")
+            .join(&adapter.manifest.name);
+        let campaigns = crate::campaigns::CampaignManager::open(campaigns_dir.clone())
+            .with_context(|| {
+                format!(
+                    "cannot open the campaigns directory {}",
+                    campaigns_dir.display()
+                )
+            })?;
         let validators = Validators::compile(&adapter)?;
         tracing::info!(adapter = adapter.manifest.name, sha256 = adapter.sha256, runs = %runs_dir.display(), "scimcp server ready");
         Ok(Arc::new(ServerContext {
@@ -225,6 +237,7 @@ impl ServerContext {
             runtime,
             datasets,
             runs,
+            campaigns: Arc::new(campaigns),
             validators,
             data_root: settings.data_root,
             confirm: settings.confirm,

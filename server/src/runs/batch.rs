@@ -21,6 +21,14 @@ use crate::validate::Validation;
 /// Bytes of Slurm's own error file quoted in a failed run's message.
 const SLURM_MESSAGE_BYTES: usize = 1024;
 
+/// A run created for a campaign's job array, not yet submitted.
+pub struct PendingRun {
+    pub run_id: String,
+    dir: PathBuf,
+    live: Arc<LiveRun>,
+    v: Validation,
+}
+
 /// What one job (or array) asks Slurm for.
 pub(crate) struct JobShape {
     pub cpus: u32,
@@ -187,6 +195,16 @@ impl RunManager {
                     if let Phase::Ended(ending) = phase(&o.state) {
                         break self.ended(dir, record, &o, ending, cancel_sent);
                     }
+                }
+                // A pending array task that is cancelled leaves no record behind.
+                JobView::Gone if cancel_sent => {
+                    break Finish::new(
+                        RunState::Cancelled,
+                        "cancelled",
+                        &format!(
+                            "cancelled at the client's request; Slurm removed job {key} (scancel)"
+                        ),
+                    );
                 }
                 JobView::Gone => break self.gone(dir, record),
                 JobView::Unknown => {}
@@ -358,6 +376,179 @@ impl RunManager {
                 record.job_id
             ),
         )
+    }
+
+    /// Create a run (state `queued`) to be submitted with others as one job array; it does
+    /// not count against `max_pending_runs` (the array's throttle bounds it).
+    pub fn create_unqueued(
+        &self,
+        v: &Validation,
+        request: &serde_json::Value,
+    ) -> Result<PendingRun, crate::envelope::ToolError> {
+        let (status, dir, live) = self.create(v, request, false)?;
+        Ok(PendingRun {
+            run_id: status.run_id,
+            dir,
+            live,
+            v: v.clone(),
+        })
+    }
+
+    /// Prepare every run's working directory and submit them all as one job array of at most
+    /// `bound` tasks running at once (task `i` runs line `i` of `<campaign_dir>/runs.txt`);
+    /// then follow each task as its run. Runs that could not be prepared, or were cancelled
+    /// before the submission, end at once. Returns the array's job id.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn submit_array(
+        self: &Arc<Self>,
+        exec: &Arc<SlurmExecutor>,
+        runs: Vec<PendingRun>,
+        bound: u32,
+        campaign_dir: &Path,
+        campaign_id: &str,
+        cancel: tokio::sync::watch::Receiver<bool>,
+        runtime: Option<RuntimeProbe>,
+    ) -> Option<String> {
+        let end_now = |run: PendingRun, finish: Finish| {
+            let manager = Arc::clone(self);
+            let runtime = runtime.clone();
+            tokio::spawn(async move {
+                manager
+                    .conclude(
+                        &run.dir,
+                        &run.live,
+                        &run.v,
+                        finish,
+                        std::time::Duration::ZERO,
+                        runtime.as_ref(),
+                    )
+                    .await;
+            });
+        };
+        let mut ready = Vec::new();
+        for run in runs {
+            if *cancel.borrow() || *run.live.cancel.borrow() {
+                end_now(
+                    run,
+                    Finish::new(
+                        RunState::Cancelled,
+                        "cancelled",
+                        "cancelled before it started",
+                    ),
+                );
+                continue;
+            }
+            match self.prepare_work(&run.dir, &run.v).await {
+                Ok(()) => ready.push(run),
+                Err(f) => end_now(run, f),
+            }
+        }
+        let first = ready.first()?;
+        let shape = self.job_shape(&first.v);
+        let submitted = async {
+            let campaign_dir = std::path::absolute(campaign_dir).map_err(|e| e.to_string())?;
+            let slurm_dir = campaign_dir.join("slurm");
+            scimcp_core::fs::create_private_dir(&slurm_dir).map_err(|e| e.to_string())?;
+            let mut lines = String::new();
+            for run in &ready {
+                let dir = std::path::absolute(&run.dir).map_err(|e| e.to_string())?;
+                let text = dir.display().to_string();
+                if text.contains(['\n', '\r']) {
+                    return Err(format!("{text:?} contains a line break"));
+                }
+                lines.push_str(&text);
+                lines.push('\n');
+            }
+            let runs_file = campaign_dir.join("runs.txt");
+            write_atomic(&runs_file, lines.as_bytes(), Privacy::Private)
+                .map_err(|e| e.to_string())?;
+            let script = exec
+                .script(&self.job_args(("--runs-file", &runs_file)))
+                .map_err(|e| format!("cannot write the batch script: {e}"))?;
+            let script_path = campaign_dir.join("slurm-array.sh");
+            write_atomic(&script_path, script.as_bytes(), Privacy::Private)
+                .map_err(|e| e.to_string())?;
+            if *cancel.borrow() {
+                return Err("cancelled before the job array was submitted".to_string());
+            }
+            let submission = Submission {
+                job_name: format!("scimcp-{campaign_id}"),
+                script: script_path,
+                chdir: campaign_dir.clone(),
+                output: slurm_dir.join("%a.out"),
+                error: slurm_dir.join("%a.err"),
+                cpus: shape.cpus,
+                memory_mb: shape.memory_mb,
+                time_limit_min: shape.time_limit_min,
+                array: Some(format!("0-{}%{}", ready.len() - 1, bound.max(1))),
+            };
+            let slurm = Arc::clone(&exec.slurm);
+            let array = tokio::task::spawn_blocking(move || slurm.submit(&submission))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("Slurm refused the job array: {e}"))?;
+            Ok((array, slurm_dir))
+        }
+        .await;
+        let (array, slurm_dir) = match submitted {
+            Ok(s) => s,
+            Err(message) => {
+                let cancelled = *cancel.borrow();
+                for run in ready {
+                    let finish = if cancelled {
+                        Finish::new(
+                            RunState::Cancelled,
+                            "cancelled",
+                            "cancelled before it started",
+                        )
+                    } else {
+                        Finish::new(RunState::Failed, "submit_failed", &message)
+                    };
+                    end_now(run, finish);
+                }
+                return None;
+            }
+        };
+        tracing::info!(
+            campaign_id,
+            array,
+            tasks = ready.len(),
+            bound,
+            "submitted a job array to Slurm"
+        );
+        for (i, run) in ready.into_iter().enumerate() {
+            let record = JobRecord {
+                schema_version: RECORD_SCHEMA_VERSION,
+                job_id: format!("{array}_{i}"),
+                submitted_at: now(),
+                time_limit_min: shape.time_limit_min,
+                memory_mb: shape.memory_mb,
+                cpus: shape.cpus,
+                slurm_output: slurm_dir.join(format!("{i}.out")),
+                slurm_error: slurm_dir.join(format!("{i}.err")),
+                campaign_id: Some(campaign_id.to_string()),
+            };
+            if let Err(e) = write_json_atomic(&run.dir.join(JOB_RECORD), &record) {
+                tracing::error!(run_id = run.run_id, "cannot record the run's job: {e}");
+            }
+            let manager = Arc::clone(self);
+            let (exec, runtime) = (Arc::clone(exec), runtime.clone());
+            tokio::spawn(async move {
+                let finish = manager.follow(&exec, &run.dir, &run.live, &record).await;
+                let duration = super::execute::since_started(&run.live);
+                manager
+                    .conclude(
+                        &run.dir,
+                        &run.live,
+                        &run.v,
+                        finish,
+                        duration,
+                        runtime.as_ref(),
+                    )
+                    .await;
+            });
+        }
+        Some(array)
     }
 
     /// True when a previous server left runs whose batch jobs may still run.

@@ -426,6 +426,18 @@ impl RunManager {
         Ok((status, true))
     }
 
+    /// Ask a queued or running run to stop without waiting (a campaign cancels many at once
+    /// and then waits for all); false when this server does not run it.
+    pub fn request_cancel(&self, run_id: &str) -> bool {
+        match self.live_run(run_id) {
+            Some(live) if !live.status.borrow().state.is_terminal() => {
+                live.cancel.send_replace(true);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The server is stopping (its client hung up, or SIGINT/SIGTERM): end every queued or
     /// running run's process tree and record it `failed` (`interrupted`) with its result,
     /// waiting at most `wait` in all. Without this, a stopping server would leave the CLI's
