@@ -11,10 +11,14 @@ venv=.venv-geochemistrypi
 find_python() {
   if [ -n "${PYTHON39:-}" ]; then echo "$PYTHON39"; return; fi
   if command -v pyenv >/dev/null 2>&1; then
-    local root v
+    local root best="" n=-1 d m
     root=$(pyenv root)
-    v=$(ls -1 "$root/versions" 2>/dev/null | grep -E '^3\.9\.[0-9]+$' | sort -t. -k3 -n | tail -1 || true)
-    if [ -n "$v" ] && [ -x "$root/versions/$v/bin/python3.9" ]; then echo "$root/versions/$v/bin/python3.9"; return; fi
+    for d in "$root"/versions/3.9.*; do
+      m=${d##*/3.9.}
+      case $m in ''|*[!0-9]*) continue ;; esac
+      if [ "$m" -gt "$n" ] && [ -x "$d/bin/python3.9" ]; then n=$m; best=$d; fi
+    done
+    if [ -n "$best" ]; then echo "$best/bin/python3.9"; return; fi
   fi
   if command -v python3.9 >/dev/null 2>&1; then command -v python3.9; return; fi
   if command -v uv >/dev/null 2>&1 && uv python find 3.9 >/dev/null 2>&1; then uv python find 3.9; return; fi
@@ -33,7 +37,8 @@ PY
 )
 want=$(printf '%s\n' "$requirements" | sha256sum | cut -d' ' -f1)
 stamp="$venv/.scimcp-stamp"
-if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+vpy() { if [ -x "$venv/Scripts/python.exe" ]; then echo "$venv/Scripts/python.exe"; else echo "$venv/bin/python"; fi; }
+if [ -x "$(vpy)" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 python39=$(find_python)
@@ -44,8 +49,8 @@ reqfile=$(mktemp)
 trap 'rm -f "$reqfile"' EXIT
 printf '%s\n' "$requirements" > "$reqfile"
 started=$(date +%s)
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+"$(vpy)" -m pip install --quiet --disable-pip-version-check --no-input \
   --only-binary :all: -r "$reqfile"
-"$venv/bin/python" -c "import geochemistrypi.data_mining.cli_pipeline" >/dev/null
+"$(vpy)" -c "import geochemistrypi.data_mining.cli_pipeline" >/dev/null
 echo "$want" > "$stamp"
-echo "geochemistrypi-env: ready ($venv/bin/python) in $(( $(date +%s) - started ))s" >&2
+echo "geochemistrypi-env: ready ($(vpy)) in $(( $(date +%s) - started ))s" >&2

@@ -154,8 +154,11 @@ if [ "$status" -eq 0 ]; then
   remote --header "Authorization: Bearer $token" --method resources/read \
     --uri scimcp://adapter/manifest >"$work/remote.json" 2>&1 || status=$?
   grep -q '"uri": "scimcp://adapter/manifest"' "$work/remote.json" || status=1
-  [ "$status" -eq 0 ] && echo "  resources/read scimcp://adapter/manifest with a token: ok" \
-    || { cat "$work/remote.json" >&2; echo "mcp-conformance: resources/read failed" >&2; }
+  if [ "$status" -eq 0 ]; then
+    echo "  resources/read scimcp://adapter/manifest with a token: ok"
+  else
+    cat "$work/remote.json" >&2; echo "mcp-conformance: resources/read failed" >&2
+  fi
 fi
 if [ "$status" -eq 0 ]; then
   # Without the token the TypeScript SDK is refused (it then asks for OAuth, which scimcp

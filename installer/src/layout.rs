@@ -4,6 +4,7 @@
 //! <root>/versions/<semver>/      bin/, adapters/, refsci/ of one unpacked bundle
 //! <root>/current                 the active version (symlink on Unix, pointer file on Windows)
 //! <root>/runtimes/<adapter>-<hash>/   provisioned scientific runtimes
+//! <root>/adapters/<name>/        the copy of an adapter installed from a manifest file
 //! <root>/state.json              the receipt (scimcp_core::install_state)
 //! <root>/backups/                previous bytes of every client file scimcp changed
 //! <root>/runs/                   the server's runs: never deleted except by `uninstall --purge`
@@ -23,7 +24,7 @@ use scimcp_core::install_state::ServerCommand;
 
 use crate::host::{Host, Platform};
 
-/// The name of the adapter every registered entry serves (the one that ships with scimcp).
+/// The adapter installed when none is named and none is installed yet.
 pub const DEFAULT_ADAPTER: &str = "refsci";
 
 /// Paths of the managed layout under one data root.
@@ -55,6 +56,11 @@ impl Layout {
 
     pub fn runtimes_dir(&self) -> PathBuf {
         self.root.join("runtimes")
+    }
+
+    /// Copies of the adapters installed from manifest files (`--adapter PATH`), by name.
+    pub fn adapters_dir(&self) -> PathBuf {
+        self.root.join("adapters")
     }
 
     pub fn backups_dir(&self) -> PathBuf {
@@ -110,11 +116,11 @@ impl Layout {
         }
     }
 
-    /// The command and arguments scimcp registers in every client: the server, its adapter
-    /// and every data folder it may read datasets from.
-    pub fn server_command(&self, data_dirs: &[PathBuf]) -> ServerCommand {
-        let mut args: Vec<String> =
-            vec!["serve".into(), "--adapter".into(), DEFAULT_ADAPTER.into()];
+    /// The command and arguments scimcp registers in every client for one adapter: the
+    /// server, the adapter (`adapter`: a shipped adapter's name or a manifest's path) and
+    /// every data folder it may read datasets from.
+    pub fn server_command(&self, adapter: &str, data_dirs: &[PathBuf]) -> ServerCommand {
+        let mut args: Vec<String> = vec!["serve".into(), "--adapter".into(), adapter.into()];
         for dir in data_dirs {
             args.push("--data-dir".into());
             args.push(dir.to_string_lossy().into_owned());

@@ -9,6 +9,7 @@
 //! It must never unpack anything before its signature is verified, and never write under the
 //! data root while downloading ([`remote`] fetches into a temporary directory).
 
+pub mod adapters;
 pub mod backup;
 pub mod bundle;
 pub mod cli;
@@ -59,6 +60,7 @@ fn resolve(global: &cli::GlobalArgs) -> Result<Setup, SetupError> {
         dry_run: global.dry_run,
         json: global.json,
         yes: global.yes,
+        adapters: global.adapters.clone(),
     })
 }
 

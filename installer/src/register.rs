@@ -57,6 +57,8 @@ pub enum Outcome {
 #[derive(Debug)]
 pub struct ClientPlan {
     pub client: &'static dyn Client,
+    /// The entry's name in the client (`scimcp-<adapter>`).
+    pub name: String,
     pub outcome: Outcome,
     pub how: How,
     /// The entry as JSON (what scimcp writes, or what it removes).
@@ -150,10 +152,10 @@ pub enum ClientError {
     )]
     ReadOnly { path: PathBuf },
     #[error(
-        "{path} already has a `scimcp` entry that scimcp did not write; it is left as it is. \
+        "{path} already has a `{name}` entry that scimcp did not write; it is left as it is. \
          Run `scimcp-setup repair` to replace it (the file is backed up first)"
     )]
-    Conflict { path: PathBuf },
+    Conflict { path: PathBuf, name: String },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -174,6 +176,8 @@ pub enum ClientError {
 #[derive(Debug, Clone, Copy)]
 pub struct Planner<'a> {
     pub cx: ClientContext<'a>,
+    /// The entry's name (`scimcp-<adapter>`).
+    pub name: &'a str,
     pub server: &'a ServerCommand,
     pub backups_dir: &'a Path,
 }
@@ -186,12 +190,14 @@ impl Planner<'_> {
         intent: Intent,
         recorded: Option<&ClientRecord>,
     ) -> Result<ClientPlan, ClientError> {
-        let entry = client.entry(self.server);
+        let name = self.name;
+        let entry = client.entry(name, self.server);
         let entry_json = entry.to_json();
-        let Some(file) = client.file(self.cx) else {
-            let steps = client.manual_steps(self.server).unwrap_or_default();
+        let Some(file) = client.file(self.cx, name) else {
+            let steps = client.manual_steps(name, self.server).unwrap_or_default();
             return Ok(ClientPlan {
                 client,
+                name: name.to_string(),
                 outcome: Outcome::Manual,
                 how: How::Manual(steps),
                 entry: entry_json,
@@ -205,7 +211,7 @@ impl Planner<'_> {
         let current = match &before {
             Some(text) => file
                 .format
-                .read(text, file.slot())
+                .read(text, file.slot(name))
                 .map_err(|e| self.edit_error(client, &file, e))?,
             None => None,
         };
@@ -214,7 +220,12 @@ impl Planner<'_> {
             (Intent::Install | Intent::Repair, Some(v)) if *v == entry_json => Outcome::Unchanged,
             (Intent::Install | Intent::Repair, None) => Outcome::Added,
             (Intent::Install, Some(v)) if ours(v) => Outcome::Replaced,
-            (Intent::Install, Some(_)) => return Err(ClientError::Conflict { path: file.path }),
+            (Intent::Install, Some(_)) => {
+                return Err(ClientError::Conflict {
+                    path: file.path,
+                    name: name.to_string(),
+                });
+            }
             (Intent::Repair, Some(_)) => Outcome::Replaced,
             (Intent::Uninstall, None) => Outcome::Absent,
             (Intent::Uninstall, Some(v)) if ours(v) => Outcome::Removed,
@@ -229,6 +240,7 @@ impl Planner<'_> {
             };
             return Ok(ClientPlan {
                 client,
+                name: name.to_string(),
                 outcome,
                 how: How::Cli {
                     cli,
@@ -245,19 +257,20 @@ impl Planner<'_> {
                 let text = before.as_deref().unwrap_or("");
                 let after = file
                     .format
-                    .set(text, file.slot(), &entry)
+                    .set(text, file.slot(name), &entry)
                     .map_err(|e| self.edit_error(client, &file, e))?;
                 (Some(after), outcome)
             }
             Outcome::Removed => {
                 let text = before.as_deref().unwrap_or("");
-                if let Some(pristine) = recorded.and_then(|r| pristine_bytes(r, text, &file)) {
+                if let Some(pristine) = recorded.and_then(|r| pristine_bytes(r, text, &file, name))
+                {
                     restored = true;
                     (Some(pristine), Outcome::Removed)
                 } else {
                     let (mut after, empty) = file
                         .format
-                        .remove(text, file.slot())
+                        .remove(text, file.slot(name))
                         .map_err(|e| self.edit_error(client, &file, e))?;
                     let created = recorded.is_some_and(|r| r.created_file);
                     if recorded.is_some_and(|r| r.created_container) {
@@ -292,6 +305,7 @@ impl Planner<'_> {
         let created = before.is_none() || recorded.is_some_and(|r| r.created_file);
         Ok(ClientPlan {
             client,
+            name: name.to_string(),
             outcome,
             how: How::File {
                 file,
@@ -362,7 +376,12 @@ fn container_exists(file: &ConfigFile, text: &str) -> bool {
 
 /// The bytes from before scimcp's entry was added, when `text` is still exactly what scimcp
 /// wrote and the backup of them is intact (its hash as recorded, it parses, no scimcp entry).
-fn pristine_bytes(record: &ClientRecord, text: &str, file: &ConfigFile) -> Option<String> {
+fn pristine_bytes(
+    record: &ClientRecord,
+    text: &str,
+    file: &ConfigFile,
+    name: &str,
+) -> Option<String> {
     let Pristine { backup, sha256 } = record.pristine.as_ref()?;
     if record.written_sha256.as_deref() != Some(sha_of(text).as_str()) {
         return None;
@@ -372,7 +391,7 @@ fn pristine_bytes(record: &ClientRecord, text: &str, file: &ConfigFile) -> Optio
     if sha_of(&pristine) != *sha256 {
         return None;
     }
-    match file.format.read(&pristine, file.slot()) {
+    match file.format.read(&pristine, file.slot(name)) {
         Ok(None) => Some(pristine),
         _ => None,
     }
@@ -429,11 +448,11 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
             cli, remove, add, ..
         } => {
             if *remove {
-                cli.remove()?;
+                cli.remove(&plan.name)?;
             }
             checkpoint();
             if *add {
-                cli.add(&plan.entry)?;
+                cli.add(&plan.name, &plan.entry)?;
             }
             Ok(Applied::default())
         }
@@ -529,7 +548,7 @@ fn verify(
     file.format.check(text).map_err(|e| fail(e.to_string()))?;
     let entry = file
         .format
-        .read(text, file.slot())
+        .read(text, file.slot(&plan.name))
         .map_err(|e| fail(e.to_string()))?;
     let want = match plan.outcome {
         Outcome::Added | Outcome::Replaced => Some(&plan.entry),
@@ -560,11 +579,15 @@ fn remove_stale_temps(path: &Path) {
     }
 }
 
-/// How one client looks right now, for `clients` and `status`.
+/// How one client looks right now for one adapter's entry, for `clients` and `status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClientStatus {
     pub id: &'static str,
     pub name: &'static str,
+    /// The adapter whose entry this is.
+    pub adapter: String,
+    /// The entry's name in the client (`scimcp-<adapter>`).
+    pub entry: String,
     pub detected: bool,
     /// The file (or `null` for a UI-only client).
     pub path: Option<PathBuf>,
@@ -577,16 +600,18 @@ pub struct ClientStatus {
     pub problem: Option<String>,
 }
 
-/// Inspect `client` without changing anything.
+/// Inspect `adapter`'s entry (called `entry`) in `client` without changing anything.
 pub fn status(
     cx: ClientContext<'_>,
+    adapter: &str,
+    entry: &str,
     server: &ServerCommand,
     client: &'static dyn Client,
 ) -> ClientStatus {
     let detected = client.detect(cx);
-    let file = client.file(cx);
+    let file = client.file(cx, entry);
     let method = match (&file, client.cli(cx)) {
-        (None, _) if client.manual_steps(server).is_none() => "project",
+        (None, _) if client.manual_steps(entry, server).is_none() => "project",
         (None, _) => "manual",
         (Some(_), Some(_)) => "cli",
         (Some(_), None) => "file",
@@ -594,6 +619,8 @@ pub fn status(
     let mut status = ClientStatus {
         id: client.id(),
         name: client.name(),
+        adapter: adapter.to_string(),
+        entry: entry.to_string(),
         detected,
         path: file.as_ref().map(|f| f.path.clone()),
         method,
@@ -605,7 +632,7 @@ pub fn status(
         return status;
     };
     let current = match read_text(&file.path) {
-        Ok(Some(text)) => match file.format.read(&text, file.slot()) {
+        Ok(Some(text)) => match file.format.read(&text, file.slot(entry)) {
             Ok(v) => v,
             Err(e) => {
                 status.problem = Some(format!("does not parse: {e}"));
@@ -622,7 +649,7 @@ pub fn status(
         return status;
     };
     status.registered = true;
-    let expected = client.entry(server).to_json();
+    let expected = client.entry(entry, server).to_json();
     if current != expected {
         status.problem = Some("the entry differs from what scimcp writes (run repair)".into());
     } else if !server.command.is_file() {
@@ -659,6 +686,7 @@ pub fn record(
     let mut backups = previous.map(|p| p.backups.clone()).unwrap_or_default();
     backups.extend(applied.backup.clone());
     let mut record = ClientRecord {
+        name: plan.name.clone(),
         location: plan.location(),
         method: method.into(),
         entry: plan.entry.clone(),

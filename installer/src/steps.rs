@@ -26,6 +26,8 @@ pub const IMPORT: Duration = Duration::from_secs(120);
 pub const VENV: Duration = Duration::from_secs(300);
 /// Installing the pinned packages (downloads included).
 pub const PIP: Duration = Duration::from_secs(1800);
+/// `uv python install`: downloading and unpacking a Python.
+pub const PYTHON_INSTALL: Duration = Duration::from_secs(900);
 /// A client's own command-line tool (`claude mcp add-json`).
 pub const CLIENT_CLI: Duration = Duration::from_secs(120);
 

@@ -28,7 +28,7 @@ fn doctor(home: &Path, data: &Path, bin: &Path) -> serde_json::Value {
 
 fn entry_args(path: &Path) -> Vec<String> {
     let v: serde_json::Value = serde_json::from_slice(&fs_err::read(path).unwrap()).unwrap();
-    v["mcpServers"]["scimcp"]["args"]
+    v["mcpServers"]["scimcp-refsci"]["args"]
         .as_array()
         .unwrap()
         .iter()

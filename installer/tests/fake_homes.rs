@@ -59,6 +59,7 @@ fn fake(platform: Platform) -> Fake {
         dry_run: false,
         json: false,
         yes: true,
+        adapters: Vec::new(),
     };
     let bundle = fake_bundle(&root, "scimcp-0.1.0", None);
     Fake {
@@ -74,6 +75,7 @@ fn install_args(f: &Fake) -> InstallArgs {
         from: Some(f.bundle.clone()),
         python: None,
         skip_runtime: true,
+        packages: Default::default(),
         data_dirs: Vec::new(),
         // The fake bundle is a directory, i.e. unsigned development material.
         signature: SignatureArgs {
@@ -134,9 +136,11 @@ fn lifecycle(platform: Platform) {
     );
     let name = format!("{platform:?}").to_lowercase();
     insta::assert_snapshot!(format!("{name}_registered"), snapshot(&f));
-    let server = f.setup.server(&f.setup.load_state().unwrap());
+    let server = f
+        .setup
+        .adapter_server(&f.setup.load_state().unwrap(), "refsci");
     for client in scimcp_installer::clients::all() {
-        let s = status(cx, &server, client);
+        let s = status(cx, "refsci", common::ENTRY, &server, client);
         if s.path.is_some() {
             assert!(s.registered && s.healthy, "{s:?}");
         }
@@ -152,7 +156,7 @@ fn lifecycle(platform: Platform) {
     let cursor_text = fs_err::read_to_string(cursor).unwrap();
     let slot = scimcp_installer::edit::Slot {
         container: &["mcpServers"],
-        name: "scimcp",
+        name: common::ENTRY,
     };
     let (without, _) = scimcp_installer::edit::Format::Json
         .remove(&cursor_text, slot)
@@ -170,7 +174,7 @@ fn lifecycle(platform: Platform) {
             &codex_text,
             scimcp_installer::edit::Slot {
                 container: &["mcp_servers"],
-                name: "scimcp",
+                name: common::ENTRY,
             },
             &Entry::map([("command", Entry::str("/somewhere/else"))]),
         )
@@ -181,6 +185,8 @@ fn lifecycle(platform: Platform) {
     assert!(
         !status(
             cx,
+            "refsci",
+            common::ENTRY,
             &server,
             scimcp_installer::clients::by_id("cursor").unwrap()
         )
@@ -188,6 +194,8 @@ fn lifecycle(platform: Platform) {
     );
     let s = status(
         cx,
+        "refsci",
+        common::ENTRY,
         &server,
         scimcp_installer::clients::by_id("codex").unwrap(),
     );

@@ -289,7 +289,7 @@ fn a_symlinked_config_is_written_through_and_stays_a_link() {
     );
     let text = fs_err::read_to_string(&real).unwrap();
     assert!(
-        text.contains("\"scimcp\"") && text.contains("// my dotfile"),
+        text.contains("\"scimcp-refsci\"") && text.contains("// my dotfile"),
         "{text}"
     );
     assert_eq!(fs_err::metadata(&real).unwrap().mode() & 0o777, 0o640);
@@ -298,7 +298,7 @@ fn a_symlinked_config_is_written_through_and_stays_a_link() {
     let state: serde_json::Value =
         serde_json::from_slice(&fs_err::read(h.data.join("state.json")).unwrap()).unwrap();
     assert_eq!(
-        state["clients"]["cursor"]["target"].as_str(),
+        state["adapters"]["refsci"]["clients"]["cursor"]["target"].as_str(),
         Some(fs_err::canonicalize(&real).unwrap().to_str().unwrap()),
         "the receipt records the file actually written"
     );
@@ -359,7 +359,7 @@ fn another_users_config_keeps_its_owner_and_group() {
     assert!(
         fs_err::read_to_string(&path)
             .unwrap()
-            .contains("\"scimcp\"")
+            .contains("\"scimcp-refsci\"")
     );
     ok(h.setup(&["uninstall".into()]).output().unwrap());
     let meta = fs_err::metadata(&path).unwrap();

@@ -64,7 +64,7 @@ fn uninstall_restores_every_client_file_exactly() {
     let mut args: Vec<String> = vec!["--project".into(), project.display().to_string()];
     let mut files: Vec<(&'static str, PathBuf, Option<Seed>)> = Vec::new();
     for client in scimcp_installer::clients::all() {
-        let Some(file) = client.file(cx) else {
+        let Some(file) = client.file(cx, common::ENTRY) else {
             continue;
         };
         args.extend(["--client".to_string(), client.id().to_string()]);

@@ -225,7 +225,7 @@ fn runtimes_are_reused_rebuilt_and_follow_rollback() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("is Python 2.7.18, but the adapter needs Python >=3.10, <3.14"),
+            .contains("is Python 2.7.18, but refsci needs Python >=3.10, <3.14"),
         "{out:?}"
     );
 }

@@ -193,7 +193,15 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
             .map(|(i, n)| format!(" (shard {i}/{n})"))
             .unwrap_or_default(),
         settings.scimcp.display(),
-        settings.python.display(),
+        std::iter::once(settings.python.display().to_string())
+            .chain(
+                settings
+                    .adapter_pythons
+                    .iter()
+                    .map(|(adapter, py)| format!("{adapter}: {}", py.display())),
+            )
+            .collect::<Vec<_>>()
+            .join(", "),
         machine.summary(),
         if settings.extra_env.is_empty() {
             String::new()

@@ -1,4 +1,4 @@
-//! `state.data_dirs`: every data folder the registered command names (`--data-dir`) exists
+//! `state.data_dirs`: every data folder the registered commands name (`--data-dir`) exists
 //! and is a folder. The server refuses to start without them, and it reads datasets only
 //! from them (and the adapter's built-ins), never from wherever a client happens to start it.
 
@@ -9,16 +9,26 @@ use crate::context::Context;
 
 pub fn check(ctx: &Context, id: &str) -> CheckResult {
     if let Err(skipped) = ctx.installed(id) {
-        return skipped;
+        return *skipped;
     }
-    let args = ctx.server().args;
-    let dirs: Vec<PathBuf> = args
-        .iter()
-        .zip(args.iter().skip(1))
-        .filter(|(flag, _)| *flag == "--data-dir")
-        .map(|(_, dir)| PathBuf::from(dir))
-        .collect();
-    if dirs.is_empty() {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut without = false;
+    for adapter in ctx.adapter_names() {
+        let args = ctx.server(&adapter).args;
+        let named: Vec<PathBuf> = args
+            .iter()
+            .zip(args.iter().skip(1))
+            .filter(|(flag, _)| *flag == "--data-dir")
+            .map(|(_, dir)| PathBuf::from(dir))
+            .collect();
+        without |= named.is_empty();
+        for dir in named {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    if without {
         return CheckResult::warn(
             id,
             "the registered command names no data folder (an older scimcp-setup registered it): \

@@ -211,22 +211,26 @@ fn state_vs_disk(ctx: &Context, state: &InstallState, active: &str) -> Vec<(Stat
             ));
         }
     }
-    let prescribed = ctx
-        .layout
-        .server_command(&ctx.layout.data_dirs(&ctx.host, &state.data_dirs));
-    if let Some(server) = &state.server
-        && *server != prescribed
-    {
-        problems.push((
-            Status::Warn,
-            format!(
-                "{STATE_FILE} records the server command `{} {}` but this layout runs `{} {}`",
-                server.command.display(),
-                server.args.join(" "),
-                prescribed.command.display(),
-                prescribed.args.join(" ")
-            ),
-        ));
+    let data_dirs = ctx.layout.data_dirs(&ctx.host, &state.data_dirs);
+    for (name, record) in &state.adapters {
+        let Some(server) = &record.server else {
+            continue;
+        };
+        let serve_arg = crate::context::adapter_of(&server.args).unwrap_or_else(|| name.clone());
+        let prescribed = ctx.layout.server_command(&serve_arg, &data_dirs);
+        if *server != prescribed {
+            problems.push((
+                Status::Warn,
+                format!(
+                    "{STATE_FILE} records the {name} server command `{} {}` but this layout runs \
+                     `{} {}`",
+                    server.command.display(),
+                    server.args.join(" "),
+                    prescribed.command.display(),
+                    prescribed.args.join(" ")
+                ),
+            ));
+        }
     }
     problems
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, SERVER_NAME, path_text};
+use super::{Client, ClientContext, ConfigFile, path_text};
 use crate::entry::Entry;
 
 pub struct ClaudeCode;
@@ -33,7 +33,7 @@ impl Client for ClaudeCode {
     fn name(&self) -> &'static str {
         "Claude Code"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(cx.host.home.join(".claude.json")))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
@@ -41,7 +41,7 @@ impl Client for ClaudeCode {
             || cx.host.home.join(".claude").is_dir()
             || cx.host.which("claude").is_some()
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         claude_entry(server)
     }
     fn cli(&self, cx: ClientContext<'_>) -> Option<ClaudeCli> {
@@ -63,14 +63,14 @@ impl Client for ClaudeCodeProject {
     fn name(&self) -> &'static str {
         "Claude Code (project .mcp.json)"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         cx.project
             .map(|p| ConfigFile::mcp_servers(p.join(".mcp.json")))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         cx.project.is_some()
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         claude_entry(server)
     }
     fn selected_by_default(&self) -> bool {
@@ -110,14 +110,14 @@ impl ClaudeCli {
             })
     }
 
-    /// `claude mcp add-json --scope user scimcp JSON`.
-    pub fn add(&self, entry: &serde_json::Value) -> Result<(), CliError> {
+    /// `claude mcp add-json --scope user NAME JSON`.
+    pub fn add(&self, name: &str, entry: &serde_json::Value) -> Result<(), CliError> {
         let json = entry.to_string();
-        self.run(&["mcp", "add-json", "--scope", "user", SERVER_NAME, &json])
+        self.run(&["mcp", "add-json", "--scope", "user", name, &json])
     }
 
-    /// `claude mcp remove --scope user scimcp`.
-    pub fn remove(&self) -> Result<(), CliError> {
-        self.run(&["mcp", "remove", "--scope", "user", SERVER_NAME])
+    /// `claude mcp remove --scope user NAME`.
+    pub fn remove(&self, name: &str) -> Result<(), CliError> {
+        self.run(&["mcp", "remove", "--scope", "user", name])
     }
 }

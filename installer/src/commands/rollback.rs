@@ -45,6 +45,15 @@ pub fn run(setup: &Setup) -> Result<Report, SetupError> {
             }
             state.runtimes.insert(adapter.clone(), runtime.clone());
         }
+        // An adapter installed after that version was left has no runtime of its own there.
+        for adapter in state.adapters.keys() {
+            if !rec.runtimes.contains_key(adapter) && state.runtimes.contains_key(adapter) {
+                report.step(format!(
+                    "note: {adapter} was never provisioned for {previous}; if its entries do not \
+                     start, run `scimcp-setup repair --adapter {adapter}`"
+                ));
+            }
+        }
     }
     finish(setup, &before, &state, &mut report)?;
     Ok(report)

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod adapter;
 pub mod fake_github;
 pub mod signed;
 
@@ -12,6 +13,9 @@ use std::process::{Command, Output};
 
 use scimcp_installer::clients::{self, Client, ClientContext};
 use scimcp_installer::edit::Format;
+
+/// The entry the default adapter (refsci) has in every client.
+pub const ENTRY: &str = "scimcp-refsci";
 
 /// The repository root (the parent of `installer/`).
 pub fn repo_root() -> PathBuf {
@@ -46,13 +50,9 @@ pub fn fake_bundle(parent: &Path, name: &str, release: Option<&str>) -> PathBuf 
             fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
     }
-    let adapters = dir.join("adapters");
-    fs_err::create_dir_all(&adapters).unwrap();
-    fs_err::copy(
-        repo_root().join("adapters/refsci.toml"),
-        adapters.join("refsci.toml"),
-    )
-    .unwrap();
+    // Every shipped adapter, with the files its manifest refers to (as a bundle has them).
+    scimcp_installer::bundle::copy_tree(&repo_root().join("adapters"), &dir.join("adapters"))
+        .unwrap();
     fs_err::create_dir_all(dir.join("refsci")).unwrap();
     fs_err::write(dir.join("refsci/README.md"), "refsci\n").unwrap();
     if let Some(v) = release {
@@ -93,7 +93,7 @@ pub fn seed_all(cx: ClientContext<'_>) -> Vec<(&'static str, PathBuf, String)> {
         if client.id() == "generic" {
             continue;
         }
-        let Some(file) = client.file(cx) else {
+        let Some(file) = client.file(cx, ENTRY) else {
             continue;
         };
         let Some(text) = seed_text(file.format, file.container) else {
@@ -110,7 +110,7 @@ pub fn seed_all(cx: ClientContext<'_>) -> Vec<(&'static str, PathBuf, String)> {
 pub fn client_files(cx: ClientContext<'_>) -> Vec<(&'static dyn Client, PathBuf)> {
     clients::all()
         .into_iter()
-        .filter_map(|c| c.file(cx).map(|f| (c, f.path)))
+        .filter_map(|c| c.file(cx, ENTRY).map(|f| (c, f.path)))
         .collect()
 }
 
