@@ -190,7 +190,26 @@ pub struct Row {
     /// stderr.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The columns' values in column order: a number, text or boolean as the run reported
+    /// it, a list as its JSON text, `null` where the run reported none, and for a value
+    /// larger than 512 bytes `{omitted, bytes, sha256}`.
+    #[schemars(schema_with = "cell_values")]
     pub values: Vec<Value>,
+}
+
+/// The schema of [`Row::values`], one `anyOf` branch per type (a bare "any value" schema is
+/// refused by clients whose schema dialect needs a type everywhere).
+fn cell_values(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {"anyOf": [
+            {"type": "number"},
+            {"type": "string"},
+            {"type": "boolean"},
+            {"type": "null"},
+            {"type": "object", "additionalProperties": true}
+        ]}
+    })
 }
 
 /// Count, minimum, maximum and mean of a numeric column over the items that reported it.
@@ -216,7 +235,10 @@ pub struct Table {
 fn bounded(v: Value) -> Value {
     let text = serde_json::to_string(&v).unwrap_or_default();
     if text.len() <= MAX_CELL_BYTES {
-        return v;
+        return match v {
+            Value::Array(_) => Value::String(text),
+            v => v,
+        };
     }
     serde_json::json!({"omitted": true, "bytes": text.len(), "sha256": scimcp_core::hash::sha256_hex(text.as_bytes())})
 }
