@@ -57,11 +57,12 @@ pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
     // Only the sources the binary is built from: cargo does not relink `scimcp` when, say,
     // parity/src changes, so comparing it with every crate would call a fresh binary stale.
     let sources: &[&str] = match name {
-        "scimcp" => &["core/src", "server/src", "adapters"],
+        "scimcp" => &["core/src", "slurm/src", "server/src", "adapters"],
         "scimcp-fixture-cli" => &["tests/src/bin/scimcp-fixture-cli.rs"],
         "scimcp-setup" => &["core/src", "installer/src", "release/src", "adapters"],
         _ => &[
             "core/src",
+            "slurm/src",
             "server/src",
             "installer/src",
             "doctor/src",

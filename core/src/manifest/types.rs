@@ -202,6 +202,21 @@ impl Resources {
     pub const MAX_CPUS: u32 = 1024;
     /// Most memory one run may ask for: 16 TiB.
     pub const MAX_MEMORY_MB: u64 = 16 * 1024 * 1024;
+
+    /// CPUs a job asks for: the declared count, else one.
+    pub fn job_cpus(&self) -> u32 {
+        self.cpus.unwrap_or(1)
+    }
+
+    /// Minutes a job asks for: the declared limit, else the run timeout rounded up to whole
+    /// minutes (the scheduler's unit), at least one. The server's executor submits with it
+    /// and the doctor compares it with the partition's limit, so both must use this.
+    pub fn job_time_limit_min(&self, run_timeout_s: u64) -> u64 {
+        self.time_limit_min
+            .map(u64::from)
+            .unwrap_or_else(|| run_timeout_s.div_ceil(60))
+            .max(1)
+    }
 }
 
 /// A run succeeds only when the JSON file `json` (relative to the working directory) holds

@@ -42,13 +42,9 @@ impl RunManager {
     pub(crate) fn job_shape(&self, v: &Validation) -> JobShape {
         let r = self.resources.get(&v.workflow).copied().unwrap_or_default();
         JobShape {
-            cpus: r.cpus.unwrap_or(1),
+            cpus: r.job_cpus(),
             memory_mb: r.memory_mb,
-            time_limit_min: r
-                .time_limit_min
-                .map(u64::from)
-                .unwrap_or_else(|| v.plan.timeout_s.div_ceil(60))
-                .max(1),
+            time_limit_min: r.job_time_limit_min(v.plan.timeout_s),
         }
     }
 

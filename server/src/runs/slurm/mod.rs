@@ -1,6 +1,7 @@
-//! The Slurm executor's parts: the operator's configuration, the client commands, the shared
-//! status poller, the batch script, the job record kept in the run directory, and how Slurm's
-//! job states read as run states.
+//! The Slurm executor's parts: the shared status poller, the batch script, the job record
+//! kept in the run directory, and how Slurm's job states read as run states. The operator's
+//! configuration and the client commands are the `scimcp-slurm` crate's, shared with the
+//! doctor's `cluster.slurm` check.
 //!
 //! A Slurm run is the same run as a local one (plan, run directory, states, artifacts,
 //! `result.json`): the server prepares the working directory as it always does, then
@@ -10,8 +11,6 @@
 //! the CLI's exit status to `cli-status.json`. The run directory must therefore be on a file
 //! system the compute nodes share.
 
-pub mod client;
-pub mod config;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -19,8 +18,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-pub use client::{Observation, Partition, Slurm, SlurmError, Submission};
-pub use config::SlurmConfig;
+pub use scimcp_slurm::{Observation, Partition, Slurm, SlurmConfig, SlurmError, Submission};
 pub use watch::{JobView, JobWatch};
 
 /// The job record of a run submitted to Slurm: `slurm-job.json` in its run directory. Its

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 
-use super::client::{Observation, Slurm};
+use scimcp_slurm::{Observation, Slurm};
 
 /// Polls in a row a job must be missing before it is declared gone.
 const MISSES_BEFORE_GONE: u32 = 3;
