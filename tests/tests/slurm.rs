@@ -2,7 +2,7 @@
 //! a refsci analysis submitted through MCP runs as a batch job and gives the local run's
 //! artifacts byte for byte; `cancel_run` is `scancel`; a job over its time limit reads
 //! `failed` (`timeout`); a server killed while its job runs, restarted, reports the job's
-//! result.
+//! result; `scimcp-doctor --slurm-config` reports the cluster, its partitions and limits.
 //!
 //! Without a cluster these tests print `SKIPPED: …` and pass, unless `SCIMCP_REQUIRE_SLURM=1`
 //! (set by `.ci/run`).
@@ -264,4 +264,124 @@ async fn a_server_killed_while_its_job_runs_reports_the_result_after_a_restart()
     let status = h.ok("get_run_status", json!({"run_id": run_id})).await;
     assert_eq!(status["job"]["state"], "COMPLETED");
     assert_ne!(status["server_pid"], json!(server));
+}
+
+/// `scimcp-doctor --slurm-config FILE --check cluster.slurm --json` with `config` as FILE and
+/// `env` added; the check's JSON.
+fn doctor_cluster(config: &str, env: &[(&str, &str)]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slurm.toml");
+    fs_err::write(&path, config).unwrap();
+    let doctor = scimcp_e2e::sibling_binary("scimcp-doctor").unwrap();
+    let out = std::process::Command::new(doctor)
+        .args(["--check", "cluster.slurm", "--json", "--slurm-config"])
+        .arg(&path)
+        // No installation: the doctor checks the embedded refsci adapter's workflows.
+        .env("SCIMCP_HOME", dir.path().join("data"))
+        .env("HOME", dir.path())
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let check = report["checks"][0].clone();
+    assert_eq!(check["id"], "cluster.slurm", "{report:#}");
+    let want_exit = match check["status"].as_str().unwrap() {
+        "ok" => 0,
+        "warn" => 1,
+        _ => 2,
+    };
+    assert_eq!(out.status.code(), Some(want_exit), "{report:#}");
+    check
+}
+
+#[test]
+fn the_doctor_reports_the_cluster_its_partitions_and_limits() {
+    if !slurm::cluster_up() {
+        return;
+    }
+    // The default partition (debug, at most an hour) takes refsci's 30-minute jobs.
+    let ok = doctor_cluster("", &[]);
+    assert_eq!(ok["status"], "ok", "{ok:#}");
+    let finding = ok["finding"].as_str().unwrap();
+    assert!(finding.contains("the controller answered in"), "{finding}");
+    assert!(
+        finding.contains("partition debug (the default): up, 1 node"),
+        "{finding}"
+    );
+    assert!(finding.contains("at most 1:00:00"), "{finding}");
+    assert!(finding.ends_with("all 6 workflows fit"), "{finding}");
+    let details: Vec<&str> = ok["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.starts_with("partition short: up") && d.contains("at most 5:00")),
+        "{details:?}"
+    );
+    assert!(
+        details.iter().any(|d| d.starts_with("sacct ")),
+        "{details:?}"
+    );
+
+    // `short` allows 5 minutes: every refsci workflow (run timeout 30 min) is over it.
+    let short = doctor_cluster("partition = \"short\"\n", &[]);
+    assert_eq!(short["status"], "warn", "{short:#}");
+    assert!(
+        short["finding"]
+            .as_str()
+            .unwrap()
+            .contains("asks for 30 min, more than partition short allows (5:00)"),
+        "{short:#}"
+    );
+    assert!(
+        short["remedy"]
+            .as_str()
+            .unwrap()
+            .contains("[workflow.resources]")
+    );
+
+    let unknown = doctor_cluster("partition = \"nosuch\"\n", &[]);
+    assert_eq!(unknown["status"], "fail", "{unknown:#}");
+    assert_eq!(
+        unknown["finding"],
+        "partition \"nosuch\" is not one of the cluster's partitions (debug, short)"
+    );
+
+    // The server's own rules: a directive it would refuse fails here too.
+    let refused = doctor_cluster("directives = [\"--output=/tmp/x\"]\n", &[]);
+    assert_eq!(refused["status"], "fail", "{refused:#}");
+    assert!(
+        refused["finding"]
+            .as_str()
+            .unwrap()
+            .contains("'output' is not an allowed sbatch option"),
+        "{refused:#}"
+    );
+
+    // A controller that cannot be reached (sinfo retries a missing configuration for a
+    // minute): the configured command time limit ends the wait.
+    let started = Instant::now();
+    let unreachable = doctor_cluster(
+        "command_timeout_s = 2\n",
+        &[("SLURM_CONF", "/nonexistent/slurm.conf")],
+    );
+    assert_eq!(unreachable["status"], "fail", "{unreachable:#}");
+    assert!(
+        unreachable["finding"]
+            .as_str()
+            .unwrap()
+            .starts_with("the Slurm controller did not answer"),
+        "{unreachable:#}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
 }
