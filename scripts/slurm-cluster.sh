@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node Slurm cluster (munged, slurmctld, slurmd; optionally slurmdbd + MariaDB)
-# on this Debian host, for the Slurm executor's tests and CI. No systemd needed. Needs root.
+# on this Debian host, for the Slurm executor's tests and CI. No systemd needed. Needs root
+# (another user's start, stop, restart and status run through password-less sudo).
 #
 #   slurm-cluster.sh start [--state-dir DIR] [--cgroup auto|yes|no] [--accounting]
 #       Install the Debian packages if missing, write the config, start the daemons and wait
@@ -42,6 +43,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 cmd=${1:-help}
 [ $# -gt 0 ] && shift
+args=("$@")   # as given, for the run through sudo
 state_dir=${SCIMCP_SLURM_DIR:-/var/lib/scimcp-slurm}
 cgroup=${SCIMCP_SLURM_CGROUP:-auto}
 accounting=${SCIMCP_SLURM_ACCOUNTING:-}   # empty: as running, else 0
@@ -121,6 +123,9 @@ show_logs() {
   done
 }
 
+# Daemons this `start` launched; if it fails they are stopped again (see stop_started).
+started=()
+
 # wait_for WHAT COMMAND...: retry COMMAND every 0.2 s for up to $timeout seconds.
 wait_for() {
   local what=$1 deadline=$((SECONDS + timeout))
@@ -154,10 +159,19 @@ install_packages() {
   [ ${#missing[@]} -eq 0 ] && return 0
   say "installing ${missing[*]} (apt)"
   log=$(mktemp)
-  # policy-rc.d (where present) keeps the packages' init scripts from starting anything; if
-  # none is present they may start munged, which start_munge then reuses.
-  if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  # The packages' scripts would start munged, slurmctld and slurmd (systemd or init.d) with
+  # Debian's own configuration, on the ports this script's daemons need: a policy-rc.d that
+  # refuses every start keeps them stopped (container images usually have one already).
+  local policy=/usr/sbin/policy-rc.d added_policy=0 ok=1
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# slurm-cluster.sh: no service starts while it installs packages.\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    added_policy=1
+  fi
+  { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1 || ok=0
+  [ "$added_policy" = 0 ] || rm -f "$policy"
+  if [ "$ok" = 0 ]; then
     cat "$log" >&2
     rm -f "$log"
     die "apt-get install ${missing[*]} failed"
@@ -341,6 +355,7 @@ start_munge() {
   rm -f "$run/munged.pid"
   runuser -u munge -- /usr/sbin/munged --socket="$munge_socket" --pid-file=/run/munge/munged.pid 9>&-
   cp /run/munge/munged.pid "$run/munged.pid"
+  started+=(munged)
   wait_for "munged (socket $munge_socket)" munge_works
 }
 
@@ -365,6 +380,7 @@ start_mariadb() {
   setsid /usr/sbin/mariadbd --user=root --datadir="$db" --socket="$mysql_socket" \
     --pid-file="$run/mariadbd.pid" --skip-networking --log-error="$logs/mariadb.log" \
     </dev/null >/dev/null 2>&1 9>&- &
+  started+=(mariadbd)
   wait_for "mariadbd (socket $mysql_socket)" mysql_ping
   wait_for "mariadbd pid file" pid_alive mariadbd
 }
@@ -373,6 +389,7 @@ start_slurmdbd() {
   pid_alive slurmdbd && return 0
   rm -f "$run/slurmdbd.pid"
   sl /usr/sbin/slurmdbd 9>&- || { show_logs; die "slurmdbd failed to start"; }
+  started+=(slurmdbd)
   wait_for slurmdbd sl sacctmgr -n list cluster
 }
 
@@ -381,7 +398,19 @@ start_daemon() { # NAME
   pid_alive "$name" && return 0
   rm -f "$run/$name.pid"
   "/usr/sbin/$name" -f "$conf" 9>&- || { show_logs; die "$name failed to start"; }
+  started+=("$name")
   wait_for "$name pid file" pid_alive "$name"
+}
+
+# On the way out of a failed start: stop, newest first, every daemon it launched, so a failure
+# leaves nothing running that was not running before (`stop` would also stop daemons an
+# earlier start left, which may be in use).
+stop_started() {
+  local rc=$? i
+  [ "$rc" -ne 0 ] && [ ${#started[@]} -gt 0 ] || return 0
+  say "start failed: stopping what it started (${started[*]})"
+  for ((i = ${#started[@]} - 1; i >= 0; i--)); do stop_pid "${started[$i]}" || true; done
+  return 0
 }
 
 # slurmd's registration time as the controller saw it (epoch seconds; 0 if unknown).
@@ -431,6 +460,7 @@ cluster_up() {
 }
 
 cmd_start() {
+  trap stop_started EXIT
   if cluster_up; then
     [ -z "$accounting" ] || [ "$accounting" = "$(conf_accounting)" ] ||
       die "already running with accounting=$(conf_accounting); run '$0 stop' first"
@@ -466,6 +496,7 @@ cmd_start() {
   start_daemon slurmd
   wait_idle "$since"
   say "ready: node $node idle, cgroup=$(conf_cgroup) accounting=$(conf_accounting) ($state_dir)"
+  started=()
   print_env
 }
 
@@ -574,7 +605,19 @@ lock() {
   flock -w "$timeout" 9 || die "another $prog holds $state_dir/.lock"
 }
 
-case $cmd in start|stop|restart) [ "$(id -u)" -eq 0 ] || die "$cmd needs root"; lock ;; esac
+# start, stop and restart install packages, create a user and run daemons as root; status
+# reads root's processes. Another user gets the same command through sudo, non-interactively
+# (CI runners have password-less sudo), with this script's variables.
+case $cmd in
+  start|stop|restart|status)
+    if [ "$(id -u)" -ne 0 ]; then
+      command -v sudo >/dev/null 2>&1 || die "$cmd needs root: run it as root (there is no sudo)"
+      sudo -n true 2>/dev/null || die "$cmd needs root: run it as root, or give $(id -un) password-less sudo"
+      exec sudo -n --preserve-env=SCIMCP_SLURM_DIR,SCIMCP_SLURM_CPUS,SCIMCP_SLURM_TIMEOUT,SCIMCP_SLURM_MIN_JOB_AGE,SCIMCP_SLURM_TEST_USER,SCIMCP_SLURM_CGROUP,SCIMCP_SLURM_ACCOUNTING \
+        -- "$0" "$cmd" "${args[@]}"
+    fi ;;
+esac
+case $cmd in start|stop|restart) lock ;; esac
 case $cmd in
   start) cmd_start ;;
   stop) cmd_stop ;;
