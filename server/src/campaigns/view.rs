@@ -190,26 +190,36 @@ pub struct Row {
     /// stderr.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The columns' values in column order: a number, text or boolean as the run reported
-    /// it, a list as its JSON text, `null` where the run reported none, and for a value
-    /// larger than 512 bytes `{omitted, bytes, sha256}`.
-    #[schemars(schema_with = "cell_values")]
+    /// The columns' values in column order, each as the run reported it (`null` where it
+    /// reported none; a value larger than 512 bytes becomes `{omitted, bytes, sha256}`).
+    #[schemars(with = "Vec<Cell>")]
     pub values: Vec<Value>,
 }
 
-/// The schema of [`Row::values`], one `anyOf` branch per type (a bare "any value" schema is
-/// refused by clients whose schema dialect needs a type everywhere).
-fn cell_values(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "type": "array",
-        "items": {"anyOf": [
-            {"type": "number"},
-            {"type": "string"},
-            {"type": "boolean"},
-            {"type": "null"},
-            {"type": "object", "additionalProperties": true}
-        ]}
-    })
+/// The schema of one table cell: any JSON value, spelled one type per `anyOf` branch (a
+/// bare "anything" schema is refused by clients whose dialect needs a type everywhere), a
+/// list's items being cells again.
+struct Cell;
+
+impl JsonSchema for Cell {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Cell".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let cell = generator.subschema_for::<Cell>();
+        schemars::json_schema!({
+            "description": "A value as the run reported it.",
+            "anyOf": [
+                {"type": "number"},
+                {"type": "string"},
+                {"type": "boolean"},
+                {"type": "null"},
+                {"type": "object", "additionalProperties": true},
+                {"type": "array", "items": cell}
+            ]
+        })
+    }
 }
 
 /// Count, minimum, maximum and mean of a numeric column over the items that reported it.
@@ -235,10 +245,7 @@ pub struct Table {
 fn bounded(v: Value) -> Value {
     let text = serde_json::to_string(&v).unwrap_or_default();
     if text.len() <= MAX_CELL_BYTES {
-        return match v {
-            Value::Array(_) => Value::String(text),
-            v => v,
-        };
+        return v;
     }
     serde_json::json!({"omitted": true, "bytes": text.len(), "sha256": scimcp_core::hash::sha256_hex(text.as_bytes())})
 }
@@ -316,4 +323,24 @@ pub fn table(record: &CampaignRecord, items: &[ItemStatus], runs: &RunManager) -
         })
         .collect();
     Table { rows, summary }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rows_schema_accepts_every_value_a_run_can_report() {
+        let schema = serde_json::to_value(schemars::schema_for!(Row)).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let row = serde_json::json!({
+            "index": 0,
+            "state": "succeeded",
+            "values": [0.93, "ridge", true, null, {"omitted": true, "bytes": 600, "sha256": "ab"},
+                       ["setosa", "versicolor"], [[1, 2], [3.5]]]
+        });
+        assert!(validator.is_valid(&row), "{schema:#}");
+        let cells = &schema["$defs"]["Cell"]["anyOf"];
+        assert_eq!(cells.as_array().unwrap().len(), 6, "{schema:#}");
+    }
 }
