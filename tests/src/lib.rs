@@ -60,6 +60,16 @@ pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
         "scimcp" => &["core/src", "slurm/src", "server/src", "adapters"],
         "scimcp-fixture-cli" => &["tests/src/bin/scimcp-fixture-cli.rs"],
         "scimcp-setup" => &["core/src", "installer/src", "release/src", "adapters"],
+        "scimcp-doctor" => &[
+            "core/src",
+            "process/src",
+            "slurm/src",
+            "verify/src",
+            "installer/src",
+            "parity/src",
+            "doctor/src",
+            "adapters",
+        ],
         _ => &[
             "core/src",
             "slurm/src",

@@ -61,16 +61,27 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     let partitions = match slurm.partitions() {
         Ok(p) => p,
         Err(e) => {
-            return CheckResult::fail(id, format!("the Slurm controller did not answer: {e}"))
-                .remedy(
-                    "check that slurmctld runs and is reachable from here (`scontrol ping`), and \
+            return CheckResult::fail(
+                id,
+                format!("the Slurm controller did not answer: {}", one_line(&e.0)),
+            )
+            .remedy(
+                "check that slurmctld runs and is reachable from here (`scontrol ping`), and \
                      that SLURM_CONF names the cluster's slurm.conf when it is not in the default \
                      place",
-                );
+            );
         }
     };
     let answered_in = start.elapsed();
-    let accounting = slurm.accounting_available().err().map(|e| e.to_string());
+    // Slurm's own words (the last line) say why: "Slurm accounting storage is disabled".
+    let accounting = slurm.accounting_available().err().map(|e| {
+        e.0.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no answer")
+            .trim()
+            .to_string()
+    });
     assess(
         id,
         path,
@@ -304,6 +315,16 @@ fn describe(p: &Partition) -> String {
     )
 }
 
+/// A command's error on one line (a finding is one line; the command's stderr follows its
+/// summary on the next ones).
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 /// `name` in a directory of `PATH`, as the server's Slurm client finds it.
 fn on_path(name: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -450,6 +471,14 @@ mod tests {
                 .as_deref()
                 .unwrap()
                 .starts_with("sinfo -R -p debug")
+        );
+    }
+
+    #[test]
+    fn a_commands_error_is_one_line() {
+        assert_eq!(
+            one_line("sinfo took longer than 2 s (sinfo -h):\nsinfo: error: cannot stat\n\n"),
+            "sinfo took longer than 2 s (sinfo -h): | sinfo: error: cannot stat"
         );
     }
 
