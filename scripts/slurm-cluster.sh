@@ -612,7 +612,7 @@ case $cmd in
   start|stop|restart|status)
     if [ "$(id -u)" -ne 0 ]; then
       command -v sudo >/dev/null 2>&1 || die "$cmd needs root: run it as root (there is no sudo)"
-      sudo -n true 2>/dev/null || die "$cmd needs root: run it as root, or give $(id -un) password-less sudo"
+      sudo -n true >/dev/null 2>&1 || die "$cmd needs root: run it as root, or give $(id -un) password-less sudo"
       exec sudo -n --preserve-env=SCIMCP_SLURM_DIR,SCIMCP_SLURM_CPUS,SCIMCP_SLURM_TIMEOUT,SCIMCP_SLURM_MIN_JOB_AGE,SCIMCP_SLURM_TEST_USER,SCIMCP_SLURM_CGROUP,SCIMCP_SLURM_ACCOUNTING \
         -- "$0" "$cmd" "${args[@]}"
     fi ;;
