@@ -36,6 +36,7 @@ pub fn group_of(id: &str) -> &'static str {
         "runtime" => "Scientific runtime",
         "client" => "Clients",
         "server" => "Server",
+        "cluster" => "Cluster",
         _ => "Data directory",
     }
 }

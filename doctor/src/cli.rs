@@ -41,6 +41,11 @@ pub struct Cli {
     /// every installed adapter.
     #[arg(long = "adapter", value_name = "NAME|PATH")]
     pub adapters: Vec<String>,
+    /// The Slurm configuration the server runs with (`scimcp serve --executor slurm
+    /// --slurm-config FILE`): also check that cluster (cluster.slurm: the file, Slurm's
+    /// commands, the controller, the partition and whether every workflow fits its limits).
+    #[arg(long, value_name = "FILE")]
+    pub slurm_config: Option<PathBuf>,
     /// List the ids of the checks that would run, and exit.
     #[arg(long, conflicts_with_all = ["check", "fix"])]
     pub list: bool,

@@ -27,6 +27,9 @@ pub struct Options {
     pub fast: bool,
     /// Only these adapters (`--adapter`); empty: every installed one.
     pub adapters: Vec<String>,
+    /// The Slurm executor's configuration (`--slurm-config`): the server submits to Slurm,
+    /// so `cluster.slurm` checks the cluster. Nothing installed records it.
+    pub slurm_config: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -36,6 +39,7 @@ impl Default for Options {
             handshake_timeout: Duration::from_secs(60),
             fast: false,
             adapters: Vec::new(),
+            slurm_config: None,
         }
     }
 }

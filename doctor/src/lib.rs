@@ -1,7 +1,7 @@
 //! `scimcp-doctor`: runs every check that decides whether an installation can run an
 //! analysis (layout; for every installed adapter its runtime, packages, imports, identity,
-//! clients and handshake; the data directory), each with a stable id, the adapter it is
-//! about, a finding and a concrete remedy.
+//! clients and handshake; with `--slurm-config`, the Slurm cluster; the data directory), each
+//! with a stable id, the adapter it is about, a finding and a concrete remedy.
 //!
 //! It never modifies anything unless `--fix` is given; then it runs the installer's repair
 //! (the library behind `scimcp-setup repair`) and checks again. The checks read the same
@@ -57,6 +57,9 @@ pub fn diagnose(ctx: &Context, only: Option<&str>) -> Result<Report, DoctorError
     let mut plan = checks::plan(ctx);
     if let Some(id) = only {
         plan.retain(|c| c.id == id);
+        if plan.is_empty() && id == checks::CLUSTER {
+            plan.push(checks::cluster_check());
+        }
         if plan.is_empty() {
             return Err(DoctorError::UnknownCheck {
                 id: id.to_string(),
@@ -110,6 +113,7 @@ fn run(cli: &Cli) -> Result<u8, DoctorError> {
         handshake_timeout: Duration::from_secs(cli.handshake_timeout),
         fast: cli.fast,
         adapters: cli.adapters.clone(),
+        slurm_config: cli.slurm_config.clone(),
     };
     let ctx = context_for_process(options)?;
     if cli.list {

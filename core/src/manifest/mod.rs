@@ -22,7 +22,8 @@ pub use template::{
 };
 pub use types::{
     ArtifactBase, ArtifactSpec, DatasetsSpec, InputFileFormat, InputFileSpec, Manifest,
-    NativeRequirement, OptionFormat, OptionSpec, Runtime, RuntimeKind, SuccessSpec, Workflow,
+    NativeRequirement, OptionFormat, OptionSpec, Resources, Runtime, RuntimeKind, SuccessSpec,
+    Workflow,
 };
 
 /// The JSON Schema keyword that marks a parameter as naming dataset columns (a string, or

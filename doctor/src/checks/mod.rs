@@ -5,6 +5,7 @@
 //! shared probe and manifest in [`Context`] are computed once, by whichever check asks first.
 
 mod clients;
+mod cluster;
 mod data_dirs;
 mod handshake;
 mod identity;
@@ -42,6 +43,7 @@ enum Kind {
     Identity,
     Client(&'static dyn Client),
     Handshake,
+    Cluster,
     Permissions,
     Disk,
     DataDirs,
@@ -50,7 +52,8 @@ enum Kind {
 
 /// Every check for this installation, in report order: the layout; for each adapter its
 /// runtime, one check per client that is detected on this computer or recorded for the
-/// adapter in the receipt, and its server's handshake; then the data directory.
+/// adapter in the receipt, and its server's handshake; the Slurm cluster when a Slurm
+/// configuration is given; then the data directory.
 pub fn plan(ctx: &Context) -> Vec<Check> {
     let fixed = |id: &str, kind| Check {
         id: id.to_string(),
@@ -87,6 +90,10 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         }
         checks.push(of("server.handshake", Kind::Handshake));
     }
+    // Only when the doctor is told the server runs on Slurm (see `cluster`).
+    if ctx.options.slurm_config.is_some() {
+        checks.push(cluster_check());
+    }
     checks.extend([
         fixed("state.permissions", Kind::Permissions),
         fixed("state.disk", Kind::Disk),
@@ -94,6 +101,20 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         fixed("paths.encoding", Kind::Encoding),
     ]);
     checks
+}
+
+/// The id of the Slurm cluster's check.
+pub const CLUSTER: &str = "cluster.slurm";
+
+/// The Slurm cluster's check: planned with `--slurm-config`, and also when asked for by
+/// name without it, so `--check cluster.slurm` says which flag it needs instead of claiming
+/// there is no such check.
+pub fn cluster_check() -> Check {
+    Check {
+        id: CLUSTER.to_string(),
+        adapter: None,
+        kind: Kind::Cluster,
+    }
 }
 
 /// Run `checks` concurrently; results come back in the order of `checks`.
@@ -138,6 +159,7 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
         Kind::Client(client) => clients::check(ctx, id, adapter, *client),
         Kind::Handshake if ctx.options.fast => slow_skipped(),
         Kind::Handshake => handshake::check(ctx, id, adapter),
+        Kind::Cluster => cluster::check(ctx, id),
         Kind::Permissions => storage::permissions(ctx, id),
         Kind::Disk => storage::disk(ctx, id),
         Kind::DataDirs => data_dirs::check(ctx, id),

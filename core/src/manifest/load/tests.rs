@@ -382,3 +382,38 @@ fn progress_patterns_are_checked_where_they_are_written() {
     );
     assert!(errs.to_string().contains("stream"), "{errs}");
 }
+
+#[test]
+fn workflow_resources_are_optional_bounded_and_keep_the_hash_when_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = load_file(&write_adapter(dir.path(), GOOD, SCHEMA)).unwrap();
+    assert!(!plain.canonical_json.contains("resources"));
+    let with =
+        format!("{GOOD}\n[workflow.resources]\ncpus = 2\nmemory_mb = 1024\ntime_limit_min = 1\n");
+    let a = load_file(&write_adapter(&dir.path().join("r"), &with, SCHEMA)).unwrap();
+    let r = a.workflow("fit").unwrap().resources.unwrap();
+    assert_eq!(
+        (r.cpus, r.memory_mb, r.time_limit_min),
+        (Some(2), Some(1024), Some(1))
+    );
+    assert_ne!(a.sha256, plain.sha256);
+    let bad =
+        format!("{GOOD}\n[workflow.resources]\ncpus = 0\nmemory_mb = 0\ntime_limit_min = 2\n");
+    let text = errors_of(&bad, SCHEMA).to_string();
+    assert!(
+        text.contains("workflow[0].resources.cpus: cpus = 0 is outside 1..=1024"),
+        "{text}"
+    );
+    assert!(text.contains("workflow[0].resources.memory_mb"), "{text}");
+    // run_timeout_s = 60: one minute at most.
+    assert!(
+        text.contains("workflow[0].resources.time_limit_min: time_limit_min = 2 is outside 1..=1"),
+        "{text}"
+    );
+    let unknown = format!("{GOOD}\n[workflow.resources]\ngpus = 1\n");
+    assert!(
+        errors_of(&unknown, SCHEMA)
+            .to_string()
+            .contains("unknown field `gpus`")
+    );
+}
