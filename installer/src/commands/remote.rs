@@ -60,6 +60,8 @@ pub fn install(setup: &Setup, args: &InstallArgs, repair: bool) -> Result<Report
         return Err(SetupError::RemoteWithLocalFlag { flag: "--adapter" });
     }
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
+    // Refused before the lock is taken: a bad address leaves no trace under the data root.
+    resolve(&args.remote, &setup.load_state()?)?;
     let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
@@ -129,14 +131,17 @@ pub(crate) fn repair_only(setup: &Setup) -> Result<Report, SetupError> {
 /// scimcp wrote) and its record; adapters, versions and every other entry stay as they are.
 pub fn uninstall(setup: &Setup, given: &str) -> Result<Report, SetupError> {
     let mut report = Report::new("uninstall", setup);
+    let not_registered = || RemoteServerError::NotRegistered {
+        given: given.to_string(),
+    };
+    if find_recorded(&setup.load_state()?, given).is_none() {
+        return Err(not_registered().into());
+    }
     let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     let Some((name, record)) = find_recorded(&state, given) else {
-        return Err(RemoteServerError::NotRegistered {
-            given: given.to_string(),
-        }
-        .into());
+        return Err(not_registered().into());
     };
     let remote = RemoteServer::from_record(name, record);
     remove(setup, &mut state, &remote, &mut report)?;
