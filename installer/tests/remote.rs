@@ -388,6 +388,20 @@ fn removing_the_remote_leaves_a_local_adapter_s_entries_byte_identical() {
     .unwrap();
     assert_eq!(report.failures(), 0, "{report:#?}");
     assert_ne!(bytes_of(&local_files), with_adapter);
+    // A plain `repair` repairs the remote's entries too.
+    let codex = cx.host.home.join(".codex/config.toml");
+    let registered = fs_err::read_to_string(&codex).unwrap();
+    let slot = scimcp_installer::edit::Slot {
+        container: &["mcp_servers"],
+        name: "lab",
+    };
+    let (without, _) = scimcp_installer::edit::Format::Toml
+        .remove(&registered, slot)
+        .unwrap();
+    fs_err::write(&codex, without).unwrap();
+    let report = install::run(&f.setup, &local_args(&f), true, &Silent).unwrap();
+    assert_eq!(report.failures(), 0, "{report:#?}");
+    assert_eq!(fs_err::read_to_string(&codex).unwrap(), registered);
     // Someone else edits two files after scimcp: those cannot simply be put back, so only
     // scimcp's remote entry (and VS Code's prompt for it) goes.
     let cursor = cx.host.home.join(".cursor/mcp.json");
