@@ -340,6 +340,43 @@ mod tests {
     }
 
     #[test]
+    fn a_remote_server_s_checks_get_their_own_sections() {
+        let remote = |r: CheckResult| r.about_remote(Some("scimcp-remote-lab"));
+        let mut r = Report::new(
+            "/d".into(),
+            vec!["refsci".into()],
+            vec![
+                CheckResult::ok("server.handshake", "local").about(Some("refsci")),
+                remote(CheckResult::ok("client.cursor", "entry")),
+                remote(
+                    CheckResult::fail("server.handshake", "401")
+                        .remedy("set SCIMCP_TOKEN to your token"),
+                ),
+            ],
+            std::time::Duration::ZERO,
+        );
+        r.remotes = vec!["scimcp-remote-lab".into()];
+        let text = r.to_text(false);
+        assert!(
+            text.contains("(adapter refsci; remote server scimcp-remote-lab)"),
+            "{text}"
+        );
+        assert!(text.contains("\nServer — refsci\n"), "{text}");
+        assert!(
+            text.contains("\nServer — remote scimcp-remote-lab\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nClients — remote scimcp-remote-lab\n"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(json["remotes"][0], "scimcp-remote-lab");
+        assert_eq!(json["checks"][2]["remote"], "scimcp-remote-lab");
+        assert!(json["checks"][0].get("remote").is_none());
+    }
+
+    #[test]
     fn colour_only_when_asked() {
         let r = Report::new(
             "/d".into(),

@@ -342,7 +342,10 @@ pub fn default_name(url: &RemoteUrl) -> String {
 pub fn check_token_env(name: &str) -> Result<(), RemoteServerError> {
     // `scimcp token add` prints `scimcp_` and 64 hexadecimal digits, which is also a valid
     // variable name: passed here by mistake it would be written into every file.
-    if name.len() > 40 && name.to_ascii_lowercase().starts_with("scimcp_") {
+    let looks_like_token = name
+        .strip_prefix("scimcp_")
+        .is_some_and(|rest| rest.len() >= 32 && rest.chars().all(|c| c.is_ascii_hexdigit()));
+    if looks_like_token {
         return Err(RemoteServerError::TokenGiven);
     }
     let valid = !name.is_empty()
@@ -529,6 +532,7 @@ mod tests {
         assert!(check_name("", &state).is_err());
         assert!(check_token_env("SCIMCP_TOKEN").is_ok());
         assert!(check_token_env("lab_token_2").is_ok());
+        assert!(check_token_env("SCIMCP_TOKEN_OF_THE_ANALYSIS_MACHINE_IN_ROOM_2").is_ok());
         assert!(check_token_env("2TOKEN").is_err());
         assert!(check_token_env("MY-TOKEN").is_err());
         let secret = format!("scimcp_{}", "ab".repeat(32));
