@@ -13,6 +13,7 @@ mod import;
 mod layout;
 mod native;
 mod packages;
+mod remote;
 mod storage;
 
 use std::time::Instant;
@@ -30,6 +31,8 @@ pub struct Check {
     pub id: String,
     /// The adapter it is about (`None` for the installation-wide checks).
     pub adapter: Option<String>,
+    /// The remote server it is about (its name, or its URL when it is not registered).
+    pub remote: Option<String>,
     kind: Kind,
 }
 
@@ -44,6 +47,10 @@ enum Kind {
     Client(&'static dyn Client),
     Handshake,
     Cluster,
+    /// A remote server's entry in a client, by the server's index in [`Context::remotes`].
+    RemoteClient(&'static dyn Client, usize),
+    /// The handshake with a remote server, by its index in [`Context::remotes`].
+    RemoteHandshake(usize),
     Permissions,
     Disk,
     DataDirs,
@@ -53,13 +60,37 @@ enum Kind {
 /// Every check for this installation, in report order: the layout; for each adapter its
 /// runtime, one check per client that is detected on this computer or recorded for the
 /// adapter in the receipt, and its server's handshake; the Slurm cluster when a Slurm
-/// configuration is given; then the data directory.
+/// configuration is given; for each remote server its entry in every client it is
+/// registered in and the handshake over HTTP; then the data directory. With `--remote`, only
+/// that remote server's checks.
 pub fn plan(ctx: &Context) -> Vec<Check> {
     let fixed = |id: &str, kind| Check {
         id: id.to_string(),
         adapter: None,
+        remote: None,
         kind,
     };
+    let mut remotes = Vec::new();
+    for (i, target) in ctx.remotes.iter().enumerate() {
+        let of = |id: &str, kind| Check {
+            id: id.to_string(),
+            adapter: None,
+            remote: Some(target.label()),
+            kind,
+        };
+        for client in scimcp_installer::clients::all() {
+            if target.clients.iter().any(|c| c == client.id()) {
+                remotes.push(of(
+                    &format!("client.{}", client.id()),
+                    Kind::RemoteClient(client, i),
+                ));
+            }
+        }
+        remotes.push(of("server.handshake", Kind::RemoteHandshake(i)));
+    }
+    if ctx.options.remote.is_some() {
+        return remotes;
+    }
     let mut checks = vec![fixed("install.layout", Kind::Layout)];
     let cx = ClientContext {
         host: &ctx.host,
@@ -70,6 +101,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         let of = |id: &str, kind| Check {
             id: id.to_string(),
             adapter: Some(adapter.clone()),
+            remote: None,
             kind,
         };
         checks.extend([
@@ -94,6 +126,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
     if ctx.options.slurm_config.is_some() {
         checks.push(cluster_check());
     }
+    checks.extend(remotes);
     checks.extend([
         fixed("state.permissions", Kind::Permissions),
         fixed("state.disk", Kind::Disk),
@@ -113,6 +146,7 @@ pub fn cluster_check() -> Check {
     Check {
         id: CLUSTER.to_string(),
         adapter: None,
+        remote: None,
         kind: Kind::Cluster,
     }
 }
@@ -132,6 +166,7 @@ pub fn run(ctx: &Context, checks: &[Check]) -> Vec<CheckResult> {
                     CheckResult::fail(&check.id, "the check itself crashed (a doctor bug)")
                         .remedy("report this at https://github.com/scimcp/scimcp/issues")
                         .about(check.adapter.as_deref())
+                        .about_remote(check.remote.as_deref())
                 })
             })
             .collect()
@@ -160,6 +195,9 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
         Kind::Handshake if ctx.options.fast => slow_skipped(),
         Kind::Handshake => handshake::check(ctx, id, adapter),
         Kind::Cluster => cluster::check(ctx, id),
+        Kind::RemoteClient(client, i) => remote::client(ctx, id, &ctx.remotes[*i], *client),
+        Kind::RemoteHandshake(_) if ctx.options.fast => slow_skipped(),
+        Kind::RemoteHandshake(i) => remote::handshake(ctx, id, &ctx.remotes[*i]),
         Kind::Permissions => storage::permissions(ctx, id),
         Kind::Disk => storage::disk(ctx, id),
         Kind::DataDirs => data_dirs::check(ctx, id),
@@ -167,5 +205,6 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
     };
     result
         .about(check.adapter.as_deref())
+        .about_remote(check.remote.as_deref())
         .timed(start.elapsed())
 }
