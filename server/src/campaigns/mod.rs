@@ -117,8 +117,9 @@ pub struct Prepared {
 }
 
 impl CampaignManager {
+    /// The campaigns kept under `root`, created with the first campaign: a server that never
+    /// runs one writes nothing there.
     pub fn open(root: PathBuf) -> std::io::Result<CampaignManager> {
-        create_private_dir(&root)?;
         Ok(CampaignManager {
             root,
             live: Mutex::new(HashMap::new()),
@@ -172,7 +173,13 @@ impl CampaignManager {
             requests,
         } = prepared;
         let dir = self.dir(&record.campaign_id);
-        create_private_dir(&dir)
+        // Every level private, as the runs directory is: campaigns/, campaigns/<adapter>/, the
+        // campaign's own directory.
+        self.root
+            .parent()
+            .into_iter()
+            .chain([self.root.as_path(), dir.as_path()])
+            .try_for_each(create_private_dir)
             .map_err(|e| ToolError::internal(format!("cannot create {}: {e}", dir.display())))?;
         self.save(&record);
         let live = Arc::new(LiveCampaign {
