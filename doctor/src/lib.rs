@@ -15,7 +15,6 @@ mod checks;
 mod cli;
 mod context;
 mod fix;
-mod remote_mcp;
 mod report;
 
 use std::io::{IsTerminal, Write};

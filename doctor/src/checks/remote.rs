@@ -16,7 +16,7 @@ use scimcp_installer::remote_server::{RemoteServer, RemoteUrl};
 
 use crate::check::{CheckResult, shell_quote};
 use crate::context::{Context, RemoteTarget};
-use crate::remote_mcp::{Endpoint, Failure, Session, Tls};
+use scimcp_client::http::{Endpoint, Failure, Session, Tls};
 
 /// `client.<id>` for a remote server's entry.
 pub fn client(
@@ -111,7 +111,7 @@ pub fn handshake(ctx: &Context, id: &str, target: &RemoteTarget) -> CheckResult 
         Some(path) => {
             let read = fs_err::read(path)
                 .map_err(|e| e.to_string())
-                .and_then(|pem| crate::remote_mcp::certificates(&pem));
+                .and_then(|pem| scimcp_client::http::certificates(&pem));
             match read {
                 Ok(certs) => Some(certs),
                 Err(e) => {

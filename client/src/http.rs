@@ -150,10 +150,7 @@ impl Session {
             .http_status_as_error(false)
             .timeout_global(Some(endpoint.timeout))
             .max_redirects(0)
-            .user_agent(format!(
-                "scimcp-doctor/{}",
-                scimcp_core::version::SUITE_VERSION
-            ))
+            .user_agent(concat!("scimcp-client/", env!("CARGO_PKG_VERSION")))
             .tls_config(tls.build());
         if endpoint.loopback {
             config = config.proxy(None);
@@ -170,7 +167,7 @@ impl Session {
             json!({
                 "protocolVersion": PROTOCOL_VERSION,
                 "capabilities": {},
-                "clientInfo": {"name": "scimcp-doctor", "version": scimcp_core::version::SUITE_VERSION},
+                "clientInfo": {"name": "scimcp-client", "version": env!("CARGO_PKG_VERSION")},
             }),
         )?;
         let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
