@@ -29,6 +29,7 @@ pub struct CampaignGrid {
     pub parameter_sets: Vec<Map<String, Value>>,
     /// Parameters and the values each takes, e.g. `{"seed": [0, 1, 2]}`.
     #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, Vec<super::view::Cell>>")]
     pub vary: std::collections::BTreeMap<String, Vec<Value>>,
     /// Parameters every item gets.
     #[serde(default)]

@@ -196,10 +196,10 @@ pub struct Row {
     pub values: Vec<Value>,
 }
 
-/// The schema of one table cell: any JSON value, spelled one type per `anyOf` branch (a
-/// bare "anything" schema is refused by clients whose dialect needs a type everywhere), a
-/// list's items being cells again.
-struct Cell;
+/// The schema of one table cell or varied value: any JSON value, spelled one type per
+/// `anyOf` branch (a bare "anything" schema is refused by clients whose dialect needs a type
+/// everywhere), a list's items being cells again.
+pub(crate) struct Cell;
 
 impl JsonSchema for Cell {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -209,7 +209,7 @@ impl JsonSchema for Cell {
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let cell = generator.subschema_for::<Cell>();
         schemars::json_schema!({
-            "description": "A value as the run reported it.",
+            "description": "Any JSON value.",
             "anyOf": [
                 {"type": "number"},
                 {"type": "string"},
