@@ -12,6 +12,6 @@ cd "$(dirname "$0")/.."
 clients="${1:-50}"
 scripts/dev-env.sh
 cargo build --workspace --bins
-SCIMCP_LOAD_CLIENTS="$clients" cargo nextest run -p scimcp-e2e --test http_load \
-  --run-ignored ignored-only --no-capture
+SCIMCP_LOAD_CLIENTS="$clients" cargo nextest run --workspace -E 'package(scimcp-e2e) & test(/^http_load::/)' \
+  --run-ignored only --no-capture
 echo "figures: target/http-load.json" >&2

@@ -14,4 +14,4 @@ mod tree;
 
 pub use python::{ISOLATION_REMOVED_VARS, python_command};
 pub use run::{Captured, ProcessError, Step, run};
-pub use tree::{Kill, group_alive, group_members, signal_tree};
+pub use tree::{Kill, TERMINATE_GRACE, group_alive, group_members, signal_tree};

@@ -1,6 +1,12 @@
 //! Ending a whole process tree: the process group a [`crate::Step`] starts (Unix), the tree
 //! `taskkill /T` walks (Windows).
 
+/// How long a process tree gets between SIGTERM and SIGKILL when the suite ends it (a run
+/// cancelled, over its time limit, or left by a stopping server): long enough for a CLI to
+/// flush what it was writing, short enough that a cancel answers promptly. Tests derive
+/// their limits from it (`scimcp-testkit`'s `limits`).
+pub const TERMINATE_GRACE: std::time::Duration = std::time::Duration::from_millis(700);
+
 /// How hard to end a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kill {

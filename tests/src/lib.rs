@@ -12,10 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The workspace root (this crate lives in `tests/`).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
+    scimcp_testkit::workspace_root()
 }
 
 /// The Python interpreter of the development runtime: `SCIMCP_TEST_PYTHON`, else
@@ -36,79 +33,10 @@ pub fn dev_python() -> anyhow::Result<PathBuf> {
     })
 }
 
-/// A binary built next to the running executable (`target/<profile>/<name>`).
+/// A binary built next to the running executable (`target/<profile>/<name>`), refused when
+/// missing or older than the sources it is built from.
 pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    // Test executables live in target/<profile>/deps.
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    anyhow::ensure!(
-        path.is_file(),
-        "{} is not built: run `cargo build --workspace --bins` first",
-        path.display()
-    );
-    // `cargo test` does not rebuild another package's binaries, so a stale one would be
-    // tested silently: refuse a binary older than any source it is built from.
-    let built = fs_err::metadata(&path)?.modified()?;
-    let root = workspace_root();
-    // Only the sources the binary is built from: cargo does not relink `scimcp` when, say,
-    // parity/src changes, so comparing it with every crate would call a fresh binary stale.
-    let sources: &[&str] = match name {
-        "scimcp" => &["core/src", "slurm/src", "server/src", "adapters"],
-        "scimcp-fixture-cli" => &["tests/src/bin/scimcp-fixture-cli.rs"],
-        "scimcp-setup" => &["core/src", "installer/src", "release/src", "adapters"],
-        "scimcp-doctor" => &[
-            "core/src",
-            "process/src",
-            "slurm/src",
-            "verify/src",
-            "installer/src",
-            "parity/src",
-            "doctor/src",
-            "adapters",
-        ],
-        _ => &[
-            "core/src",
-            "slurm/src",
-            "server/src",
-            "installer/src",
-            "doctor/src",
-            "release/src",
-            "parity/src",
-            "adapters",
-        ],
-    };
-    for dir in sources {
-        if let Some(newer) = newest_file(&root.join(dir)).filter(|(t, _)| *t > built) {
-            anyhow::bail!(
-                "{} is older than {}: run `cargo build --workspace --bins` (scripts/test.sh does) before the tests",
-                path.display(),
-                newer.1.display()
-            );
-        }
-    }
-    Ok(path)
-}
-
-fn newest_file(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
-    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
-    for entry in fs_err::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        let candidate = if path.is_dir() {
-            newest_file(&path)
-        } else {
-            entry.metadata().ok()?.modified().ok().map(|t| (t, path))
-        };
-        if let Some(c) = candidate
-            && newest.as_ref().is_none_or(|n| c.0 > n.0)
-        {
-            newest = Some(c);
-        }
-    }
-    newest
+    scimcp_testkit::try_binary(name).map_err(anyhow::Error::msg)
 }
 
 /// Export refsci's built-in datasets into `dir` with the development runtime.

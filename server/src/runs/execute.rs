@@ -19,8 +19,6 @@ use crate::envelope::{ErrorCode, ToolError};
 use crate::runtime::RuntimeProbe;
 use crate::validate::Validation;
 
-/// How long a terminated process tree gets before it is killed outright.
-const TERMINATE_GRACE: Duration = Duration::from_millis(700);
 /// How long log readers may keep draining after the process is gone.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 /// Bytes of stderr copied into a failed run's result.
@@ -275,7 +273,7 @@ impl RunManager {
         if let Some(pid) = pid {
             if !matches!(ending, Ending::Exited) {
                 signal_tree(pid, Signal::Terminate);
-                if tokio::time::timeout(TERMINATE_GRACE, child.wait())
+                if tokio::time::timeout(scimcp_process::TERMINATE_GRACE, child.wait())
                     .await
                     .is_err()
                 {

@@ -1,0 +1,20 @@
+//! The end-to-end tests across the built binaries, one binary: the MCP server over stdio
+//! and HTTP, hostile clients, workflows, GeochemistryPi, Slurm, and the crate graph.
+//!
+//! Each module was once its own test binary; one binary links once, and nextest still runs
+//! every test in its own process (filter a group with `-E 'test(/^module::/)'`).
+
+mod confirm;
+mod crate_edges;
+mod geochemistrypi;
+mod hardening;
+mod hostile;
+mod http_load;
+mod http_remote;
+mod http_transport;
+mod mcp_server;
+mod remote_registration;
+mod resources;
+mod slurm;
+mod slurm_campaigns;
+mod workflows;
