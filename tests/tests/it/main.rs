@@ -12,6 +12,7 @@ mod hostile;
 mod http_load;
 mod http_remote;
 mod http_transport;
+mod human_output;
 mod mcp_server;
 mod remote_registration;
 mod resources;
