@@ -57,6 +57,10 @@ pub(crate) struct RunArgs {
     /// Keep target/bench/work afterwards.
     #[arg(long)]
     pub keep_work: bool,
+    /// Measure this scimcp binary instead of target/release/scimcp (a candidate build; the
+    /// in-process step timings still use the code this benchmark was built with).
+    #[arg(long, value_name = "PATH")]
+    pub scimcp: Option<PathBuf>,
     /// Seconds bench/run.sh spent building (recorded in the results).
     #[arg(long, default_value_t = 0.0)]
     pub build_s: f64,
@@ -95,15 +99,15 @@ impl RunArgs {
             }
         } else {
             Rounds {
-                cold_starts: 20,
-                calls: 200,
+                cold_starts: 15,
+                calls: 150,
                 runs: 30,
-                refsci_runs: 6,
-                hashing: 5,
+                refsci_runs: 8,
+                hashing: 4,
                 bundles: 3,
                 verify: 10,
-                installer: 10,
-                doctor: 5,
+                installer: 8,
+                doctor: 4,
             }
         }
     }

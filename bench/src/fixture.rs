@@ -23,6 +23,8 @@ pub struct Fixture {
     pub peer_python: PathBuf,
     /// `.venv/bin/python`: refsci and its pinned requirements (scripts/dev-env.sh).
     pub dev_python: PathBuf,
+    /// The scimcp binary measured (default `target/release/scimcp`).
+    pub scimcp: PathBuf,
 }
 
 /// Rows of the small regression dataset (`data.csv`).
@@ -30,10 +32,14 @@ pub const DATA_ROWS: usize = 1000;
 
 impl Fixture {
     /// Check what `bench/run.sh` provides and make a fresh scratch directory.
-    pub fn new(repo: &Path) -> anyhow::Result<Fixture> {
+    pub fn new(repo: &Path, scimcp: Option<&Path>) -> anyhow::Result<Fixture> {
         let repo = fs_err::canonicalize(repo)?;
         let bin = repo.join("target/release");
         let fixture = Fixture {
+            scimcp: match scimcp {
+                Some(p) => fs_err::canonicalize(p)?,
+                None => bin.join("scimcp"),
+            },
             work: repo.join("target/bench/work"),
             peer_python: repo.join("bench/.venv/bin/python"),
             dev_python: repo.join(".venv/bin/python"),
@@ -56,6 +62,9 @@ impl Fixture {
 
     /// A release binary.
     pub fn exe(&self, name: &str) -> PathBuf {
+        if name == "scimcp" {
+            return self.scimcp.clone();
+        }
         self.bin.join(name)
     }
 

@@ -32,6 +32,9 @@ pub struct Installer {
     /// Its re-run: the runtime is found by its requirements hash and reused.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noop_rerun_with_runtime_ms: Option<Summary>,
+    /// What the re-run starts before it reuses the runtime, each timed alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rerun_steps: Vec<(String, Summary)>,
 }
 
 /// Doctor timings against the installation with a runtime.
@@ -186,6 +189,7 @@ pub fn installer(fx: &Fixture, rounds: usize, with_runtime: bool) -> anyhow::Res
         noop_rerun_ms: Summary::of(&again),
         first_install_with_runtime_ms: None,
         noop_rerun_with_runtime_ms: None,
+        rerun_steps: Vec::new(),
     };
     if with_runtime {
         let (home, data) = runtime_home(fx)?;
@@ -193,10 +197,69 @@ pub fn installer(fx: &Fixture, rounds: usize, with_runtime: bool) -> anyhow::Res
         eprintln!("  installer: first install with the runtime (python -m venv + pip)…");
         out.first_install_with_runtime_ms = Some(setup(fx, &home, &data, &args)?.0);
         let mut v = Vec::new();
-        for _ in 0..rounds {
+        for _ in 0..rounds.min(5) {
             v.push(setup(fx, &home, &data, &args)?.0);
         }
         out.noop_rerun_with_runtime_ms = Some(Summary::of(&v));
+        out.rerun_steps = rerun_steps(fx, &data, rounds)?;
+    }
+    Ok(out)
+}
+
+/// The Python processes a no-op re-run starts (the base interpreter's query, the runtime's
+/// probe of its pins and package, its import check), each timed alone.
+fn rerun_steps(fx: &Fixture, data: &Path, rounds: usize) -> anyhow::Result<Vec<(String, Summary)>> {
+    let runtime = fs_err::read_dir(data.join("runtimes"))?
+        .flatten()
+        .map(|e| e.path().join("bin/python"))
+        .find(|p| p.is_file())
+        .context("no provisioned runtime")?;
+    let adapter = scimcp_core::manifest::resolve("refsci").map_err(|e| anyhow::anyhow!("{e}"))?;
+    let rt = &adapter.manifest.runtime;
+    let base = fs_err::canonicalize(&fx.dev_python)?;
+    let probe_args: Vec<String> = [
+        "-I".to_string(),
+        "-c".into(),
+        scimcp_core::runtime_probe::RUNTIME_PROBE_SCRIPT.into(),
+        rt.package.clone().unwrap_or_default(),
+    ]
+    .into_iter()
+    .chain(scimcp_core::runtime_probe::requirement_names(
+        &rt.requirements,
+    ))
+    .collect();
+    let imports = format!("import {}", rt.import_check.join(", "));
+    let steps: Vec<(&str, &Path, Vec<String>)> = vec![
+        (
+            "base interpreter: version query",
+            &base,
+            vec![
+                "-I".into(),
+                "-c".into(),
+                "import sys; print(sys.version)".into(),
+            ],
+        ),
+        (
+            "runtime: probe of the pins and the package",
+            &runtime,
+            probe_args,
+        ),
+        (
+            "runtime: import check (sklearn, pandas, refsci)",
+            &runtime,
+            vec!["-I".into(), "-c".into(), imports],
+        ),
+    ];
+    let mut out = Vec::new();
+    for (name, program, args) in steps {
+        let mut v = Vec::new();
+        for _ in 0..rounds.clamp(1, 5) {
+            let t0 = Instant::now();
+            let status = Command::new(program).args(&args).output()?;
+            v.push(ms(t0.elapsed()));
+            ensure!(status.status.success(), "{name} failed");
+        }
+        out.push((name.to_string(), Summary::of(&v)));
     }
     Ok(out)
 }

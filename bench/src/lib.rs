@@ -165,7 +165,7 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
     let load_start = load();
     let sampler = LoadSampler::start();
-    let fx = Fixture::new(&args.repo)?;
+    let fx = Fixture::new(&args.repo, args.scimcp.as_deref())?;
     let want = |s: Section| args.only.is_empty() || args.only.contains(&s);
     let r = args.rounds();
     let mut results = Results {
@@ -272,7 +272,7 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
     results.evaluate();
     let md = results.markdown();
     println!("{md}");
-    if args.only.is_empty() && !args.no_write {
+    if args.only.is_empty() && !args.no_write && args.scimcp.is_none() {
         report::write(&fx.repo, &results)?;
         eprintln!("wrote bench/results.json and docs/BENCHMARKS.md");
     } else {

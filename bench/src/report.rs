@@ -62,7 +62,46 @@ pub struct Target {
     /// Peer / scimcp (how many times faster), or the ratio the target is stated in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
+    /// The bound the measured value is held to, in `unit`.
+    pub limit: f64,
     pub pass: bool,
+    /// By how much it was met or missed.
+    pub margin: String,
+}
+
+/// Which side of its limit a target wants.
+#[derive(Debug, Clone, Copy)]
+enum Bound {
+    AtMost(f64),
+    AtLeast(f64),
+}
+
+impl Bound {
+    fn limit(self) -> f64 {
+        match self {
+            Bound::AtMost(x) | Bound::AtLeast(x) => x,
+        }
+    }
+
+    fn pass(self, measured: f64) -> bool {
+        match self {
+            Bound::AtMost(x) => measured <= x,
+            Bound::AtLeast(x) => measured >= x,
+        }
+    }
+
+    fn margin(self, measured: f64, unit: &str) -> String {
+        let (gap, limit) = match self {
+            Bound::AtMost(x) => (x - measured, x),
+            Bound::AtLeast(x) => (measured - x, x),
+        };
+        let pct = (gap / limit * 100.0).abs();
+        if gap >= 0.0 {
+            format!("met, {} {unit} to spare", fmt(gap))
+        } else {
+            format!("missed by {} {unit} ({pct:.0} % of the limit)", fmt(-gap))
+        }
+    }
 }
 
 /// Everything one run of the benchmark measured.
@@ -106,7 +145,7 @@ impl Results {
                        unit: &str,
                        peer: Option<f64>,
                        ratio: Option<f64>,
-                       pass: bool| {
+                       bound: Bound| {
             t.push(Target {
                 id: id.into(),
                 target: target.into(),
@@ -114,7 +153,9 @@ impl Results {
                 unit: unit.into(),
                 peer: peer.map(|p| round(p, 3)),
                 ratio: ratio.map(|r| round(r, 3)),
-                pass,
+                limit: bound.limit(),
+                pass: bound.pass(measured),
+                margin: bound.margin(measured, unit),
             });
         };
         if let Some(s) = &self.startup {
@@ -127,7 +168,7 @@ impl Results {
                 "ms",
                 Some(theirs),
                 Some(theirs / ours),
-                ours <= 5.0,
+                Bound::AtMost(5.0),
             );
             add(
                 "cold_start_vs_peer",
@@ -136,7 +177,7 @@ impl Results {
                 "×",
                 Some(theirs),
                 Some(theirs / ours),
-                theirs / ours >= 100.0,
+                Bound::AtLeast(100.0),
             );
             let rss = s.scimcp.idle_rss_mib.median;
             add(
@@ -146,33 +187,32 @@ impl Results {
                 "MiB",
                 Some(s.peer.idle_rss_mib.median),
                 Some(s.peer.idle_rss_mib.median / rss),
-                rss <= 10.0,
+                Bound::AtMost(10.0),
             );
         }
         for r in self.runs.iter().filter(|r| r.cli == "trivial CLI") {
-            let pct = r.overhead_pct_of_2s;
             add(
                 &format!("own_work_per_run_history_{}", r.history),
                 &format!(
-                    "server's own work per run ≤ 3% of a 2-second analysis, warm server, {} runs in history (median MCP − direct, trivial CLI)",
+                    "server's own work per run ≤ 3% of a 2-second analysis (60 ms), warm server, {} runs in history (median MCP − direct, trivial CLI)",
                     r.history
                 ),
                 r.overhead_ms.median,
                 "ms",
                 None,
-                Some(pct / 100.0),
-                pct <= 3.0,
+                Some(r.overhead_pct_of_2s / 100.0),
+                Bound::AtMost(crate::runs::REFERENCE_ANALYSIS_MS * 0.03),
             );
         }
         if let Some(h) = &self.hashing {
             add(
                 "hashing_vs_sha256sum",
                 "artifact hashing ≥ 0.9× sha256sum's throughput (same 1 GiB file)",
-                h.scimcp_mib_s,
-                "MiB/s",
+                h.ratio,
+                "×",
                 Some(h.sha256sum_mib_s),
                 Some(h.ratio),
-                h.ratio >= 0.9,
+                Bound::AtLeast(0.9),
             );
         }
         if let Some(i) = &self.installer {
@@ -183,7 +223,7 @@ impl Results {
                 "ms",
                 None,
                 None,
-                i.noop_rerun_ms.median <= 20.0,
+                Bound::AtMost(20.0),
             );
             if let Some(r) = &i.noop_rerun_with_runtime_ms {
                 add(
@@ -193,19 +233,19 @@ impl Results {
                     "ms",
                     None,
                     None,
-                    r.median <= 20.0,
+                    Bound::AtMost(20.0),
                 );
             }
         }
         if let Some(s) = &self.stall {
             add(
                 "no_stall_during_large_run",
-                "get_run_status while a 256 MiB run is validated, started, runs and is published: worst latency ≤ 50 ms (no stall)",
+                "get_run_status while a 256 MiB run is validated, started, runs and is published: worst latency ≤ 50 ms (no stall; our bound, the issue asks for the measurement)",
                 s.worst_ms,
                 "ms",
                 None,
                 None,
-                s.worst_ms <= 50.0,
+                Bound::AtMost(50.0),
             );
         }
         self.targets = t;
@@ -242,18 +282,22 @@ impl Results {
             );
         }
         let _ = writeln!(w, "### Targets\n");
-        let _ = writeln!(w, "| target | measured | peer, same run | ratio | |");
-        let _ = writeln!(w, "|---|---:|---:|---:|---|");
+        let _ = writeln!(
+            w,
+            "| target | measured | peer, same run | ratio | | margin |"
+        );
+        let _ = writeln!(w, "|---|---:|---:|---:|---|---|");
         for t in &self.targets {
             let _ = writeln!(
                 w,
-                "| {} | {} {} | {} | {} | **{}** |",
+                "| {} | {} {} | {} | {} | **{}** | {} |",
                 t.target,
                 fmt(t.measured),
                 t.unit,
                 t.peer.map(fmt).unwrap_or_else(|| "–".into()),
                 t.ratio.map(fmt).unwrap_or_else(|| "–".into()),
-                if t.pass { "pass" } else { "MISS" }
+                if t.pass { "pass" } else { "MISS" },
+                t.margin
             );
         }
         if let Some(s) = &self.startup {
@@ -490,6 +534,15 @@ impl Results {
                     fmt(r.median),
                     fmt(r.p99),
                     r.n
+                );
+            }
+            for (step, s) in &i.rerun_steps {
+                let _ = writeln!(
+                    w,
+                    "| … in it: {step} | {} ms | {} ms | {} |",
+                    fmt(s.median),
+                    fmt(s.p99),
+                    s.n
                 );
             }
             if let Some(d) = &self.doctor {
