@@ -4,7 +4,10 @@
 #    `scimcp serve --transport http` on 127.0.0.1 (the suite drives Streamable HTTP only);
 # 2. the MCP Inspector's CLI (@modelcontextprotocol/inspector) over stdio, the way clients
 #    start scimcp: `tools/list --strict` must report no schema-portability warning, and
-#    tool calls through the TypeScript SDK must succeed.
+#    tool calls through the TypeScript SDK must succeed;
+# 3. the Inspector's CLI over Streamable HTTP against a server that requires a bearer token
+#    (`--require-token`, the reverse-proxy setting): with the token it lists tools and
+#    resources and reads the adapter manifest; without it, it gets nothing.
 #
 # Needs the scimcp binary (target/debug/scimcp, or SCIMCP_BIN) and npm. The suite needs
 # Node.js 22 or newer: when the machine's node is older, a Node.js 22 build is installed from
@@ -51,8 +54,10 @@ fi
 
 work=$(mktemp -d)
 pid=""
+token_pid=""
 cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ -n "$token_pid" ]; then kill "$token_pid" 2>/dev/null || true; wait "$token_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -118,4 +123,54 @@ if [ -x "$python" ]; then
     cat "$work/validate.json" >&2; echo "mcp-conformance: validate_analysis was not ready" >&2; exit 1; }
   echo "  tools/call validate_analysis: ready"
 fi
+
+# 3. The Inspector over Streamable HTTP with a bearer token (a static Authorization header,
+# as remote clients are configured for scimcp).
+echo "mcp-conformance: MCP Inspector $INSPECTOR_VERSION over Streamable HTTP with a bearer token"
+token="conformance-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+: >"$work/token-server.log"
+SCIMCP_HOME="$work/token-home" SCIMCP_TOKEN="$token" "$bin" serve --transport http \
+  --listen 127.0.0.1:0 --require-token 2>"$work/token-server.log" &
+token_pid=$!
+token_url=""
+for _ in $(seq 1 300); do
+  token_url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$work/token-server.log" | head -n 1 || true)
+  [ -n "$token_url" ] && break
+  kill -0 "$token_pid" 2>/dev/null || { cat "$work/token-server.log" >&2; echo "mcp-conformance: the token server exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$token_url" ] || { kill "$token_pid"; echo "mcp-conformance: the token server never listened" >&2; exit 1; }
+remote() {
+  (cd "$work" && "$inspector" --cli "$token_url" --transport http "$@")
+}
+status=0
+for method in tools/list resources/list; do
+  remote --header "Authorization: Bearer $token" --method "$method" >"$work/remote.json" 2>&1 || status=$?
+  grep -q '"name"' "$work/remote.json" || status=1
+  [ "$status" -eq 0 ] || { cat "$work/remote.json" >&2; echo "mcp-conformance: $method with a token failed" >&2; break; }
+  echo "  $method with a token: ok"
+done
+if [ "$status" -eq 0 ]; then
+  remote --header "Authorization: Bearer $token" --method resources/read \
+    --uri scimcp://adapter/manifest >"$work/remote.json" 2>&1 || status=$?
+  grep -q '"uri": "scimcp://adapter/manifest"' "$work/remote.json" || status=1
+  if [ "$status" -eq 0 ]; then
+    echo "  resources/read scimcp://adapter/manifest with a token: ok"
+  else
+    cat "$work/remote.json" >&2; echo "mcp-conformance: resources/read failed" >&2
+  fi
+fi
+if [ "$status" -eq 0 ]; then
+  # Without the token the TypeScript SDK is refused (it then asks for OAuth, which scimcp
+  # does not offer): no tool list comes back.
+  remote --method tools/list </dev/null >"$work/remote.json" 2>&1 || true
+  if grep -q '"tools"' "$work/remote.json"; then
+    cat "$work/remote.json" >&2; echo "mcp-conformance: tools/list without a token succeeded" >&2; status=1
+  else
+    echo "  tools/list without a token: refused"
+  fi
+fi
+kill "$token_pid" 2>/dev/null || true; wait "$token_pid" 2>/dev/null || true
+token_pid=""
+[ "$status" -eq 0 ] || exit 1
 echo "mcp-conformance: ok"

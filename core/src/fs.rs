@@ -4,6 +4,16 @@
 //! directory (so the final rename never crosses a file system), the temporary file is
 //! flushed to disk, renamed over the target, and the directory entry itself is flushed. A
 //! crash at any point leaves either the old bytes or the new bytes, never a mix.
+//!
+//! Files that belong to the user (an AI client's configuration) are read with
+//! [`read_regular`] (never a FIFO, a device or gigabytes) and replaced with [`plan_replace`]
+//! (through links, never read-only ones, keeping owner, group and mode).
+
+mod read;
+mod user_file;
+
+pub use read::{CONFIG_READ_LIMIT, ReadError, kind_of, read_regular, size_text};
+pub use user_file::{ReplacePlan, plan_replace};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,6 +40,31 @@ pub enum WriteError {
     },
     #[error("{path} already exists and is never replaced")]
     AlreadyExists { path: PathBuf },
+    #[error("{path} is read-only")]
+    ReadOnly { path: PathBuf },
+    #[error("{path} may not be written by this user: {source}")]
+    NotWritable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} belongs to user {uid} (group {gid}) and its new version could not be given the \
+         same owner ({source}); it was left as it was: run this as that user"
+    )]
+    Owner {
+        path: PathBuf,
+        uid: u32,
+        gid: u32,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is {what}, not a regular file; it was left as it was")]
+    NotRegular { path: PathBuf, what: &'static str },
+    #[error(
+        "{path} is a symbolic link to {target}, which does not exist; create {target} or remove the link"
+    )]
+    DanglingLink { path: PathBuf, target: PathBuf },
 }
 
 impl WriteError {
@@ -111,7 +146,19 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// Replace `path` with `bytes` atomically: temp file in the same directory, fsync, rename,
 /// fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<(), WriteError> {
+    write_atomic_then(path, bytes, privacy, || {})
+}
+
+/// [`write_atomic`], calling `staged` once the temporary file is complete and before it is
+/// renamed into place (a fault-injection point: a process killed there leaves a `.tmp`).
+pub fn write_atomic_then(
+    path: &Path,
+    bytes: &[u8],
+    privacy: Privacy,
+    staged_hook: impl FnOnce(),
+) -> Result<(), WriteError> {
     let tmp = staged(path, bytes, privacy)?;
+    staged_hook();
     tmp.persist(path)
         .map_err(|e| WriteError::io(path, e.error))?;
     sync_dir(parent_of(path)).map_err(|e| WriteError::io(parent_of(path), e))

@@ -6,6 +6,13 @@
 //! disk with what is recorded here. The schema is versioned: a reader refuses a file whose
 //! `schema_version` is newer than it knows, so an old binary never misreads a newer
 //! installer's receipt. Unknown fields are ignored, so adding a field stays compatible.
+//!
+//! Each installed adapter has its own record ([`AdapterRecord`]): where its manifest came
+//! from, the command its client entries run, the name of those entries (`scimcp-<adapter>`),
+//! every client it is registered in, and where its packages come from. Its runtime is in
+//! [`InstallState::runtimes`] under the adapter's name, where the server looks it up. A
+//! receipt written before adapters were a choice (one `scimcp` entry serving refsci, recorded
+//! at the top level) is read as the record of that one adapter ([`InstallState::migrate`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +24,18 @@ pub const STATE_SCHEMA_VERSION: u32 = 1;
 
 /// The file name of the receipt under the data root.
 pub const STATE_FILE: &str = "state.json";
+
+/// The adapter every installation served before adapters were a choice.
+pub const LEGACY_ADAPTER: &str = "refsci";
+
+/// The client entry name installations used before each adapter had its own entry.
+pub const LEGACY_ENTRY_NAME: &str = "scimcp";
+
+/// The name of `adapter`'s entry in every client: `scimcp-<adapter>`, so two adapters never
+/// collide.
+pub fn entry_name(adapter: &str) -> String {
+    format!("{LEGACY_ENTRY_NAME}-{adapter}")
+}
 
 /// Everything the installer has done under one data root.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -31,15 +50,85 @@ pub struct InstallState {
     /// Every unpacked version under `versions/`, by semver.
     #[serde(default)]
     pub versions: BTreeMap<String, VersionRecord>,
-    /// The runtime in force for each adapter of the active version, by adapter name.
+    /// The runtime in force for each adapter of the active version, by adapter name (the
+    /// server reads its interpreter here).
     #[serde(default)]
     pub runtimes: BTreeMap<String, RuntimeRecord>,
-    /// The command every client entry runs (stable across upgrades).
+    /// Every installed adapter, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub adapters: BTreeMap<String, AdapterRecord>,
+    /// The folders the server may read datasets from (`--data-dir` in every registered
+    /// command): the user's, created by the installer when missing and never deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_dirs: Vec<PathBuf>,
+    /// Receipts written before adapters were a choice: the command of the one `scimcp` entry.
+    /// [`InstallState::migrate`] moves it into the refsci adapter's record.
+    #[serde(rename = "server", default, skip_serializing_if = "Option::is_none")]
+    pub legacy_server: Option<ServerCommand>,
+    /// Receipts written before adapters were a choice: the clients of the one `scimcp`
+    /// entry, by client id. [`InstallState::migrate`] moves them into the refsci adapter's
+    /// record.
+    #[serde(
+        rename = "clients",
+        default,
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub legacy_clients: BTreeMap<String, ClientRecord>,
+}
+
+/// One installed adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdapterRecord {
+    /// Where its manifest comes from.
+    pub source: AdapterSource,
+    /// The command every client entry of this adapter runs (`scimcp serve --adapter …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerCommand>,
-    /// Every client scimcp registered in, by client id.
+    /// Every client it is registered in, by client id.
     #[serde(default)]
     pub clients: BTreeMap<String, ClientRecord>,
+    /// Where its runtime's packages come from (a wheelhouse, another index); `repair` and
+    /// `upgrade` reuse them.
+    #[serde(default, skip_serializing_if = "PackageSources::is_default")]
+    pub packages: PackageSources,
+}
+
+/// Where an adapter's manifest comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AdapterSource {
+    /// Shipped with scimcp: `versions/<semver>/adapters/<name>.toml`, embedded in the server.
+    Shipped,
+    /// A manifest file the user named (`--adapter PATH`), copied with the files it refers to
+    /// into `manifest`'s directory under the data root, which the registered command names.
+    File {
+        /// The path the user gave, as an absolute path.
+        original: PathBuf,
+        /// The managed copy (`<data root>/adapters/<name>/<file>`).
+        manifest: PathBuf,
+    },
+}
+
+/// Package sources for `pip install` / `uv pip install`, recorded so a repair installs from
+/// the same places (an air-gapped lab's wheelhouse, a mirror).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageSources {
+    /// Local wheelhouses (`--find-links DIR`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub find_links: Vec<PathBuf>,
+    /// Another package index (`--index-url URL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_url: Option<String>,
+    /// No index at all: only the wheelhouses (`--no-index`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_index: bool,
+}
+
+impl PackageSources {
+    /// No wheelhouse, the default index.
+    pub fn is_default(&self) -> bool {
+        *self == PackageSources::default()
+    }
 }
 
 /// One unpacked version.
@@ -116,6 +205,23 @@ pub struct RuntimeRecord {
     /// Identity of the adapter's package as installed (same hash `get_environment` reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<PackageRecord>,
+    /// The interpreter the environment was created from, and why it was chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<BaseInterpreter>,
+}
+
+/// The base interpreter of a runtime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseInterpreter {
+    /// `sys.executable` of the base interpreter.
+    pub path: PathBuf,
+    /// Its version, e.g. `3.9.18`.
+    pub version: String,
+    /// Where it was found: `--python`, `uv python find`, `uv python install`, `PATH`,
+    /// `pyenv`, `py launcher`, `python.org framework`.
+    pub found_by: String,
+    /// Why this one, in one line (the range it meets, what was passed over).
+    pub reason: String,
 }
 
 /// The installed adapter package: version and the hash over its files.
@@ -138,6 +244,10 @@ pub struct ServerCommand {
 /// One client registration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientRecord {
+    /// The entry's name in the client: `scimcp-<adapter>` ([`entry_name`]); `scimcp` in a
+    /// record an older scimcp wrote (the next install, repair or upgrade renames the entry).
+    #[serde(default = "legacy_entry_name")]
+    pub name: String,
     /// The configuration file, or the client CLI that manages it.
     pub location: String,
     /// `file` (scimcp edited the file) or `cli` (the client's own CLI did).
@@ -150,17 +260,42 @@ pub struct ClientRecord {
     /// Backups of the file's previous bytes, oldest first.
     #[serde(default)]
     pub backups: Vec<PathBuf>,
+    /// The file scimcp actually wrote when `location` is a symbolic link (the link's final
+    /// target, e.g. a file in a dotfiles repository); absent for an ordinary file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<PathBuf>,
+    /// SHA-256 of the bytes scimcp last wrote to the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_sha256: Option<String>,
+    /// The file as it was before scimcp added its entry. While the file still holds exactly
+    /// the bytes scimcp wrote (`written_sha256`), uninstall puts these bytes back unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pristine: Option<Pristine>,
+    /// Whether scimcp created the object that holds its entry (Zed's `context_servers`, VS
+    /// Code's `servers`, …): uninstall removes it again when nothing else is in it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created_container: bool,
+}
+
+/// A client file's bytes from before scimcp's entry was added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pristine {
+    /// The backup holding them.
+    pub backup: PathBuf,
+    /// Their SHA-256 (a backup that no longer matches is not used).
+    pub sha256: String,
+}
+
+fn legacy_entry_name() -> String {
+    LEGACY_ENTRY_NAME.to_string()
 }
 
 /// Why `state.json` could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Not readable, not a regular file, or larger than [`crate::fs::CONFIG_READ_LIMIT`].
+    #[error(transparent)]
+    Read(#[from] crate::fs::ReadError),
     #[error(
         "{path} is not a valid scimcp state file (line {line}, column {column}): {message}; \
          run `scimcp-setup repair` to rebuild it"
@@ -195,10 +330,8 @@ impl InstallState {
     /// Read the receipt under `data_root`; `Ok(None)` when nothing was ever installed there.
     pub fn load(data_root: &Path) -> Result<Option<InstallState>, StateError> {
         let path = Self::path(data_root);
-        let bytes = match fs_err::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(StateError::Read { path, source }),
+        let Some(bytes) = crate::fs::read_regular(&path, crate::fs::CONFIG_READ_LIMIT)? else {
+            return Ok(None);
         };
         let state: InstallState =
             serde_json::from_slice(&bytes).map_err(|e| StateError::Parse {
@@ -213,7 +346,43 @@ impl InstallState {
                 found: state.schema_version,
             });
         }
+        let mut state = state;
+        state.migrate();
         Ok(Some(state))
+    }
+
+    /// Bring a receipt written before adapters were a choice into the current shape: its
+    /// one `scimcp` entry (top-level `server` and `clients`) and its runtimes become adapter
+    /// records, refsci's with the clients whose entries are still called `scimcp` (the next
+    /// install, repair or upgrade renames them). A receipt that already has adapter records
+    /// is left as it is.
+    pub fn migrate(&mut self) {
+        if !self.adapters.is_empty() {
+            return;
+        }
+        let legacy = self.legacy_server.is_some() || !self.legacy_clients.is_empty();
+        let mut names: Vec<String> = self.runtimes.keys().cloned().collect();
+        if legacy && !names.iter().any(|n| n == LEGACY_ADAPTER) {
+            names.push(LEGACY_ADAPTER.to_string());
+        }
+        for name in names {
+            let refsci = name == LEGACY_ADAPTER;
+            let record = AdapterRecord {
+                source: AdapterSource::Shipped,
+                server: if refsci {
+                    self.legacy_server.take()
+                } else {
+                    None
+                },
+                clients: if refsci {
+                    std::mem::take(&mut self.legacy_clients)
+                } else {
+                    BTreeMap::new()
+                },
+                packages: PackageSources::default(),
+            };
+            self.adapters.insert(name, record);
+        }
     }
 
     /// The recorded interpreter of `adapter`'s active runtime.
@@ -251,6 +420,16 @@ mod tests {
                 provisioner: "venv+pip".into(),
                 versions: BTreeMap::new(),
                 package: None,
+                base: None,
+            },
+        );
+        state.adapters.insert(
+            "refsci".into(),
+            AdapterRecord {
+                source: AdapterSource::Shipped,
+                server: None,
+                clients: BTreeMap::new(),
+                packages: PackageSources::default(),
             },
         );
         crate::fs::write_json_atomic(&InstallState::path(dir.path()), &state).unwrap();
@@ -275,5 +454,77 @@ mod tests {
         .unwrap();
         let err = InstallState::load(dir.path()).unwrap_err();
         assert!(matches!(err, StateError::Parse { line: 3, .. }), "{err}");
+    }
+
+    #[test]
+    fn a_receipt_from_before_adapters_becomes_refsci_s_record_and_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = serde_json::json!({
+            "schema_version": 1,
+            "active": "0.1.0",
+            "versions": {},
+            "runtimes": {"refsci": {
+                "interpreter": "/d/runtimes/refsci-ab/bin/python", "dir": "/d/runtimes/refsci-ab",
+                "requirements_hash": "ab", "requirements": [], "python_version": "3.11.7",
+                "provisioner": "venv+pip"
+            }},
+            "server": {"command": "/d/current/bin/scimcp", "args": ["serve", "--adapter", "refsci"]},
+            "clients": {"cursor": {
+                "location": "/h/.cursor/mcp.json", "method": "file",
+                "entry": {"command": "/d/current/bin/scimcp", "args": ["serve", "--adapter", "refsci"]}
+            }}
+        });
+        fs_err::write(
+            InstallState::path(dir.path()),
+            serde_json::to_vec(&legacy).unwrap(),
+        )
+        .unwrap();
+        let state = InstallState::load(dir.path()).unwrap().unwrap();
+        assert!(state.legacy_server.is_none() && state.legacy_clients.is_empty());
+        let refsci = &state.adapters[LEGACY_ADAPTER];
+        assert_eq!(refsci.clients["cursor"].name, "scimcp");
+        assert_eq!(refsci.source, AdapterSource::Shipped);
+        assert_eq!(
+            refsci.server.as_ref().unwrap().command,
+            PathBuf::from("/d/current/bin/scimcp")
+        );
+        assert_eq!(refsci.clients["cursor"].method, "file");
+        assert_eq!(state.runtimes["refsci"].base, None);
+        // Written back, it is in the current shape and reads back the same.
+        crate::fs::write_json_atomic(&InstallState::path(dir.path()), &state).unwrap();
+        let text = fs_err::read_to_string(InstallState::path(dir.path())).unwrap();
+        assert!(!text.contains("\"server\": {\n    \"command"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            json.get("clients").is_none() && json.get("server").is_none(),
+            "{text}"
+        );
+        assert_eq!(InstallState::load(dir.path()).unwrap().unwrap(), state);
+        assert_eq!(entry_name("geochemistrypi"), "scimcp-geochemistrypi");
+    }
+
+    #[test]
+    fn a_current_receipt_is_not_migrated() {
+        let mut state = InstallState::new();
+        state.adapters.insert(
+            "demo".into(),
+            AdapterRecord {
+                source: AdapterSource::File {
+                    original: "/x/demo.toml".into(),
+                    manifest: "/d/adapters/demo/demo.toml".into(),
+                },
+                server: None,
+                clients: BTreeMap::new(),
+                packages: PackageSources {
+                    find_links: vec!["/wheels".into()],
+                    index_url: None,
+                    no_index: true,
+                },
+            },
+        );
+        let before = state.clone();
+        state.migrate();
+        assert_eq!(state, before);
+        assert!(InstallState::new().adapters.is_empty());
     }
 }

@@ -44,6 +44,27 @@ pub const FIXED_RUN_ENV: &[(&str, &str)] = &[
     ("MPLBACKEND", "Agg"),
 ];
 
+/// Variables every run gets unless the manifest or the operator sets them: a terminal that
+/// needs no escape codes, and a home, a temporary directory and every cache inside the run's
+/// working directory, so a CLI's caches and settings neither leak out of the run nor depend
+/// on the scientist's own (`{work_dir}` is the run's absolute working directory).
+pub const DEFAULT_RUN_ENV: &[(&str, &str)] = &[
+    ("TERM", "dumb"),
+    ("HOME", "{work_dir}/home"),
+    ("TMPDIR", "{work_dir}/tmp"),
+    ("TEMP", "{work_dir}/tmp"),
+    ("TMP", "{work_dir}/tmp"),
+    ("XDG_CACHE_HOME", "{work_dir}/home/.cache"),
+    ("XDG_CONFIG_HOME", "{work_dir}/home/.config"),
+    ("XDG_DATA_HOME", "{work_dir}/home/.local/share"),
+    ("XDG_STATE_HOME", "{work_dir}/home/.local/state"),
+    ("MPLCONFIGDIR", "{work_dir}/home/.config/matplotlib"),
+];
+
+/// The directories inside the working directory that [`DEFAULT_RUN_ENV`] points at, created
+/// before a run starts.
+pub const DEFAULT_RUN_DIRS: &[&str] = &["home", "tmp"];
+
 /// The variables that set how many threads numerical libraries (OpenMP, OpenBLAS, MKL,
 /// Apple Accelerate, numexpr) use. A reduction split over another number of threads sums
 /// in another order and rounds differently, so evidence that must hold across machines

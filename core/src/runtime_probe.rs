@@ -26,7 +26,7 @@ for n in names:
 info = {"python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
         "implementation": sys.implementation.name, "versions": versions, "package": None}
 if pkg:
-    entry = {"name": pkg, "version": None, "files": 0, "sha256": None}
+    entry = {"name": pkg, "version": None, "files": 0, "sha256": None, "path": None}
     try:
         entry["version"] = md.version(pkg)
     except md.PackageNotFoundError:
@@ -48,6 +48,7 @@ if pkg:
                 entry["files"] += 1
     if roots:
         entry["sha256"] = h.hexdigest()
+        entry["path"] = os.path.realpath(roots[0])
     info["package"] = entry
 print(json.dumps(info))
 "#;
@@ -74,12 +75,16 @@ pub struct ProbedPackage {
     /// SHA-256 over sorted `relpath\0sha256\n` lines of the package's import directory
     /// (`__pycache__` and `.pyc` excluded).
     pub sha256: Option<String>,
+    /// The package's import directory (where built-in data files shipped with it live).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
-/// The distribution names of exact pins (`name==version` → `name`).
+/// The distribution names of the exact pins that apply on this computer (`name==version`
+/// → `name`; a pin whose platform marker excludes this computer is left out).
 pub fn requirement_names(requirements: &[String]) -> Vec<String> {
-    requirements
-        .iter()
-        .filter_map(|r| r.split("==").next().map(|n| n.trim().to_string()))
+    crate::pins::applicable(requirements)
+        .into_iter()
+        .map(|p| p.name)
         .collect()
 }

@@ -45,6 +45,10 @@ pub fn group_of(id: &str) -> &'static str {
 pub struct CheckResult {
     /// Stable id (`install.layout`, `client.cursor`, …).
     pub id: String,
+    /// The adapter the check is about (runtime, client and handshake checks run once per
+    /// adapter); absent for the installation-wide checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
     pub status: Status,
     /// One line with the measured value (for `skipped`, the reason).
     pub finding: String,
@@ -78,6 +82,7 @@ impl CheckResult {
     pub fn new(id: &str, status: Status, finding: impl Into<String>) -> CheckResult {
         CheckResult {
             id: id.to_string(),
+            adapter: None,
             status,
             finding: finding.into(),
             details: Vec::new(),
@@ -103,6 +108,30 @@ impl CheckResult {
 
     pub fn details(mut self, details: Vec<String>) -> CheckResult {
         self.details = details;
+        self
+    }
+
+    /// Mark the result as about `adapter`; a `scimcp-setup install|repair …` remedy then
+    /// names the adapter, so it fixes this adapter and no other.
+    pub(crate) fn about(mut self, adapter: Option<&str>) -> CheckResult {
+        let Some(adapter) = adapter else {
+            return self;
+        };
+        self.adapter = Some(adapter.to_string());
+        if let Some(remedy) = &self.remedy
+            && let Some(rest) = remedy
+                .strip_prefix("scimcp-setup repair")
+                .map(|r| ("repair", r))
+                .or_else(|| {
+                    remedy
+                        .strip_prefix("scimcp-setup install")
+                        .map(|r| ("install", r))
+                })
+            && !remedy.contains("--adapter")
+        {
+            let (verb, rest) = rest;
+            self.remedy = Some(format!("scimcp-setup {verb} --adapter {adapter}{rest}"));
+        }
         self
     }
 

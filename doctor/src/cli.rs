@@ -37,6 +37,10 @@ pub struct Cli {
     /// Time limit of the MCP handshake, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub handshake_timeout: u64,
+    /// Check only this adapter (repeatable; a name, or the path of its manifest); default:
+    /// every installed adapter.
+    #[arg(long = "adapter", value_name = "NAME|PATH")]
+    pub adapters: Vec<String>,
     /// List the ids of the checks that would run, and exit.
     #[arg(long, conflicts_with_all = ["check", "fix"])]
     pub list: bool,

@@ -1,12 +1,14 @@
-//! What every check reads: the host, the managed layout, the receipt, the registered
-//! adapter's manifest and one runtime probe, each computed at most once and shared by the
-//! checks running concurrently.
+//! What every check reads: the host, the managed layout, the receipt, and for each adapter
+//! the doctor checks its manifest and one runtime probe, each computed at most once and
+//! shared by the checks running concurrently.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use scimcp_core::install_state::{InstallState, RuntimeRecord, ServerCommand};
+use scimcp_core::install_state::{
+    AdapterRecord, AdapterSource, InstallState, RuntimeRecord, ServerCommand,
+};
 use scimcp_core::manifest::Manifest;
 use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, RuntimeProbe, requirement_names};
 use scimcp_installer::layout::DEFAULT_ADAPTER;
@@ -23,6 +25,8 @@ pub struct Options {
     pub handshake_timeout: Duration,
     /// Skip the two slow checks (`runtime.import`, `server.handshake`).
     pub fast: bool,
+    /// Only these adapters (`--adapter`); empty: every installed one.
+    pub adapters: Vec<String>,
 }
 
 impl Default for Options {
@@ -31,12 +35,21 @@ impl Default for Options {
             import_timeout: Duration::from_secs(120),
             handshake_timeout: Duration::from_secs(60),
             fast: false,
+            adapters: Vec::new(),
         }
     }
 }
 
 /// The probe and manifest time limit: they only read metadata.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One adapter the checks are about, with its manifest and runtime probe (computed once).
+#[derive(Debug)]
+pub struct AdapterCtx {
+    pub name: String,
+    manifest: OnceLock<Result<Manifest, String>>,
+    probe: OnceLock<Result<RuntimeProbe, String>>,
+}
 
 /// Everything the checks share.
 #[derive(Debug)]
@@ -47,20 +60,41 @@ pub struct Context {
     /// The receipt: `Ok(None)` when nothing is installed, `Err` with the reason when it
     /// cannot be read.
     pub state: Result<Option<InstallState>, String>,
-    manifest: OnceLock<Result<Manifest, String>>,
-    probe: OnceLock<Result<RuntimeProbe, String>>,
+    /// The adapters checked: `--adapter`, else every installed one, else refsci.
+    pub adapters: Vec<AdapterCtx>,
 }
 
 impl Context {
     pub fn new(host: Host, layout: Layout, options: Options) -> Context {
         let state = InstallState::load(&layout.root).map_err(|e| e.to_string());
+        let mut names: Vec<String> = options
+            .adapters
+            .iter()
+            .map(|a| scimcp_installer::commands::adapter_name(a).unwrap_or_else(|_| a.clone()))
+            .collect();
+        if names.is_empty() {
+            names = match &state {
+                Ok(Some(s)) => s.adapters.keys().cloned().collect(),
+                _ => Vec::new(),
+            };
+        }
+        if names.is_empty() {
+            names.push(DEFAULT_ADAPTER.to_string());
+        }
+        names.dedup();
         Context {
             host,
             layout,
             options,
             state,
-            manifest: OnceLock::new(),
-            probe: OnceLock::new(),
+            adapters: names
+                .into_iter()
+                .map(|name| AdapterCtx {
+                    name,
+                    manifest: OnceLock::new(),
+                    probe: OnceLock::new(),
+                })
+                .collect(),
         }
     }
 
@@ -68,45 +102,85 @@ impl Context {
         &self.layout.root
     }
 
+    /// The adapters' names.
+    pub fn adapter_names(&self) -> Vec<String> {
+        self.adapters.iter().map(|a| a.name.clone()).collect()
+    }
+
     /// The receipt, or the skipped result every dependent check reports without one.
-    pub fn installed(&self, id: &str) -> Result<&InstallState, CheckResult> {
+    pub fn installed(&self, id: &str) -> Result<&InstallState, Box<CheckResult>> {
         match &self.state {
             Ok(Some(state)) => Ok(state),
-            Ok(None) => Err(CheckResult::skipped(
+            Ok(None) => Err(Box::new(CheckResult::skipped(
                 id,
                 format!(
                     "scimcp is not installed under {} (see install.layout)",
                     self.root().display()
                 ),
-            )),
-            Err(_) => Err(CheckResult::skipped(
+            ))),
+            Err(_) => Err(Box::new(CheckResult::skipped(
                 id,
                 "state.json cannot be read (see install.layout)",
-            )),
+            ))),
         }
     }
 
-    /// The command clients run: the recorded one, else the one the layout prescribes.
-    pub fn server(&self) -> ServerCommand {
+    /// The receipt's record of `adapter`.
+    pub fn record(&self, adapter: &str) -> Option<&AdapterRecord> {
         match &self.state {
-            Ok(Some(InstallState {
-                server: Some(s), ..
-            })) => s.clone(),
-            _ => self.layout.server_command(),
+            Ok(Some(state)) => state.adapters.get(adapter),
+            _ => None,
         }
     }
 
-    /// The adapter the registered command serves (`--adapter NAME`).
-    pub fn adapter(&self) -> String {
-        adapter_of(&self.server().args).unwrap_or_else(|| DEFAULT_ADAPTER.to_string())
+    /// The receipt's record of `adapter`, or the result every dependent check reports
+    /// without one.
+    pub fn installed_adapter(
+        &self,
+        id: &str,
+        adapter: &str,
+    ) -> Result<&AdapterRecord, Box<CheckResult>> {
+        let _ = self.installed(id)?;
+        self.record(adapter).ok_or_else(|| {
+            Box::new(
+                CheckResult::fail(id, format!("the adapter {adapter} is not installed here"))
+                    .remedy(format!("scimcp-setup install --adapter {adapter}"))
+                    .fixable(),
+            )
+        })
     }
 
-    /// The runtime recorded for the registered adapter.
-    pub fn runtime(&self, id: &str) -> Result<&RuntimeRecord, CheckResult> {
+    /// The command `adapter`'s entries run: the recorded one, else the one the layout
+    /// prescribes for a shipped adapter of that name.
+    pub fn server(&self, adapter: &str) -> ServerCommand {
+        match self.record(adapter).and_then(|a| a.server.clone()) {
+            Some(s) => s,
+            None => self.layout.server_command(adapter, &self.data_dirs()),
+        }
+    }
+
+    /// The data folders the installer chose (recorded, else the default one).
+    pub fn data_dirs(&self) -> Vec<PathBuf> {
+        let recorded = match &self.state {
+            Ok(Some(state)) => state.data_dirs.clone(),
+            _ => Vec::new(),
+        };
+        self.layout.data_dirs(&self.host, &recorded)
+    }
+
+    fn adapter(&self, name: &str) -> &AdapterCtx {
+        self.adapters
+            .iter()
+            .find(|a| a.name == name)
+            .expect("a check is planned only for an adapter of the context")
+    }
+
+    /// The runtime recorded for `adapter`.
+    pub fn runtime(&self, id: &str, adapter: &str) -> Result<&RuntimeRecord, Box<CheckResult>> {
         let state = self.installed(id)?;
-        let adapter = self.adapter();
-        state.runtimes.get(&adapter).ok_or_else(|| {
-            CheckResult::fail(
+        self.installed_adapter(id, adapter)?;
+        state.runtimes.get(adapter).ok_or_else(|| {
+            Box::new(CheckResult::fail(
                 id,
                 format!(
                     "no scientific runtime is recorded for {adapter} (installed with --skip-runtime, \
@@ -114,40 +188,60 @@ impl Context {
                 ),
             )
             .remedy("scimcp-setup repair")
-            .fixable()
+            .fixable())
         })
     }
 
-    /// The registered adapter's manifest as the active version ships it (the one the
-    /// installer provisioned from), else the copy embedded in this binary.
-    pub fn manifest(&self) -> Result<&Manifest, &str> {
-        self.manifest
+    /// The directory `adapter`'s `package_source` is relative to: the active version, or
+    /// the managed copy of a file adapter.
+    pub fn package_base(&self, adapter: &str) -> PathBuf {
+        match self.record(adapter).map(|a| &a.source) {
+            Some(AdapterSource::File { manifest, .. }) => {
+                scimcp_installer::adapters::package_base(manifest)
+            }
+            _ => self.layout.current(),
+        }
+    }
+
+    /// `adapter`'s manifest: a file adapter's managed copy, a shipped adapter as the active
+    /// version ships it (the one the installer provisioned from), else as this binary embeds
+    /// it.
+    pub fn manifest(&self, adapter: &str) -> Result<&Manifest, &str> {
+        self.adapter(adapter)
+            .manifest
             .get_or_init(|| {
-                let name = self.adapter();
-                let shipped = self
-                    .layout
-                    .current()
-                    .join("adapters")
-                    .join(format!("{name}.toml"));
-                let adapter = if shipped.is_file() {
-                    scimcp_core::manifest::load_file(&shipped)
-                } else {
-                    scimcp_core::manifest::resolve(&name)
+                let loaded = match self.record(adapter).map(|a| &a.source) {
+                    Some(AdapterSource::File { manifest, .. }) => {
+                        scimcp_core::manifest::load_file(manifest)
+                    }
+                    _ => {
+                        let shipped = self
+                            .layout
+                            .current()
+                            .join("adapters")
+                            .join(format!("{adapter}.toml"));
+                        if shipped.is_file() {
+                            scimcp_core::manifest::load_file(&shipped)
+                        } else {
+                            scimcp_core::manifest::resolve(adapter)
+                        }
+                    }
                 };
-                adapter
+                loaded
                     .map(|a| a.manifest)
-                    .map_err(|e| format!("adapter {name} cannot be loaded: {e}"))
+                    .map_err(|e| format!("adapter {adapter} cannot be loaded: {e}"))
             })
             .as_ref()
             .map_err(String::as_str)
     }
 
     /// The runtime probe (interpreter version, pinned distributions, package identity), run
-    /// once on the recorded interpreter.
-    pub fn probe(&self, runtime: &RuntimeRecord) -> Result<&RuntimeProbe, &str> {
-        self.probe
+    /// once on `adapter`'s recorded interpreter.
+    pub fn probe(&self, adapter: &str, runtime: &RuntimeRecord) -> Result<&RuntimeProbe, &str> {
+        self.adapter(adapter)
+            .probe
             .get_or_init(|| {
-                let manifest = self.manifest().map_err(str::to_string)?;
+                let manifest = self.manifest(adapter).map_err(str::to_string)?;
                 run_probe(&runtime.interpreter, manifest)
             })
             .as_ref()

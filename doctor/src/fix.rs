@@ -34,66 +34,81 @@ pub fn repair(
     if fixable.is_empty() {
         return record;
     }
-    // Only the clients scimcp is registered in, plus those a check asks to fix: --fix must
-    // not register scimcp in a client the user never chose.
-    let mut clients: BTreeSet<String> = ctx
-        .state
-        .as_ref()
-        .ok()
-        .and_then(Option::as_ref)
-        .map(|s| s.clients.keys().cloned().collect())
-        .unwrap_or_default();
-    clients.extend(
-        fixable
-            .iter()
-            .filter_map(|c| c.id.strip_prefix("client.").map(String::from)),
-    );
-    clients.insert("generic".to_string());
-    let setup = Setup {
-        host: ctx.host.clone(),
-        layout: ctx.layout.clone(),
-        clients: clients.iter().cloned().collect(),
-        project: None,
-        dry_run: false,
-        json: true,
-        yes: true,
-    };
-    let mut command = String::from("scimcp-setup repair");
-    for c in &clients {
-        command.push_str(&format!(" --client {c}"));
-    }
-    if let Some(py) = &python {
-        command.push_str(&format!(
-            " --python {}",
-            crate::check::shell_quote(&py.display().to_string())
-        ));
-    }
-    record.command = Some(command);
-    record.repaired = true;
-    // Repair re-applies the active version already on disk; it unpacks nothing, so there
-    // is no signature to check and no override to ask for.
-    let args = InstallArgs {
-        from: None,
-        python,
-        skip_runtime: false,
-        signature: SignatureArgs::default(),
-    };
-    let progress = scimcp_installer::progress::for_terminal(!quiet);
-    let result = install::run(&setup, &args, true, progress.as_ref());
-    progress.finish();
-    match result {
-        Ok(report) => {
-            record.steps = steps_of(&report);
-            let failed: Vec<String> = report
-                .clients
+    // A fixable finding about the whole installation repairs every adapter; otherwise only
+    // the adapters with a fixable finding are repaired.
+    let everything = fixable.iter().any(|c| c.adapter.is_none());
+    let adapters: Vec<String> = ctx
+        .adapter_names()
+        .into_iter()
+        .filter(|a| everything || fixable.iter().any(|c| c.adapter.as_deref() == Some(a)))
+        .collect();
+    let mut commands = Vec::new();
+    let mut errors = Vec::new();
+    for adapter in &adapters {
+        // Only the clients the adapter is registered in, plus those a check asks to fix:
+        // --fix must not register an adapter in a client the user never chose.
+        let mut clients: BTreeSet<String> = ctx
+            .record(adapter)
+            .map(|a| a.clients.keys().cloned().collect())
+            .unwrap_or_default();
+        clients.extend(
+            fixable
                 .iter()
-                .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id)))
-                .collect();
-            if !failed.is_empty() {
-                record.error = Some(failed.join("; "));
-            }
+                .filter(|c| c.adapter.as_deref() == Some(adapter))
+                .filter_map(|c| c.id.strip_prefix("client.").map(String::from)),
+        );
+        clients.insert("generic".to_string());
+        let setup = Setup {
+            host: ctx.host.clone(),
+            layout: ctx.layout.clone(),
+            clients: clients.iter().cloned().collect(),
+            project: None,
+            dry_run: false,
+            json: true,
+            yes: true,
+            adapters: vec![adapter.clone()],
+        };
+        let mut command = format!("scimcp-setup repair --adapter {adapter}");
+        for c in &clients {
+            command.push_str(&format!(" --client {c}"));
         }
-        Err(e) => record.error = Some(e.to_string()),
+        if let Some(py) = &python {
+            command.push_str(&format!(
+                " --python {}",
+                crate::check::shell_quote(&py.display().to_string())
+            ));
+        }
+        commands.push(command);
+        // Repair re-applies the active version already on disk; it unpacks nothing, so
+        // there is no signature to check and no override to ask for.
+        let args = InstallArgs {
+            data_dirs: Vec::new(),
+            from: None,
+            python: python.clone(),
+            skip_runtime: false,
+            packages: Default::default(),
+            signature: SignatureArgs::default(),
+        };
+        let progress = scimcp_installer::progress::for_terminal(!quiet);
+        let result = install::run(&setup, &args, true, progress.as_ref());
+        progress.finish();
+        match result {
+            Ok(report) => {
+                record.steps.extend(steps_of(&report));
+                errors.extend(
+                    report
+                        .clients
+                        .iter()
+                        .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id))),
+                );
+            }
+            Err(e) => errors.push(format!("{adapter}: {e}")),
+        }
+    }
+    record.repaired = true;
+    record.command = Some(commands.join(" && "));
+    if !errors.is_empty() {
+        record.error = Some(errors.join("; "));
     }
     record
 }
@@ -106,7 +121,7 @@ fn steps_of(report: &SetupReport) -> Vec<String> {
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
-            steps.push(format!("client {}: {word}", c.id));
+            steps.push(format!("client {} ({}): {word}", c.id, c.entry));
         }
     }
     steps

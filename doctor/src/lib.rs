@@ -1,6 +1,7 @@
 //! `scimcp-doctor`: runs every check that decides whether an installation can run an
-//! analysis (layout, runtime, packages, imports, identity, clients, handshake, data
-//! directory), each with a stable id, a finding and a concrete remedy.
+//! analysis (layout; for every installed adapter its runtime, packages, imports, identity,
+//! clients and handshake; the data directory), each with a stable id, the adapter it is
+//! about, a finding and a concrete remedy.
 //!
 //! It never modifies anything unless `--fix` is given; then it runs the installer's repair
 //! (the library behind `scimcp-setup repair`) and checks again. The checks read the same
@@ -70,7 +71,7 @@ pub fn diagnose(ctx: &Context, only: Option<&str>) -> Result<Report, DoctorError
     let results = checks::run(ctx, &plan);
     Ok(Report::new(
         ctx.root().to_path_buf(),
-        ctx.adapter(),
+        ctx.adapter_names(),
         results,
         start.elapsed(),
     ))
@@ -108,10 +109,16 @@ fn run(cli: &Cli) -> Result<u8, DoctorError> {
         import_timeout: Duration::from_secs(cli.import_timeout),
         handshake_timeout: Duration::from_secs(cli.handshake_timeout),
         fast: cli.fast,
+        adapters: cli.adapters.clone(),
     };
     let ctx = context_for_process(options)?;
     if cli.list {
-        let ids: Vec<String> = checks::plan(&ctx).into_iter().map(|c| c.id).collect();
+        let mut ids: Vec<String> = Vec::new();
+        for c in checks::plan(&ctx) {
+            if !ids.contains(&c.id) {
+                ids.push(c.id);
+            }
+        }
         print_stdout(&format!("{}\n", ids.join("\n")));
         return Ok(0);
     }

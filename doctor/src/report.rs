@@ -10,7 +10,7 @@ use crate::check::{CheckResult, Status, group_of};
 
 /// The `schema_version` of the JSON report. Bump it when a field changes meaning or goes
 /// away; adding a field keeps it.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// What one run of the checks found.
 #[derive(Debug, Clone, Serialize)]
@@ -23,8 +23,8 @@ pub struct Report {
     /// The data root as text (a path that is not Unicode is shown lossily, as JSON cannot
     /// carry it).
     pub data_root: String,
-    /// The adapter the registered server serves.
-    pub adapter: String,
+    /// The adapters checked (every installed one, or those named with `--adapter`).
+    pub adapters: Vec<String>,
     /// The worst status: `ok`, `warn` or `fail` (skipped checks do not count).
     pub status: Status,
     /// 0 all ok, 1 warnings only, 2 any failure.
@@ -65,7 +65,7 @@ pub struct FixRecord {
 impl Report {
     pub fn new(
         data_root: PathBuf,
-        adapter: String,
+        adapters: Vec<String>,
         checks: Vec<CheckResult>,
         duration: std::time::Duration,
     ) -> Report {
@@ -76,7 +76,7 @@ impl Report {
             tool: "scimcp-doctor",
             version: scimcp_core::version::SUITE_VERSION,
             data_root: data_root.to_string_lossy().into_owned(),
-            adapter,
+            adapters,
             status,
             exit_code: exit_code(status),
             summary,
@@ -97,8 +97,11 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "scimcp doctor {} — {} (adapter {})",
-            self.version, self.data_root, self.adapter
+            "scimcp doctor {} — {} (adapter{} {})",
+            self.version,
+            self.data_root,
+            if self.adapters.len() == 1 { "" } else { "s" },
+            self.adapters.join(", ")
         );
         if let Some(fix) = &self.fix {
             out.push_str("\nBefore --fix:\n");
@@ -129,11 +132,17 @@ impl Report {
                 .checks
                 .iter()
                 .filter_map(|after| {
-                    let before = fix.before.iter().find(|b| b.id == after.id)?;
+                    let before = fix
+                        .before
+                        .iter()
+                        .find(|b| b.id == after.id && b.adapter == after.adapter)?;
                     (before.status != after.status).then(|| {
+                        let id = match after.adapter.as_deref() {
+                            Some(a) => format!("{} ({a})", after.id),
+                            None => after.id.clone(),
+                        };
                         format!(
-                            "  {:<24} {} → {}",
-                            after.id,
+                            "  {id:<24} {} → {}",
                             before.status.label(),
                             after.status.label()
                         )
@@ -154,12 +163,24 @@ impl Report {
 }
 
 fn render_checks(out: &mut String, checks: &[CheckResult], color: bool) {
-    let mut group = "";
+    let mut group = (String::new(), None);
     let width = checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let several = checks.iter().filter_map(|c| c.adapter.as_deref()).any(|a| {
+        checks
+            .iter()
+            .any(|o| o.adapter.as_deref().is_some_and(|b| b != a))
+    });
     for c in checks {
-        let g = group_of(&c.id);
+        let g = (group_of(&c.id).to_string(), c.adapter.clone());
         if g != group {
-            let _ = writeln!(out, "\n{g}");
+            match (&g.1, several) {
+                (Some(adapter), true) => {
+                    let _ = writeln!(out, "\n{} — {adapter}", g.0);
+                }
+                _ => {
+                    let _ = writeln!(out, "\n{}", g.0);
+                }
+            }
             group = g;
         }
         let label = format!("{:<4}", c.status.label());
@@ -259,10 +280,49 @@ mod tests {
     }
 
     #[test]
+    fn several_adapters_get_a_section_each() {
+        let about = |r: CheckResult, a: &str| r.about(Some(a));
+        let r = Report::new(
+            "/d".into(),
+            vec!["geochemistrypi".into(), "refsci".into()],
+            vec![
+                CheckResult::ok("install.layout", "fine"),
+                about(
+                    CheckResult::ok("runtime.import", "in 6.9 s"),
+                    "geochemistrypi",
+                ),
+                about(
+                    CheckResult::fail("runtime.packages", "1 file missing")
+                        .remedy("scimcp-setup repair")
+                        .fixable(),
+                    "geochemistrypi",
+                ),
+                about(CheckResult::ok("runtime.import", "in 1.2 s"), "refsci"),
+                CheckResult::ok("state.disk", "plenty"),
+            ],
+            std::time::Duration::ZERO,
+        );
+        let text = r.to_text(false);
+        assert!(text.contains("(adapters geochemistrypi, refsci)"), "{text}");
+        assert!(
+            text.contains("\nScientific runtime — geochemistrypi\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nScientific runtime — refsci\n"), "{text}");
+        assert!(
+            text.contains("fix: scimcp-setup repair --adapter geochemistrypi (--fix does this)"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(json["checks"][1]["adapter"], "geochemistrypi");
+        assert!(json["checks"][0].get("adapter").is_none());
+    }
+
+    #[test]
     fn colour_only_when_asked() {
         let r = Report::new(
             "/d".into(),
-            "refsci".into(),
+            vec!["refsci".into()],
             vec![CheckResult::fail("install.layout", "broken").remedy("scimcp-setup repair")],
             std::time::Duration::ZERO,
         );

@@ -25,6 +25,7 @@ fn normalize(text: &str, install: &Install) -> String {
             "on the volume of [DIR] (warn",
         ),
         (r"probe \d+\.tmp", "probe [PID].tmp"),
+        (r"their \d+ recorded files", "their [N] recorded files"),
     ];
     for (pattern, with) in rules {
         out = regex::Regex::new(pattern)

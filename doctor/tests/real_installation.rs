@@ -60,6 +60,7 @@ fn a_healthy_installation_is_all_ok_and_validates_against_the_schema() {
             "server.handshake",
             "state.permissions",
             "state.disk",
+            "state.data_dirs",
             "paths.encoding"
         ]
     );
@@ -286,7 +287,7 @@ fn client_checks_report_a_corrupt_file_a_stale_entry_and_a_changed_entry() {
     let path = install.generic_file();
     let good = fs_err::read_to_string(&path).unwrap();
     let entry = |command: &str, args: Value| {
-        json!({"mcpServers": {"scimcp": {"command": command, "args": args}}}).to_string()
+        json!({"mcpServers": {"scimcp-refsci": {"command": command, "args": args}}}).to_string()
     };
 
     // Works, but is not what scimcp writes: a warning.
@@ -332,7 +333,7 @@ fn client_checks_report_a_corrupt_file_a_stale_entry_and_a_changed_entry() {
     );
     assert_eq!(
         check(&report, "client.generic")["remedy"],
-        "scimcp-setup repair --client generic"
+        "scimcp-setup repair --adapter refsci --client generic"
     );
 
     // An adapter the server does not know.
@@ -352,7 +353,12 @@ fn client_checks_report_a_corrupt_file_a_stale_entry_and_a_changed_entry() {
     // The entry was removed by hand, though setup registered it.
     fs_err::write(&path, "{\"mcpServers\": {}}").unwrap();
     let (report, _) = install.report(&["--check", "client.generic"]);
-    assert_status(&report, "client.generic", "fail", "has no scimcp entry");
+    assert_status(
+        &report,
+        "client.generic",
+        "fail",
+        "has no `scimcp-refsci` entry",
+    );
 
     // A file that does not parse: the installer will not touch it, so it is not fixable.
     fs_err::write(&path, &good[..good.len() / 2]).unwrap();
@@ -365,7 +371,7 @@ fn client_checks_report_a_corrupt_file_a_stale_entry_and_a_changed_entry() {
 fn server_handshake_fails_with_the_server_stderr() {
     let install = Install::new();
     let mut state = install.state();
-    state["server"]["args"] = json!(["serve", "--adapter", "nosuch"]);
+    state["adapters"]["refsci"]["server"]["args"] = json!(["serve", "--adapter", "nosuch"]);
     install.set_state(&state);
     let (report, code) = install.report(&["--check", "server.handshake"]);
     assert_eq!(code, 2);
@@ -483,7 +489,7 @@ fn fix_turns_a_broken_installation_into_an_all_ok_report() {
         .to_string();
     fs_err::write(
         install.generic_file(),
-        json!({"mcpServers": {"scimcp": {"command": stale, "args": ["serve", "--adapter", "refsci"]}}})
+        json!({"mcpServers": {"scimcp-refsci": {"command": stale, "args": ["serve", "--adapter", "refsci"]}}})
             .to_string(),
     )
     .unwrap();

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scimcp_core::fs::{Privacy, WriteError, write_atomic};
+use scimcp_core::fs::{Privacy, WriteError, write_atomic_then};
 
 /// Keep `bytes` (the current content of `original`) as a backup for `client`.
 pub fn keep(
@@ -32,7 +32,7 @@ pub fn keep(
         path = backups_dir.join(format!("{stamp}-{n}-{client}-{file}"));
         n += 1;
     }
-    write_atomic(&path, bytes, Privacy::Private)?;
+    write_atomic_then(&path, bytes, Privacy::Private, crate::faults::staged)?;
     Ok(path)
 }
 

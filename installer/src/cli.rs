@@ -11,9 +11,13 @@ use clap::{Args, Parser, Subcommand};
     about = "Install scimcp and register it with your AI clients",
     long_about = "Install scimcp and register it with your AI clients.\n\n\
         With no subcommand, `install` runs: it unpacks this version under the scimcp data \
-        directory, provisions the scientific runtime, and registers the server in every MCP \
-        client found on this computer (plus a generic mcp.json any other client can use). \
-        Nothing else in a client's configuration is changed; every file is backed up first."
+        directory, provisions each adapter's scientific runtime, and registers each adapter's \
+        server (`scimcp-<adapter>`) in every MCP client found on this computer (plus a generic \
+        mcp.json any other client can use). Nothing else in a client's configuration is \
+        changed; every file is backed up first.\n\n\
+        Adapters: `--adapter NAME` (one that ships with scimcp, e.g. refsci) or `--adapter \
+        PATH` (a manifest file), repeatable, on every subcommand. Without it, a command acts \
+        on every installed adapter (refsci when none is installed yet)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -42,6 +46,12 @@ pub struct GlobalArgs {
     /// cursor-project, vscode-workspace).
     #[arg(long, global = true, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// The adapter to act on (repeatable): the name of one that ships with scimcp (refsci,
+    /// …) or the path of a manifest file. Default: every installed adapter (refsci when none
+    /// is installed yet). Each adapter gets its own runtime and its own entry
+    /// (`scimcp-<adapter>`) in every client.
+    #[arg(long = "adapter", global = true, value_name = "NAME|PATH")]
+    pub adapters: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -63,7 +73,8 @@ pub enum Command {
     Upgrade(UpgradeArgs),
     /// Go back to the previous version (one atomic switch).
     Rollback,
-    /// Remove scimcp's client entries, versions and runtimes; keep run data.
+    /// Remove scimcp's client entries, versions and runtimes; keep run data. With
+    /// --adapter, remove only those adapters (their entries, runtimes and records).
     Uninstall(UninstallArgs),
     /// Show what is installed, active and registered.
     Status,
@@ -78,14 +89,47 @@ pub struct InstallArgs {
     /// the https:// address of a release's .zip (its .sigstore.json is fetched from beside it).
     #[arg(long, value_name = "BUNDLE")]
     pub from: Option<PathBuf>,
-    /// Python interpreter to build the scientific runtime from.
+    /// Python interpreter to build the scientific runtime from (it must be within the
+    /// adapter's Python range). Default: found on this computer (uv, PATH, pyenv, the py
+    /// launcher), or installed with `uv python install` when uv is present.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
     /// Do not provision the scientific runtime (client registration only).
     #[arg(long)]
     pub skip_runtime: bool,
     #[command(flatten)]
+    pub packages: PackageArgs,
+    /// A folder the server may read datasets from (repeatable). Given, these folders replace
+    /// the ones in use; by default the recorded folders are kept, and a first install uses
+    /// `<Documents>/scimcp` (or `<data directory>/data`). Created when missing.
+    #[arg(long = "data-dir", value_name = "DIR")]
+    pub data_dirs: Vec<PathBuf>,
+    #[command(flatten)]
     pub signature: SignatureArgs,
+}
+
+/// Where the runtime's packages come from. Given, they replace the ones recorded for each
+/// adapter this command provisions; otherwise the recorded ones are used again (`repair`,
+/// `upgrade`), so an air-gapped lab's wheelhouse keeps working.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PackageArgs {
+    /// A folder of wheels (a wheelhouse) to install from (repeatable), as pip's
+    /// --find-links.
+    #[arg(long = "find-links", value_name = "DIR")]
+    pub find_links: Vec<PathBuf>,
+    /// Another package index than PyPI (a mirror), as pip's --index-url.
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Use no index at all: only the --find-links folders (for a computer without network).
+    #[arg(long, requires = "find_links")]
+    pub no_index: bool,
+}
+
+impl PackageArgs {
+    /// Whether any was given.
+    pub fn given(&self) -> bool {
+        !self.find_links.is_empty() || self.index_url.is_some() || self.no_index
+    }
 }
 
 /// How bundles are checked before they are unpacked.
@@ -136,6 +180,8 @@ pub struct UpgradeArgs {
     /// Do not provision the scientific runtime.
     #[arg(long)]
     pub skip_runtime: bool,
+    #[command(flatten)]
+    pub packages: PackageArgs,
     #[command(flatten)]
     pub signature: SignatureArgs,
 }

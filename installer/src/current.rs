@@ -18,7 +18,10 @@ pub fn read(layout: &Layout) -> Option<Version> {
     let current = layout.current();
     let target = match fs_err::symlink_metadata(&current) {
         Ok(meta) if meta.file_type().is_symlink() => fs_err::read_link(&current).ok()?,
-        Ok(meta) if meta.is_file() => fs_err::read_to_string(&current).ok()?.trim().into(),
+        Ok(meta) if meta.is_file() => {
+            let bytes = scimcp_core::fs::read_regular(&current, 4096).ok()??;
+            String::from_utf8(bytes).ok()?.trim().into()
+        }
         _ => return None,
     };
     let name = target.file_name()?.to_string_lossy().into_owned();

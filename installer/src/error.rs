@@ -38,6 +38,25 @@ pub enum SetupError {
     UnknownClient(String, String),
     #[error("the adapter manifest {path} is invalid:\n{message}")]
     Manifest { path: PathBuf, message: String },
+    #[error(
+        "there is no adapter named {name:?}; the adapters that ship with scimcp are: {shipped} \
+         (or give the path of a manifest file, e.g. --adapter ./my-tool.toml)"
+    )]
+    UnknownAdapter { name: String, shipped: String },
+    #[error(
+        "the adapter {name} is not installed here; `scimcp-setup status` lists the installed \
+         adapters"
+    )]
+    AdapterNotInstalled { name: String },
+    #[error(
+        "the copy of the adapter {name} ({copy}) is missing or damaged and its original \
+         {original} is gone; run `scimcp-setup install --adapter PATH` with the manifest again"
+    )]
+    AdapterCopyMissing {
+        name: String,
+        copy: PathBuf,
+        original: PathBuf,
+    },
     #[error("scimcp is not installed under {0}; run `scimcp-setup install` first")]
     NotInstalled(PathBuf),
     #[error("there is no previous version to roll back to")]
@@ -65,10 +84,20 @@ pub enum SetupError {
          `scimcp-setup upgrade --from MIRROR_DIR --version {target} --allow-downgrade`"
     )]
     InstallOlder { active: String, target: String },
+    #[error(
+        "--purge deletes everything scimcp keeps, for every adapter; it cannot be combined \
+         with --adapter (which removes only those adapters and keeps the runs)"
+    )]
+    PurgeWithAdapter,
     #[error("--purge deletes every run and result under {0}; rerun with --yes to confirm")]
     PurgeNeedsYes(PathBuf),
     #[error("the purge was not confirmed; nothing was deleted")]
     PurgeDeclined,
+    #[error(
+        "the data folder {0} exists but is not a folder; move it aside, or choose another with \
+         --data-dir DIR; nothing was changed"
+    )]
+    DataDirNotADirectory(PathBuf),
     #[error("{0} client(s) could not be updated (see above); everything else was done")]
     ClientsFailed(usize),
 }

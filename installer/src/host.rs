@@ -45,6 +45,9 @@ impl Platform {
 pub struct Host {
     pub platform: Platform,
     pub home: PathBuf,
+    /// The user's Documents folder, when the platform names one (macOS and Windows always;
+    /// Linux when `xdg-user-dirs` sets `XDG_DOCUMENTS_DIR`).
+    pub documents: Option<PathBuf>,
     vars: BTreeMap<String, OsString>,
 }
 
@@ -72,18 +75,24 @@ impl Host {
             .map(PathBuf::from)
             .or_else(std::env::home_dir)
             .ok_or(NoHomeDir)?;
+        let documents = directories::UserDirs::new()
+            .and_then(|u| u.document_dir().map(Path::to_path_buf))
+            .filter(|d| d.is_absolute());
         Ok(Host {
             platform,
             home,
+            documents,
             vars,
         })
     }
 
-    /// A made-up machine (tests): `platform`'s conventions under `home`, with only `vars`.
+    /// A made-up machine (tests): `platform`'s conventions under `home`, with only `vars`
+    /// and no Documents folder (see [`Host::documents`]).
     pub fn fake(platform: Platform, home: &Path, vars: &[(&str, &Path)]) -> Host {
         Host {
             platform,
             home: home.to_path_buf(),
+            documents: None,
             vars: vars
                 .iter()
                 .map(|(k, v)| ((*k).to_string(), v.as_os_str().to_os_string()))

@@ -4,21 +4,27 @@
 //! <root>/versions/<semver>/      bin/, adapters/, refsci/ of one unpacked bundle
 //! <root>/current                 the active version (symlink on Unix, pointer file on Windows)
 //! <root>/runtimes/<adapter>-<hash>/   provisioned scientific runtimes
+//! <root>/adapters/<name>/        the copy of an adapter installed from a manifest file
 //! <root>/state.json              the receipt (scimcp_core::install_state)
 //! <root>/backups/                previous bytes of every client file scimcp changed
 //! <root>/runs/                   the server's runs: never deleted except by `uninstall --purge`
 //! <root>/clients/mcp.json        the generic client file any other MCP client can be pointed at
 //! <root>/.setup.lock             the cross-process lock every mutating command holds
 //! <root>/.tmp/                   scratch space on the same file system (renamed into place)
+//! <root>/data/                   the default data folder when the user has no Documents folder
 //! ```
+//!
+//! The data folders the server may read datasets from are explicit: `<Documents>/scimcp`
+//! by default (else `<root>/data`), or the folders given with `install --data-dir`. They are
+//! the user's: created when missing, never deleted.
 
 use std::path::{Path, PathBuf};
 
 use scimcp_core::install_state::ServerCommand;
 
-use crate::host::Platform;
+use crate::host::{Host, Platform};
 
-/// The name of the adapter every registered entry serves (the one that ships with scimcp).
+/// The adapter installed when none is named and none is installed yet.
 pub const DEFAULT_ADAPTER: &str = "refsci";
 
 /// Paths of the managed layout under one data root.
@@ -50,6 +56,11 @@ impl Layout {
 
     pub fn runtimes_dir(&self) -> PathBuf {
         self.root.join("runtimes")
+    }
+
+    /// Copies of the adapters installed from manifest files (`--adapter PATH`), by name.
+    pub fn adapters_dir(&self) -> PathBuf {
+        self.root.join("adapters")
     }
 
     pub fn backups_dir(&self) -> PathBuf {
@@ -88,11 +99,35 @@ impl Layout {
         }
     }
 
-    /// The command and arguments scimcp registers in every client.
-    pub fn server_command(&self) -> ServerCommand {
+    /// The data folder used when none is chosen: `<Documents>/scimcp`, else `<root>/data`.
+    pub fn default_data_dir(&self, host: &Host) -> PathBuf {
+        match &host.documents {
+            Some(documents) => documents.join(scimcp_core::version::SUITE_NAME),
+            None => self.root.join("data"),
+        }
+    }
+
+    /// The data folders in force: the `recorded` ones, else the default one.
+    pub fn data_dirs(&self, host: &Host, recorded: &[PathBuf]) -> Vec<PathBuf> {
+        if recorded.is_empty() {
+            vec![self.default_data_dir(host)]
+        } else {
+            recorded.to_vec()
+        }
+    }
+
+    /// The command and arguments scimcp registers in every client for one adapter: the
+    /// server, the adapter (`adapter`: a shipped adapter's name or a manifest's path) and
+    /// every data folder it may read datasets from.
+    pub fn server_command(&self, adapter: &str, data_dirs: &[PathBuf]) -> ServerCommand {
+        let mut args: Vec<String> = vec!["serve".into(), "--adapter".into(), adapter.into()];
+        for dir in data_dirs {
+            args.push("--data-dir".into());
+            args.push(dir.to_string_lossy().into_owned());
+        }
         ServerCommand {
             command: self.stable_server_binary(),
-            args: vec!["serve".into(), "--adapter".into(), DEFAULT_ADAPTER.into()],
+            args,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! It must never unpack anything before its signature is verified, and never write under the
 //! data root while downloading ([`remote`] fetches into a temporary directory).
 
+pub mod adapters;
 pub mod backup;
 pub mod bundle;
 pub mod cli;
@@ -28,6 +29,8 @@ pub mod register;
 pub mod remote;
 pub mod runtime;
 pub mod signature;
+pub mod steps;
+pub mod sweep;
 
 use std::process::ExitCode;
 
@@ -57,6 +60,7 @@ fn resolve(global: &cli::GlobalArgs) -> Result<Setup, SetupError> {
         dry_run: global.dry_run,
         json: global.json,
         yes: global.yes,
+        adapters: global.adapters.clone(),
     })
 }
 
@@ -70,10 +74,7 @@ pub fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
         Command::Rollback => commands::rollback::run(setup),
         Command::Uninstall(args) => commands::uninstall::run(setup, &args),
         Command::Status => return commands::status::run(setup).map(|_| ()),
-        Command::Clients => {
-            commands::clients::run(setup);
-            return Ok(());
-        }
+        Command::Clients => return commands::clients::run(setup),
     };
     progress.finish();
     let report = report?;

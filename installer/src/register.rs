@@ -1,14 +1,21 @@
 //! Client registration: plan the change of one client's entry, show it, apply it safely.
 //!
-//! Planning reads the file, parses it and computes the new text in memory; nothing is
-//! written. Applying keeps a backup of the old bytes, writes the new bytes atomically with
-//! the file's own permissions, then re-reads the file and checks that it parses and holds
-//! exactly the intended entry. A file that does not parse is never written.
+//! Planning reads the file (a regular file only, at most 16 MiB: never a FIFO or a device),
+//! parses it and computes the new text in memory; nothing is written. Applying keeps a
+//! backup of the old bytes, writes the new bytes atomically with the file's own permissions,
+//! owner and group (through a symbolic link to its target; never over a read-only file),
+//! then re-reads the file and checks that it parses and holds exactly the intended entry. A
+//! file that does not parse, or that repeats a key on the way to the entry, is never
+//! written.
+//!
+//! Uninstall puts back the exact bytes from before the install while the file still holds
+//! exactly what scimcp wrote; when the user changed it since, only scimcp's entry goes (and
+//! the object that held it, if scimcp created that object and it is now empty).
 
 use std::path::{Path, PathBuf};
 
-use scimcp_core::fs::{Privacy, WriteError, write_atomic};
-use scimcp_core::install_state::{ClientRecord, ServerCommand};
+use scimcp_core::fs::{CONFIG_READ_LIMIT, ReadError, ReplacePlan, WriteError, plan_replace};
+use scimcp_core::install_state::{ClientRecord, Pristine, ServerCommand};
 use serde::Serialize;
 use serde_json::Value as Json;
 
@@ -50,6 +57,8 @@ pub enum Outcome {
 #[derive(Debug)]
 pub struct ClientPlan {
     pub client: &'static dyn Client,
+    /// The entry's name in the client (`scimcp-<adapter>`).
+    pub name: String,
     pub outcome: Outcome,
     pub how: How,
     /// The entry as JSON (what scimcp writes, or what it removes).
@@ -65,6 +74,13 @@ pub enum How {
         before: Option<String>,
         after: Option<String>,
         created: bool,
+        /// Whether the object holding the entry was there before (for the receipt).
+        container_existed: bool,
+        /// Where the new bytes go (the link's target for a link); checked when planned,
+        /// checked again when applied.
+        replace: Option<ReplacePlan>,
+        /// Uninstall: `after` is the file exactly as it was before scimcp's entry was added.
+        restored: bool,
     },
     /// Through the client's CLI: remove first (`replace`), then add (`add`).
     Cli {
@@ -101,12 +117,8 @@ impl ClientPlan {
 /// Why one client could not be handled. Other clients are still handled.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Read(#[from] ReadError),
     #[error("{path} is not UTF-8 text; scimcp leaves it untouched")]
     NotText { path: PathBuf },
     #[error(
@@ -122,10 +134,28 @@ pub enum ClientError {
     #[error("{path}: {message}. scimcp has not changed it")]
     Shape { path: PathBuf, message: String },
     #[error(
-        "{path} already has a `scimcp` entry that scimcp did not write; it is left as it is. \
+        "{path}:{line}:{column}: the key \"{key}\" appears a second time (first on line \
+         {first_line}); clients disagree on which of the two counts (most read the last, some \
+         the first), so scimcp has not changed the file. Merge the two \"{key}\" blocks into \
+         one, then run scimcp-setup again"
+    )]
+    Duplicate {
+        path: PathBuf,
+        key: String,
+        line: usize,
+        column: usize,
+        first_line: usize,
+    },
+    #[error(
+        "{} is read-only; make it writable (chmod u+w {}) or pass --client to skip it. scimcp \
+         has not changed it", .path.display(), shell_word(.path)
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "{path} already has a `{name}` entry that scimcp did not write; it is left as it is. \
          Run `scimcp-setup repair` to replace it (the file is backed up first)"
     )]
-    Conflict { path: PathBuf },
+    Conflict { path: PathBuf, name: String },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -146,6 +176,8 @@ pub enum ClientError {
 #[derive(Debug, Clone, Copy)]
 pub struct Planner<'a> {
     pub cx: ClientContext<'a>,
+    /// The entry's name (`scimcp-<adapter>`).
+    pub name: &'a str,
     pub server: &'a ServerCommand,
     pub backups_dir: &'a Path,
 }
@@ -158,22 +190,28 @@ impl Planner<'_> {
         intent: Intent,
         recorded: Option<&ClientRecord>,
     ) -> Result<ClientPlan, ClientError> {
-        let entry = client.entry(self.server);
+        let name = self.name;
+        let entry = client.entry(name, self.server);
         let entry_json = entry.to_json();
-        let Some(file) = client.file(self.cx) else {
-            let steps = client.manual_steps(self.server).unwrap_or_default();
+        let Some(file) = client.file(self.cx, name) else {
+            let steps = client.manual_steps(name, self.server).unwrap_or_default();
             return Ok(ClientPlan {
                 client,
+                name: name.to_string(),
                 outcome: Outcome::Manual,
                 how: How::Manual(steps),
                 entry: entry_json,
             });
         };
         let before = read_text(&file.path)?;
+        let container_existed = match &before {
+            Some(text) => container_exists(&file, text),
+            None => false,
+        };
         let current = match &before {
             Some(text) => file
                 .format
-                .read(text, file.slot())
+                .read(text, file.slot(name))
                 .map_err(|e| self.edit_error(client, &file, e))?,
             None => None,
         };
@@ -182,7 +220,12 @@ impl Planner<'_> {
             (Intent::Install | Intent::Repair, Some(v)) if *v == entry_json => Outcome::Unchanged,
             (Intent::Install | Intent::Repair, None) => Outcome::Added,
             (Intent::Install, Some(v)) if ours(v) => Outcome::Replaced,
-            (Intent::Install, Some(_)) => return Err(ClientError::Conflict { path: file.path }),
+            (Intent::Install, Some(_)) => {
+                return Err(ClientError::Conflict {
+                    path: file.path,
+                    name: name.to_string(),
+                });
+            }
             (Intent::Repair, Some(_)) => Outcome::Replaced,
             (Intent::Uninstall, None) => Outcome::Absent,
             (Intent::Uninstall, Some(v)) if ours(v) => Outcome::Removed,
@@ -197,6 +240,7 @@ impl Planner<'_> {
             };
             return Ok(ClientPlan {
                 client,
+                name: name.to_string(),
                 outcome,
                 how: How::Cli {
                     cli,
@@ -207,39 +251,70 @@ impl Planner<'_> {
                 entry: entry_json,
             });
         }
+        let mut restored = false;
         let (after, outcome) = match outcome {
             Outcome::Added | Outcome::Replaced => {
                 let text = before.as_deref().unwrap_or("");
                 let after = file
                     .format
-                    .set(text, file.slot(), &entry)
+                    .set(text, file.slot(name), &entry)
                     .map_err(|e| self.edit_error(client, &file, e))?;
                 (Some(after), outcome)
             }
             Outcome::Removed => {
                 let text = before.as_deref().unwrap_or("");
-                let (after, empty) = file
-                    .format
-                    .remove(text, file.slot())
-                    .map_err(|e| self.edit_error(client, &file, e))?;
-                let created = recorded.is_some_and(|r| r.created_file);
-                if empty && (created || file.format == crate::edit::Format::OwnedYaml) {
-                    (None, Outcome::FileRemoved)
+                if let Some(pristine) = recorded.and_then(|r| pristine_bytes(r, text, &file, name))
+                {
+                    restored = true;
+                    (Some(pristine), Outcome::Removed)
                 } else {
-                    (Some(after), Outcome::Removed)
+                    let (mut after, empty) = file
+                        .format
+                        .remove(text, file.slot(name))
+                        .map_err(|e| self.edit_error(client, &file, e))?;
+                    let created = recorded.is_some_and(|r| r.created_file);
+                    if recorded.is_some_and(|r| r.created_container) {
+                        after = file
+                            .format
+                            .remove_empty(&after, file.container)
+                            .map_err(|e| self.edit_error(client, &file, e))?;
+                    }
+                    // A link (the user moved the file into their dotfiles since) stays.
+                    if empty
+                        && (created || file.format == crate::edit::Format::OwnedYaml)
+                        && !is_link(&file.path)
+                    {
+                        (None, Outcome::FileRemoved)
+                    } else {
+                        (Some(after), Outcome::Removed)
+                    }
                 }
             }
             other => (before.clone(), other),
         };
+        let changes = !matches!(
+            outcome,
+            Outcome::Unchanged | Outcome::LeftAlone | Outcome::Absent | Outcome::Manual
+        );
+        let replace = match &after {
+            Some(_) if changes => {
+                Some(plan_replace(&file.path).map_err(|e| write_error(&file.path, e))?)
+            }
+            _ => None,
+        };
         let created = before.is_none() || recorded.is_some_and(|r| r.created_file);
         Ok(ClientPlan {
             client,
+            name: name.to_string(),
             outcome,
             how: How::File {
                 file,
                 before,
                 after,
                 created,
+                container_existed,
+                replace,
+                restored,
             },
             entry: entry_json,
         })
@@ -256,23 +331,101 @@ impl Planner<'_> {
                 path: file.path.clone(),
                 message,
             },
+            EditError::Duplicate {
+                key,
+                line,
+                column,
+                first_line,
+            } => ClientError::Duplicate {
+                path: file.path.clone(),
+                key,
+                line,
+                column,
+                first_line,
+            },
         }
     }
 }
 
-/// The file's text, `None` when it does not exist.
-fn read_text(path: &Path) -> Result<Option<String>, ClientError> {
-    match fs_err::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
+/// The file's text, `None` when it does not exist. Only a regular file (or a link to one) of
+/// at most [`CONFIG_READ_LIMIT`] bytes is read: never a FIFO, a device or a directory.
+pub fn read_text(path: &Path) -> Result<Option<String>, ClientError> {
+    match scimcp_core::fs::read_regular(path, CONFIG_READ_LIMIT)? {
+        Some(bytes) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| ClientError::NotText {
                 path: path.to_path_buf(),
             }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ClientError::Read {
+        None => Ok(None),
+    }
+}
+
+/// Whether the object that holds scimcp's entry is already in `text`.
+fn container_exists(file: &ConfigFile, text: &str) -> bool {
+    let Ok(mut value) = file.format.document(text) else {
+        return false;
+    };
+    for key in file.container {
+        match value.get_mut(*key) {
+            Some(v) => value = v.take(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The bytes from before scimcp's entry was added, when `text` is still exactly what scimcp
+/// wrote and the backup of them is intact (its hash as recorded, it parses, no scimcp entry).
+fn pristine_bytes(
+    record: &ClientRecord,
+    text: &str,
+    file: &ConfigFile,
+    name: &str,
+) -> Option<String> {
+    let Pristine { backup, sha256 } = record.pristine.as_ref()?;
+    if record.written_sha256.as_deref() != Some(sha_of(text).as_str()) {
+        return None;
+    }
+    let bytes = scimcp_core::fs::read_regular(backup, CONFIG_READ_LIMIT).ok()??;
+    let pristine = String::from_utf8(bytes).ok()?;
+    if sha_of(&pristine) != *sha256 {
+        return None;
+    }
+    match file.format.read(&pristine, file.slot(name)) {
+        Ok(None) => Some(pristine),
+        _ => None,
+    }
+}
+
+fn sha_of(text: &str) -> String {
+    scimcp_core::hash::sha256_hex(text.as_bytes())
+}
+
+fn is_link(path: &Path) -> bool {
+    fs_err::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// A write refusal as the client's error: read-only files get the message that says what to do.
+fn write_error(path: &Path, error: WriteError) -> ClientError {
+    match error {
+        WriteError::ReadOnly { path } => ClientError::ReadOnly { path },
+        source => ClientError::Write {
             path: path.to_path_buf(),
             source,
-        }),
+        },
+    }
+}
+
+/// `path` as one shell word (quoted when it needs to be), for commands in messages.
+fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+~".contains(c))
+    {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 
@@ -280,6 +433,8 @@ fn read_text(path: &Path) -> Result<Option<String>, ClientError> {
 #[derive(Debug, Default)]
 pub struct Applied {
     pub backup: Option<PathBuf>,
+    /// The file written when the configuration is a link.
+    pub target: Option<PathBuf>,
 }
 
 /// Carry out `plan`. Call only under the setup lock.
@@ -293,11 +448,11 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
             cli, remove, add, ..
         } => {
             if *remove {
-                cli.remove()?;
+                cli.remove(&plan.name)?;
             }
             checkpoint();
             if *add {
-                cli.add(&plan.entry)?;
+                cli.add(&plan.name, &plan.entry)?;
             }
             Ok(Applied::default())
         }
@@ -308,7 +463,12 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
             ..
         } => {
             let path = &file.path;
-            remove_stale_temps(path);
+            // Checked again now: the file may have changed since it was planned.
+            let replace = match after {
+                Some(_) => Some(plan_replace(path).map_err(|e| write_error(path, e))?),
+                None => None,
+            };
+            remove_stale_temps(replace.as_ref().map_or(path, |r| &r.target));
             let backup = match before {
                 Some(old) => Some(
                     crate::backup::keep(backups_dir, plan.client.id(), path, old.as_bytes())
@@ -324,9 +484,12 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
                 || "(none: the file was new)".to_string(),
                 |b| b.display().to_string(),
             );
-            match after {
-                Some(text) => {
-                    if let Some(dir) = path.parent() {
+            let mut written = None;
+            match (after, replace) {
+                (Some(text), Some(replace)) => {
+                    if !replace.through_link()
+                        && let Some(dir) = path.parent()
+                    {
                         fs_err::create_dir_all(dir).map_err(|source| ClientError::Write {
                             path: path.clone(),
                             source: WriteError::Io {
@@ -335,16 +498,14 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
                             },
                         })?;
                     }
-                    write_atomic(path, text.as_bytes(), Privacy::KeepExisting).map_err(
-                        |source| ClientError::Write {
-                            path: path.clone(),
-                            source,
-                        },
-                    )?;
+                    replace
+                        .write(text.as_bytes(), crate::faults::staged)
+                        .map_err(|e| write_error(path, e))?;
                     checkpoint();
                     verify(file, text, plan, &backup_text)?;
+                    written = Some(replace);
                 }
-                None => {
+                _ => {
                     fs_err::remove_file(path).map_err(|source| ClientError::Write {
                         path: path.clone(),
                         source: WriteError::Io {
@@ -358,7 +519,10 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
                 }
             }
             checkpoint();
-            Ok(Applied { backup })
+            Ok(Applied {
+                backup,
+                target: written.filter(|r| r.through_link()).map(|r| r.target),
+            })
         }
     }
 }
@@ -375,14 +539,16 @@ fn verify(
         message,
         backup: backup.to_string(),
     };
-    let back = fs_err::read(&file.path).map_err(|e| fail(e.to_string()))?;
+    let back = scimcp_core::fs::read_regular(&file.path, CONFIG_READ_LIMIT)
+        .map_err(|e| fail(e.to_string()))?
+        .unwrap_or_default();
     if back != text.as_bytes() {
         return Err(fail("its bytes differ from what was written".into()));
     }
     file.format.check(text).map_err(|e| fail(e.to_string()))?;
     let entry = file
         .format
-        .read(text, file.slot())
+        .read(text, file.slot(&plan.name))
         .map_err(|e| fail(e.to_string()))?;
     let want = match plan.outcome {
         Outcome::Added | Outcome::Replaced => Some(&plan.entry),
@@ -413,11 +579,15 @@ fn remove_stale_temps(path: &Path) {
     }
 }
 
-/// How one client looks right now, for `clients` and `status`.
+/// How one client looks right now for one adapter's entry, for `clients` and `status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClientStatus {
     pub id: &'static str,
     pub name: &'static str,
+    /// The adapter whose entry this is.
+    pub adapter: String,
+    /// The entry's name in the client (`scimcp-<adapter>`).
+    pub entry: String,
     pub detected: bool,
     /// The file (or `null` for a UI-only client).
     pub path: Option<PathBuf>,
@@ -430,16 +600,18 @@ pub struct ClientStatus {
     pub problem: Option<String>,
 }
 
-/// Inspect `client` without changing anything.
+/// Inspect `adapter`'s entry (called `entry`) in `client` without changing anything.
 pub fn status(
     cx: ClientContext<'_>,
+    adapter: &str,
+    entry: &str,
     server: &ServerCommand,
     client: &'static dyn Client,
 ) -> ClientStatus {
     let detected = client.detect(cx);
-    let file = client.file(cx);
+    let file = client.file(cx, entry);
     let method = match (&file, client.cli(cx)) {
-        (None, _) if client.manual_steps(server).is_none() => "project",
+        (None, _) if client.manual_steps(entry, server).is_none() => "project",
         (None, _) => "manual",
         (Some(_), Some(_)) => "cli",
         (Some(_), None) => "file",
@@ -447,6 +619,8 @@ pub fn status(
     let mut status = ClientStatus {
         id: client.id(),
         name: client.name(),
+        adapter: adapter.to_string(),
+        entry: entry.to_string(),
         detected,
         path: file.as_ref().map(|f| f.path.clone()),
         method,
@@ -458,7 +632,7 @@ pub fn status(
         return status;
     };
     let current = match read_text(&file.path) {
-        Ok(Some(text)) => match file.format.read(&text, file.slot()) {
+        Ok(Some(text)) => match file.format.read(&text, file.slot(entry)) {
             Ok(v) => v,
             Err(e) => {
                 status.problem = Some(format!("does not parse: {e}"));
@@ -475,7 +649,7 @@ pub fn status(
         return status;
     };
     status.registered = true;
-    let expected = client.entry(server).to_json();
+    let expected = client.entry(entry, server).to_json();
     if current != expected {
         status.problem = Some("the entry differs from what scimcp writes (run repair)".into());
     } else if !server.command.is_file() {
@@ -511,13 +685,49 @@ pub fn record(
     };
     let mut backups = previous.map(|p| p.backups.clone()).unwrap_or_default();
     backups.extend(applied.backup.clone());
-    Some(ClientRecord {
+    let mut record = ClientRecord {
+        name: plan.name.clone(),
         location: plan.location(),
         method: method.into(),
         entry: plan.entry.clone(),
         created_file: previous.map_or(created, |p| p.created_file),
         backups,
-    })
+        target: previous.and_then(|p| p.target.clone()),
+        written_sha256: previous.and_then(|p| p.written_sha256.clone()),
+        pristine: previous.and_then(|p| p.pristine.clone()),
+        created_container: previous.is_some_and(|p| p.created_container),
+    };
+    if let How::File {
+        before,
+        after,
+        container_existed,
+        ..
+    } = &plan.how
+    {
+        let before_sha = before.as_deref().map(sha_of);
+        match plan.outcome {
+            Outcome::Added => {
+                // The pristine bytes are those just backed up: the file without the entry.
+                record.pristine = match (&before_sha, &applied.backup) {
+                    (Some(sha256), Some(backup)) => Some(Pristine {
+                        backup: backup.clone(),
+                        sha256: sha256.clone(),
+                    }),
+                    _ => None,
+                };
+                record.created_container = !container_existed;
+            }
+            // Still pristine-able only if nobody else changed the file since scimcp's last
+            // write: then it differs from the pristine bytes by the entry alone.
+            Outcome::Replaced if record.written_sha256 != before_sha => record.pristine = None,
+            _ => {}
+        }
+        if matches!(plan.outcome, Outcome::Added | Outcome::Replaced) {
+            record.written_sha256 = after.as_deref().map(sha_of);
+            record.target = applied.target.clone();
+        }
+    }
+    Some(record)
 }
 
 /// Render an entry for messages.

@@ -124,7 +124,7 @@ fn malformed_files_are_left_untouched_with_file_line_and_column() {
     assert_eq!(fs_err::read_to_string(&codex).unwrap(), invalid);
     // Every other client was still registered.
     let zed = fs_err::read_to_string(h.home.join(".config/zed/settings.json")).unwrap();
-    assert!(zed.contains("\"scimcp\""), "{zed}");
+    assert!(zed.contains("\"scimcp-refsci\""), "{zed}");
     // JSON report names them too.
     let out = h.run(&[
         "install",
@@ -187,7 +187,7 @@ fn dry_run_prints_diffs_and_touches_nothing() {
     let before = tree(&h.root);
     let out = ok(h.run(&["uninstall", "--dry-run"]));
     assert_eq!(tree(&h.root), before);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("-    \"scimcp\": {"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("-    \"scimcp-refsci\": {"));
 }
 
 #[cfg(unix)]
@@ -217,8 +217,10 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
     ]));
     let calls = fs_err::read_to_string(&log).unwrap();
     let command = h.data.join("current/bin/scimcp").display().to_string();
+    let data_dir = h.data.join("data").display().to_string();
     let want = format!(
-        "mcp|add-json|--scope|user|scimcp|{{\"args\":[\"serve\",\"--adapter\",\"refsci\"],\"command\":{},\"env\":{{}},\"type\":\"stdio\"}}|\n",
+        "mcp|add-json|--scope|user|scimcp-refsci|{{\"args\":[\"serve\",\"--adapter\",\"refsci\",\"--data-dir\",{}],\"command\":{},\"env\":{{}},\"type\":\"stdio\"}}|\n",
+        serde_json::Value::String(data_dir),
         serde_json::Value::String(command)
     );
     assert_eq!(calls, want);
@@ -246,7 +248,7 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
     ok(h.run(&["uninstall", "--client", "claude-code"]));
     let calls = fs_err::read_to_string(&log).unwrap();
     assert!(
-        calls.ends_with("mcp|remove|--scope|user|scimcp|\n"),
+        calls.ends_with("mcp|remove|--scope|user|scimcp-refsci|\n"),
         "{calls}"
     );
 }
@@ -295,15 +297,22 @@ fn eight_concurrent_installs_leave_every_entry_exactly_once() {
     ];
     for f in &files {
         let text = fs_err::read_to_string(f).unwrap();
-        let hits = text.matches("\"scimcp\": {").count()
-            + text.matches("\n  scimcp:\n").count()
-            + text.matches("[mcp_servers.scimcp]").count();
+        let hits = text.matches("\"scimcp-refsci\": {").count()
+            + text.matches("\n  scimcp-refsci:\n").count()
+            + text.matches("[mcp_servers.scimcp-refsci]").count();
         assert_eq!(hits, 1, "{}:\n{text}", f.display());
     }
     assert!(fs_err::read_to_string(&zed).unwrap().contains("// mine"));
     let state: serde_json::Value =
         serde_json::from_slice(&bytes(&h.data.join("state.json")).unwrap()).unwrap();
-    assert_eq!(state["clients"].as_object().unwrap().len(), 6, "{state:#}");
+    assert_eq!(
+        state["adapters"]["refsci"]["clients"]
+            .as_object()
+            .unwrap()
+            .len(),
+        6,
+        "{state:#}"
+    );
     assert_eq!(state["versions"].as_object().unwrap().len(), 1);
 }
 

@@ -34,7 +34,12 @@ fn fake(platform: Platform) -> Fake {
         Platform::Linux => vec![("XDG_CONFIG_HOME", &xdg)],
         Platform::Macos => vec![],
     };
-    let host = Host::fake(platform, &home, &vars);
+    let mut host = Host::fake(platform, &home, &vars);
+    if platform != Platform::Linux {
+        // macOS and Windows always name a Documents folder; this Linux has no xdg-user-dirs,
+        // so its data folder goes under the data root.
+        host.documents = Some(home.join("Documents"));
+    }
     if platform == Platform::Windows {
         // The Store build of Claude Desktop is installed: its MSIX location must win.
         fs_err::create_dir_all(local.join("Packages").join("Claude_pzs8sxrjxfjjc")).unwrap();
@@ -54,6 +59,7 @@ fn fake(platform: Platform) -> Fake {
         dry_run: false,
         json: false,
         yes: true,
+        adapters: Vec::new(),
     };
     let bundle = fake_bundle(&root, "scimcp-0.1.0", None);
     Fake {
@@ -69,6 +75,8 @@ fn install_args(f: &Fake) -> InstallArgs {
         from: Some(f.bundle.clone()),
         python: None,
         skip_runtime: true,
+        packages: Default::default(),
+        data_dirs: Vec::new(),
         // The fake bundle is a directory, i.e. unsigned development material.
         signature: SignatureArgs {
             allow_unsigned: true,
@@ -128,9 +136,11 @@ fn lifecycle(platform: Platform) {
     );
     let name = format!("{platform:?}").to_lowercase();
     insta::assert_snapshot!(format!("{name}_registered"), snapshot(&f));
-    let server = f.setup.server();
+    let server = f
+        .setup
+        .adapter_server(&f.setup.load_state().unwrap(), "refsci");
     for client in scimcp_installer::clients::all() {
-        let s = status(cx, &server, client);
+        let s = status(cx, "refsci", common::ENTRY, &server, client);
         if s.path.is_some() {
             assert!(s.registered && s.healthy, "{s:?}");
         }
@@ -146,7 +156,7 @@ fn lifecycle(platform: Platform) {
     let cursor_text = fs_err::read_to_string(cursor).unwrap();
     let slot = scimcp_installer::edit::Slot {
         container: &["mcpServers"],
-        name: "scimcp",
+        name: common::ENTRY,
     };
     let (without, _) = scimcp_installer::edit::Format::Json
         .remove(&cursor_text, slot)
@@ -164,7 +174,7 @@ fn lifecycle(platform: Platform) {
             &codex_text,
             scimcp_installer::edit::Slot {
                 container: &["mcp_servers"],
-                name: "scimcp",
+                name: common::ENTRY,
             },
             &Entry::map([("command", Entry::str("/somewhere/else"))]),
         )
@@ -175,6 +185,8 @@ fn lifecycle(platform: Platform) {
     assert!(
         !status(
             cx,
+            "refsci",
+            common::ENTRY,
             &server,
             scimcp_installer::clients::by_id("cursor").unwrap()
         )
@@ -182,6 +194,8 @@ fn lifecycle(platform: Platform) {
     );
     let s = status(
         cx,
+        "refsci",
+        common::ENTRY,
         &server,
         scimcp_installer::clients::by_id("codex").unwrap(),
     );

@@ -182,3 +182,72 @@ fn worker(seed: u64, trials: usize) -> (usize, usize, usize) {
     eprintln!("worker {seed}: an uninterrupted install took {full_run:?}");
     (untouched, mixed, complete)
 }
+
+/// A write killed with its temporary file staged (here: a backup, in `backups/`) leaves a
+/// `.tmp`; the next mutating command sweeps it, and says so.
+#[test]
+fn a_temp_file_left_by_a_killed_write_is_swept_by_the_next_command() {
+    let dir = unicode_tempdir();
+    let root = dir.path();
+    let home = root.join("home");
+    let data = root.join("Données scimcp");
+    let bin = root.join("empty bin");
+    fs_err::create_dir_all(home.join(".cursor")).unwrap();
+    fs_err::create_dir_all(&bin).unwrap();
+    fs_err::write(home.join(".cursor/mcp.json"), "{}\n").unwrap();
+    let bundle = fake_bundle(root, "scimcp-0.1.0", None)
+        .display()
+        .to_string();
+    let argv = [
+        "install",
+        "--client",
+        "cursor",
+        "--skip-runtime",
+        "--allow-unsigned",
+        "--from",
+        &bundle,
+    ];
+    let backups = data.join("backups");
+    let temps = || -> Vec<String> {
+        fs_err::read_dir(&backups)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".tmp"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut child = setup_cmd(&home, &data, &bin, &argv)
+        .env(scimcp_installer::faults::PAUSE_STAGED_ENV, "60000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while temps().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no staged temp appeared"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = temps();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(
+        fs_err::read_to_string(home.join(".cursor/mcp.json")).unwrap(),
+        "{}\n",
+        "the kill came before the client write"
+    );
+    let out = ok(setup_cmd(&home, &data, &bin, &argv).output().unwrap());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("temporary file(s) an interrupted scimcp-setup left behind")
+            && said.contains(&left[0]),
+        "{said}"
+    );
+    assert!(temps().is_empty(), "{:?}", temps());
+    eprintln!("killed with {} staged; the next install swept it", left[0]);
+}

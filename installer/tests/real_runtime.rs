@@ -97,7 +97,7 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
     // The registered entry, read back from the generic client file.
     let generic: serde_json::Value =
         serde_json::from_slice(&bytes(&data.join("clients/mcp.json")).unwrap()).unwrap();
-    let entry = &generic["mcpServers"]["scimcp"];
+    let entry = &generic["mcpServers"]["scimcp-refsci"];
     let command = PathBuf::from(entry["command"].as_str().unwrap());
     assert_eq!(command, data.join("current/bin/scimcp"));
     let args: Vec<String> = entry["args"]

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use common::{ok, repo_root, run_setup, unicode_tempdir};
 use scimcp_core::install_state::InstallState;
 
-const FAKE_PYTHON: &str = r#"#!/bin/sh
+pub const FAKE_PYTHON: &str = r#"#!/bin/sh
 # A stand-in interpreter for scimcp-setup's provisioning steps.
 log="$(dirname "$0")/../../../python.log"
 [ -f "$FAKE_LOG" ] && log="$FAKE_LOG"
@@ -25,8 +25,9 @@ case "$1" in
     if [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python" && exit 0; fi
     if [ "$2" = pip ]; then echo "pip $*" >> "$FAKE_LOG"; exit 0; fi ;;
   -I)
-    case "$3" in import*) exit 0 ;; esac
-    pkg="$4"; shift 4
+    # `-I -B -c CODE [PACKAGE NAMES…]`: the import check, or the runtime probe.
+    case "$4" in import*) exit 0 ;; esac
+    pkg="$5"; shift 5
     versions=""
     for n in "$@"; do versions="$versions${versions:+, }\"$n\": \"1.0\""; done
     printf '{"python": "3.11.7", "executable": "%s", "implementation": "cpython", "versions": {%s}, "package": {"name": "%s", "version": "0.1.0", "files": 1, "sha256": "feed"}}\n' "$0" "$versions" "$pkg"
@@ -224,7 +225,7 @@ fn runtimes_are_reused_rebuilt_and_follow_rollback() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("is Python 2.7.18, but the adapter needs Python >=3.10, <3.14"),
+            .contains("is Python 2.7.18, but refsci needs Python >=3.10, <3.14"),
         "{out:?}"
     );
 }

@@ -57,6 +57,10 @@ struct GateArgs {
     /// Python interpreter of the scientific runtime [default: .venv/bin/python of the workspace].
     #[arg(long, value_name = "PATH", env = "SCIMCP_PYTHON")]
     python: Option<PathBuf>,
+    /// The interpreter of one adapter's runtime (repeatable) [default: the workspace's
+    /// `.venv-ADAPTER` when it exists, else --python].
+    #[arg(long = "adapter-python", value_name = "ADAPTER=PATH", value_parser = parse_adapter_python)]
+    adapter_python: Vec<(String, PathBuf)>,
     /// Directory of scenario files [default: parity/scenarios].
     #[arg(long, value_name = "DIR")]
     scenarios: Option<PathBuf>,
@@ -75,6 +79,13 @@ struct GateArgs {
     /// for scenarios whose results here differ beyond tolerance from the shared snapshot.
     #[arg(long)]
     platform: bool,
+}
+
+fn parse_adapter_python(s: &str) -> Result<(String, PathBuf), String> {
+    let (name, path) = s.split_once('=').ok_or_else(|| {
+        format!("`{s}` is not ADAPTER=PATH, e.g. geochemistrypi=.venv-geochemistrypi/bin/python")
+    })?;
+    Ok((name.to_string(), PathBuf::from(path)))
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -127,6 +138,8 @@ pub struct Settings {
     pub workspace_root: Option<PathBuf>,
     pub scimcp: PathBuf,
     pub python: PathBuf,
+    /// Interpreters of particular adapters' runtimes.
+    pub adapter_pythons: std::collections::BTreeMap<String, PathBuf>,
     pub filters: Vec<String>,
     pub filter: Option<GlobSet>,
     pub shard: Option<(usize, usize)>,
@@ -159,6 +172,13 @@ pub fn parse() -> (Mode, GateArgsHandle) {
 pub struct GateArgsHandle(GateArgs);
 
 impl Settings {
+    /// The interpreter of `adapter`'s runtime.
+    pub fn python_for(&self, adapter: &str) -> &Path {
+        self.adapter_pythons
+            .get(adapter)
+            .map_or(self.python.as_path(), PathBuf::as_path)
+    }
+
     /// Apply the defaults: directories from the workspace root (found from the current
     /// directory, then from this executable's location), `scimcp` beside this binary, the
     /// workspace's `.venv` interpreter.
@@ -254,8 +274,31 @@ impl Settings {
             scenarios_dir: absolute(scenarios_dir),
             snapshots_dir: absolute(snapshots_dir),
             adapters_dir: absolute(adapters_dir),
-            workspace_root: root,
+            workspace_root: root.clone(),
             scimcp: absolute(scimcp),
+            adapter_pythons: {
+                let mut map = std::collections::BTreeMap::new();
+                if let Some(r) = root.as_deref()
+                    && let Ok(entries) = fs_err::read_dir(r)
+                {
+                    for entry in entries.flatten() {
+                        let name = entry.file_name().to_string_lossy().into_owned();
+                        let Some(adapter) = name.strip_prefix(".venv-") else {
+                            continue;
+                        };
+                        let venv = entry.path();
+                        if let Some(p) = ["bin/python", "Scripts/python.exe"]
+                            .iter()
+                            .map(|rel| venv.join(rel))
+                            .find(|p| p.is_file())
+                        {
+                            map.insert(adapter.to_string(), p);
+                        }
+                    }
+                }
+                map.extend(a.adapter_python.into_iter().map(|(n, p)| (n, absolute(p))));
+                map
+            },
             python: absolute(python),
             filters: a.scenarios_glob,
             filter,

@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::content::{
-    CompareMode, ContentComparison, compact, compare_csv, compare_text, compare_values,
+    CompareMode, ContentComparison, compact, compare_csv, compare_sheets, compare_text,
+    compare_values,
 };
 use crate::evidence::{Artifact, Evidence};
 use crate::scenario::Scenario;
@@ -115,12 +116,33 @@ fn presence_diff(path: &str, l: Option<&Artifact>, r: Option<&Artifact>) -> Fiel
 }
 
 /// Same run, same machine: the direct side (`left`) and the MCP side (`right`) must agree
-/// byte for byte.
-pub fn same_run(left: &Evidence, right: &Evidence) -> Vec<FieldDiff> {
+/// byte for byte — except the artifacts the scenario declares the CLI does not reproduce run
+/// to run, whose floats get the tolerance (returned as tolerated, never silently).
+pub fn same_run(
+    scenario: &Scenario,
+    left: &Evidence,
+    right: &Evidence,
+) -> (Vec<FieldDiff>, Vec<Numeric>) {
     let mut out = Vec::new();
+    let mut tolerated = Vec::new();
     outcome_fields(left, right, &mut out);
     for path in all_paths(left, right) {
         match (left.artifact(path), right.artifact(path)) {
+            (Some(l), Some(r)) if l.sha256 != r.sha256 && scenario.is_nondeterministic(path) => {
+                let only = Evidence {
+                    artifacts: vec![l.clone()],
+                    metrics: None,
+                    ..left.clone()
+                };
+                let other = Evidence {
+                    artifacts: vec![r.clone()],
+                    metrics: None,
+                    ..left.clone()
+                };
+                let c = against_recorded(scenario, &only, &other);
+                out.extend(c.drift);
+                tolerated.extend(c.tolerated);
+            }
             (Some(l), Some(r)) => {
                 if l.sha256 != r.sha256 {
                     out.push(FieldDiff {
@@ -148,7 +170,7 @@ pub fn same_run(left: &Evidence, right: &Evidence) -> Vec<FieldDiff> {
             numeric: None,
         });
     }
-    out
+    (out, tolerated)
 }
 
 /// What [`against_recorded`] found.
@@ -222,6 +244,15 @@ pub fn against_recorded(
                     &field,
                     rc.csv.as_deref().expect("checked"),
                     nc.csv.as_deref().expect("checked"),
+                    tolerances,
+                    &mut one,
+                );
+            }
+            (Some(CompareMode::Cells), rc, nc) if rc.sheets.is_some() && nc.sheets.is_some() => {
+                compare_sheets(
+                    &field,
+                    rc.sheets.as_deref().expect("checked"),
+                    nc.sheets.as_deref().expect("checked"),
                     tolerances,
                     &mut one,
                 );
@@ -316,8 +347,13 @@ mod tests {
 
     #[test]
     fn same_run_is_byte_exact() {
-        assert!(same_run(&evidence(0.5, "a"), &evidence(0.5, "a")).is_empty());
-        let d = same_run(&evidence(0.5, "a"), &evidence(0.5 + 1e-15, "a"));
+        let s = scenario();
+        assert!(
+            same_run(&s, &evidence(0.5, "a"), &evidence(0.5, "a"))
+                .0
+                .is_empty()
+        );
+        let d = same_run(&s, &evidence(0.5, "a"), &evidence(0.5 + 1e-15, "a")).0;
         let fields: Vec<&str> = d.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(fields, ["artifacts[metrics.json].sha256", "metrics"]);
     }

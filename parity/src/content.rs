@@ -30,6 +30,9 @@ pub enum CompareMode {
     Csv,
     /// Text, line by line (CRLF and LF are the same line ending).
     Text,
+    /// A spreadsheet (`.xlsx`, `.xls`, `.ods`): every sheet's cells, compared like a CSV
+    /// table's; its bytes (which embed the time it was written) are not compared.
+    Cells,
     /// The bytes' SHA-256 only.
     Hash,
     /// Only that the artifact exists.
@@ -47,6 +50,7 @@ impl CompareMode {
             "json" => CompareMode::Json,
             "csv" | "tsv" => CompareMode::Csv,
             "txt" | "log" | "md" | "pid" | "tex" | "yaml" | "yml" | "toml" => CompareMode::Text,
+            "xlsx" | "xlsm" | "xls" | "ods" => CompareMode::Cells,
             _ => CompareMode::Hash,
         }
     }
@@ -69,9 +73,58 @@ pub struct Content {
     pub csv: Option<Vec<Vec<String>>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<Vec<String>>,
+    /// A spreadsheet's sheets, each a table like `csv`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheets: Option<Vec<Sheet>>,
+}
+
+/// One sheet of a spreadsheet: its name and its rows, every cell as text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sheet {
+    pub name: String,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Every sheet of a spreadsheet file (`None` when it does not read as one). Numbers are
+/// written shortest round-trip, integral ones without a fraction, so a value compares the
+/// same way a CSV cell does.
+pub fn sheets_of(bytes: &[u8]) -> Option<Vec<Sheet>> {
+    use calamine::{Data, Reader as _};
+    let mut book =
+        calamine::open_workbook_auto_from_rs(std::io::Cursor::new(bytes.to_vec())).ok()?;
+    let mut sheets = Vec::new();
+    for name in book.sheet_names() {
+        let range = book.worksheet_range(&name).ok()?;
+        let rows = range
+            .rows()
+            .map(|row| {
+                row.iter()
+                    .map(|cell| match cell {
+                        Data::Empty => String::new(),
+                        Data::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => {
+                            format!("{}", *f as i64)
+                        }
+                        Data::Float(f) => show_float(*f),
+                        other => other.to_string(),
+                    })
+                    .collect()
+            })
+            .collect();
+        sheets.push(Sheet { name, rows });
+    }
+    Some(sheets)
 }
 
 impl Content {
+    /// The content of a spreadsheet, from its sheets.
+    pub fn from_sheets(sheets: Vec<Sheet>) -> Content {
+        Content {
+            compare: Some(CompareMode::Cells),
+            sheets: Some(sheets),
+            ..Content::default()
+        }
+    }
+
     /// Extract the content of `bytes` for `mode`. Content that cannot be read the way the
     /// mode says (a `.json` that is not JSON, a table too large to keep) falls back to a
     /// weaker mode, which the evidence records.
@@ -82,6 +135,8 @@ impl Content {
         };
         match mode {
             CompareMode::Metrics | CompareMode::Hash | CompareMode::Presence => keep(mode),
+            // Read by `sheets_of` when the file is a spreadsheet; otherwise only its hash.
+            CompareMode::Cells => keep(CompareMode::Hash),
             _ if bytes.len() > MAX_EMBEDDED_BYTES => keep(CompareMode::Hash),
             CompareMode::Json => match serde_json::from_slice::<Value>(bytes) {
                 Ok(v) => Content {
@@ -398,6 +453,36 @@ fn cell_number(cell: &str) -> Option<CellNumber> {
         return None;
     }
     t.parse::<f64>().ok().map(CellNumber::Float)
+}
+
+/// Compare recorded sheets with new ones: the sheet names exactly, each sheet like a CSV
+/// table (its first row as the header).
+pub fn compare_sheets(
+    field: &str,
+    recorded: &[Sheet],
+    now: &[Sheet],
+    tolerances: &Tolerances,
+    out: &mut ContentComparison,
+) {
+    let names = |s: &[Sheet]| s.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+    if names(recorded) != names(now) {
+        out.drift(
+            format!("{field}.sheets"),
+            names(recorded).join(","),
+            names(now).join(","),
+            None,
+        );
+        return;
+    }
+    for (r, n) in recorded.iter().zip(now) {
+        compare_csv(
+            &format!("{field}.sheet[{}]", r.name),
+            &r.rows,
+            &n.rows,
+            tolerances,
+            out,
+        );
+    }
 }
 
 /// Compare recorded text lines with new ones, exactly.

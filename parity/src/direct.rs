@@ -63,6 +63,8 @@ pub enum Ending {
 pub struct DirectRun {
     pub ending: Ending,
     pub out_dir: PathBuf,
+    /// The working directory (`{work}`).
+    pub work_dir: PathBuf,
     pub stderr: String,
     pub wall: Duration,
     /// For the cancelled scenario: no process of its group was alive afterwards.
@@ -130,6 +132,20 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     let cwd = PathBuf::from(scenario::expand(&scenario.direct.cwd, &values));
     fs_err::create_dir_all(&paths.work)?;
     fs_err::create_dir_all(&cwd)?;
+    for file in &scenario.direct.files {
+        let target = paths.work.join(&file.path);
+        if let Some(parent) = target.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        match &file.source {
+            scenario::FileSource::Content(text) => {
+                fs_err::write(&target, scenario::expand(text, &values))?
+            }
+            scenario::FileSource::Copy(from) => {
+                fs_err::copy(scenario::expand(from, &values), &target)?;
+            }
+        }
+    }
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .current_dir(&cwd)
@@ -226,6 +242,7 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     Ok(DirectRun {
         ending,
         out_dir: paths.out(),
+        work_dir: paths.work.clone(),
         stderr: text(&stderr),
         wall,
         tree_ended,
@@ -291,7 +308,12 @@ async fn stop(
 }
 
 /// The direct run's evidence.
-pub fn evidence(scenario: &Scenario, run: &DirectRun, adapter: &str) -> anyhow::Result<Evidence> {
+pub fn evidence(
+    scenario: &Scenario,
+    run: &DirectRun,
+    adapter: &str,
+    work_globs: &[globset::GlobMatcher],
+) -> anyhow::Result<Evidence> {
     let (state, exit_code, signal) = match run.ending {
         Ending::Exited(0) => ("succeeded", Some(0), None),
         Ending::Exited(code) => ("failed", Some(code), None),
@@ -302,7 +324,11 @@ pub fn evidence(scenario: &Scenario, run: &DirectRun, adapter: &str) -> anyhow::
             scenario.timeout_s
         ),
     };
-    let (artifacts, metrics) = evidence::collect_artifacts(scenario, &run.out_dir)?;
+    let places = evidence::ArtifactPlaces {
+        output: &run.out_dir,
+        work: (!work_globs.is_empty()).then_some((run.work_dir.as_path(), work_globs)),
+    };
+    let (artifacts, metrics) = evidence::collect_artifacts(scenario, &places)?;
     Ok(Evidence {
         format: evidence::EVIDENCE_FORMAT,
         recorded_on: None,

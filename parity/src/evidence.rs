@@ -121,17 +121,79 @@ pub fn list_files(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(out)
 }
 
-/// Hash every artifact under `dir` (normalized where the scenario declares it), keep its
-/// comparable content, and parse the metrics file.
+/// Where a side's artifacts are: every file of its output directory, and the files of its
+/// working directory that the workflow declares with `base = "work"` (a CLI that writes its
+/// results where it chooses).
+#[derive(Debug)]
+pub struct ArtifactPlaces<'a> {
+    pub output: &'a Path,
+    pub work: Option<(&'a Path, &'a [globset::GlobMatcher])>,
+}
+
+/// The `base = "work"` artifact globs of `workflow`.
+pub fn work_globs(workflow: &scimcp_core::Workflow) -> Vec<globset::GlobMatcher> {
+    workflow
+        .artifacts
+        .iter()
+        .filter(|a| a.base == scimcp_core::manifest::ArtifactBase::Work)
+        .filter_map(|a| {
+            globset::GlobBuilder::new(&a.path)
+                .literal_separator(true)
+                .build()
+                .ok()
+                .map(|g| g.compile_matcher())
+        })
+        .collect()
+}
+
+/// Hash every artifact (normalized where the scenario declares it), keep its comparable
+/// content, and parse the metrics file. Paths are relative to the output directory, or to the
+/// working directory for the declared files found there.
 pub fn collect_artifacts(
     scenario: &Scenario,
-    dir: &Path,
+    places: &ArtifactPlaces<'_>,
 ) -> std::io::Result<(Vec<Artifact>, Option<Value>)> {
+    let mut found: Vec<(String, std::path::PathBuf)> = list_files(places.output)?
+        .into_iter()
+        .map(|rel| {
+            let full = places.output.join(&rel);
+            (rel, full)
+        })
+        .collect();
+    if let Some((work, globs)) = places.work {
+        let output_rel = places
+            .output
+            .strip_prefix(work)
+            .ok()
+            .map(|p| p.to_string_lossy().replace('\\', "/"));
+        for rel in list_files(work)? {
+            let in_output = output_rel
+                .as_deref()
+                .is_some_and(|o| rel.starts_with(&format!("{o}/")));
+            if !in_output && globs.iter().any(|g| g.is_match(&rel)) {
+                let full = work.join(&rel);
+                found.push((rel, full));
+            }
+        }
+    }
+    found.sort();
     let mut artifacts = Vec::new();
     let mut metrics = None;
-    for rel in list_files(dir)? {
-        let bytes = fs_err::read(dir.join(&rel))?;
-        let normalized = scenario.normalize_artifact(&rel, &bytes);
+    for (rel, full) in found {
+        let bytes = fs_err::read(&full)?;
+        let mode = if rel == scenario.metrics_file {
+            CompareMode::Metrics
+        } else {
+            scenario.compare_mode(&rel)
+        };
+        // A spreadsheet's bytes embed the time it was written: its evidence is its cells.
+        let cells = (mode == CompareMode::Cells)
+            .then(|| crate::content::sheets_of(&bytes))
+            .flatten();
+        let normalized = match &cells {
+            Some(sheets) => Some(serde_json::to_vec(sheets).expect("cells serialize")),
+            None => scenario.normalize_artifact(&rel, &bytes),
+        };
         let content = normalized.as_deref().unwrap_or(&bytes);
         if rel == scenario.metrics_file {
             // An unparsable metrics file is evidence too (it must match the other side's),
@@ -141,14 +203,13 @@ pub fn collect_artifacts(
                     .unwrap_or_else(|e| Value::String(format!("not valid JSON: {e}"))),
             );
         }
-        let mode = if rel == scenario.metrics_file {
-            CompareMode::Metrics
-        } else {
-            scenario.compare_mode(&rel)
+        let content_record = match cells {
+            Some(sheets) => Content::from_sheets(sheets),
+            None => Content::extract(&rel, mode, content),
         };
         artifacts.push(Artifact {
             sha256: scimcp_core::hash::sha256_hex(content),
-            content: Content::extract(&rel, mode, content),
+            content: content_record,
             path: rel,
             normalized: normalized.is_some(),
         });

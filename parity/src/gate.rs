@@ -193,7 +193,15 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
             .map(|(i, n)| format!(" (shard {i}/{n})"))
             .unwrap_or_default(),
         settings.scimcp.display(),
-        settings.python.display(),
+        std::iter::once(settings.python.display().to_string())
+            .chain(
+                settings
+                    .adapter_pythons
+                    .iter()
+                    .map(|(adapter, py)| format!("{adapter}: {}", py.display())),
+            )
+            .collect::<Vec<_>>()
+            .join(", "),
         machine.summary(),
         if settings.extra_env.is_empty() {
             String::new()
@@ -226,7 +234,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
             Some(d) => d.clone(),
             None => {
                 let dir = exports.path().join(&s.adapter);
-                export_datasets(&adapter.adapter, &settings.python, &dir).await?;
+                export_datasets(&adapter.adapter, settings.python_for(&s.adapter), &dir).await?;
                 exported.insert(s.adapter.clone(), dir.clone());
                 dir
             }
@@ -339,6 +347,69 @@ fn coverage(adapters: &[LoadedAdapter], scenarios: &[Scenario]) -> Coverage {
     Coverage { adapters, missing }
 }
 
+/// The built-in datasets an adapter ships inside its runtime's package: find the package
+/// with the runtime probe, copy the declared files (or every data file) into `dir`.
+async fn copy_package_datasets(
+    adapter: &Adapter,
+    python: &Path,
+    rel: &str,
+    dir: &Path,
+) -> Result<(), Error> {
+    let package = adapter.manifest.runtime.package.clone().unwrap_or_default();
+    let mut cmd = scimcp_process::python_command(python);
+    cmd.args([
+        "-c",
+        scimcp_core::runtime_probe::RUNTIME_PROBE_SCRIPT,
+        &package,
+    ]);
+    let step = scimcp_process::Step::new("the runtime probe", cmd)
+        .timeout(std::time::Duration::from_secs(120));
+    let out = tokio::task::spawn_blocking(move || scimcp_process::run(step))
+        .await
+        .map_err(|e| Error::Setup(e.to_string()))?
+        .and_then(scimcp_process::Captured::check)
+        .map_err(|e| {
+            Error::Setup(format!(
+                "{e}; is the runtime at {} complete?",
+                python.display()
+            ))
+        })?;
+    let probe: scimcp_core::runtime_probe::RuntimeProbe = serde_json::from_str(out.stdout.trim())
+        .map_err(|e| {
+        Error::Setup(format!(
+            "the runtime probe printed something unexpected: {e}"
+        ))
+    })?;
+    let Some(root) = probe.package.and_then(|p| p.path) else {
+        return Err(Error::Setup(format!(
+            "{package} is not installed in {}: its built-in datasets cannot be found",
+            python.display()
+        )));
+    };
+    let source = Path::new(&root).join(rel);
+    let spec = adapter
+        .manifest
+        .datasets
+        .as_ref()
+        .expect("called for an adapter with datasets");
+    let names: Vec<String> = if spec.files.is_empty() {
+        fs_err::read_dir(&source)
+            .map_err(|e| Error::io(&source, e))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    } else {
+        spec.files.values().cloned().collect()
+    };
+    for name in names {
+        let from = source.join(&name);
+        if from.is_file() {
+            fs_err::copy(&from, dir.join(&name)).map_err(|e| Error::io(&from, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Write the adapter's built-in datasets into `dir` with its own export command (from the
 /// manifest's `[datasets] export`), once per invocation. An adapter without built-in
 /// datasets gets an empty directory.
@@ -348,6 +419,9 @@ async fn export_datasets(adapter: &Adapter, python: &Path, dir: &Path) -> Result
         return Ok(());
     };
     let runtime = &adapter.manifest.runtime;
+    if let Some(rel) = &spec.package_dir {
+        return copy_package_datasets(adapter, python, rel, dir).await;
+    }
     let program = match runtime.kind {
         scimcp_core::RuntimeKind::Python => python.to_path_buf(),
         scimcp_core::RuntimeKind::Executable => {
@@ -419,6 +493,7 @@ async fn run_scenario(
         recorded_on: None,
         tolerance: s.tolerance.clone(),
         tolerated: Vec::new(),
+        same_run_tolerated: Vec::new(),
         tolerated_total: 0,
         max_rel_err: None,
         skipped: None,
@@ -540,7 +615,8 @@ async fn run_scenario(
         }
     }
     if let (Some(d), Some(m)) = (&direct_ev, &mcp_ev) {
-        let mut parity = same_run(d, m);
+        let (mut parity, tolerated) = same_run(s, d, m);
+        report.same_run_tolerated = tolerated;
         if let Some(plan_env) = &plan_env {
             parity.extend(thread_env_differences(
                 &direct::environment(s, &settings.extra_env),
@@ -583,7 +659,7 @@ async fn both_sides(
 
     let direct_root = root.path().join("direct côté");
     let paths = DirectPaths {
-        python: settings.python.clone(),
+        python: settings.python_for(&s.adapter).to_path_buf(),
         datasets: direct_root.join("datasets"),
         work: direct_root.join("work"),
         extra_env: settings.extra_env.clone(),
@@ -599,7 +675,12 @@ async fn both_sides(
                 crate::cli::PERTURB_ENV
             ));
         }
-        let ev = direct::evidence(s, &run, name);
+        let globs = adapter
+            .adapter
+            .workflow(&s.workflow)
+            .map(crate::evidence::work_globs)
+            .unwrap_or_default();
+        let ev = direct::evidence(s, &run, name, &globs);
         Ok((run, ev))
     }
     .await;
@@ -607,7 +688,7 @@ async fn both_sides(
     let mcp_root = root.path().join("mcp côté");
     let mpaths = McpPaths {
         scimcp: settings.scimcp.clone(),
-        python: settings.python.clone(),
+        python: settings.python_for(&s.adapter).to_path_buf(),
         manifest: std::path::absolute(&adapter.path).unwrap_or_else(|_| adapter.path.clone()),
         home: mcp_root.join("home"),
         start: mcp_root.join("start"),
@@ -616,7 +697,12 @@ async fn both_sides(
     copy_dir(exported, &mpaths.start.join("data"))?;
     let mcp_side: McpSide = async {
         let run = mcp::run(s, &mpaths).await?;
-        let ev = mcp::evidence(s, &run, name);
+        let globs = adapter
+            .adapter
+            .workflow(&s.workflow)
+            .map(crate::evidence::work_globs)
+            .unwrap_or_default();
+        let ev = mcp::evidence(s, &run, name, &globs);
         Ok((run, ev))
     }
     .await;

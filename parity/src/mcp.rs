@@ -279,6 +279,7 @@ pub fn evidence(
     scenario: &Scenario,
     run: &McpRun,
     adapter: &str,
+    work_globs: &[globset::GlobMatcher],
 ) -> anyhow::Result<(Evidence, Vec<String>)> {
     let r = &run.result;
     let state = r["state"]
@@ -291,7 +292,16 @@ pub fn evidence(
             .context("result has no output_dir")?,
     );
     let reported = &run.artifacts;
-    let (on_disk, metrics) = evidence::collect_artifacts(scenario, &output_dir)?;
+    // The working directory holds the output directory (`work/output`).
+    let work_dir = output_dir
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let places = evidence::ArtifactPlaces {
+        output: &output_dir,
+        work: (!work_globs.is_empty()).then_some((work_dir.as_path(), work_globs)),
+    };
+    let (on_disk, metrics) = evidence::collect_artifacts(scenario, &places)?;
     let mut index_problems = Vec::new();
     let mut artifacts = Vec::new();
     for a in reported {
@@ -308,7 +318,12 @@ pub fn evidence(
                 d.sha256
             )),
             Some(d) if d.normalized => {
-                let raw = scimcp_core::hash::sha256_file(&output_dir.join(path))?.0;
+                let base = if a["base"] == "work" {
+                    &work_dir
+                } else {
+                    &output_dir
+                };
+                let raw = scimcp_core::hash::sha256_file(&base.join(path))?.0;
                 if raw != sha {
                     index_problems.push(format!(
                         "the result reports sha256 {sha} for {path}, but the file's bytes hash to {raw}"

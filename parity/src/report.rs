@@ -109,6 +109,11 @@ pub struct ScenarioReport {
     /// Floats that differ from the recorded evidence inside their tolerance (the first
     /// ones; `tolerated_total` counts them all).
     pub tolerated: Vec<Numeric>,
+    /// Floats of artifacts the scenario declares the CLI does not reproduce run to run
+    /// (`nondeterministic`) that differed between the two paths of this run, inside the
+    /// tolerance. Empty for a deterministic CLI.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_run_tolerated: Vec<Numeric>,
     pub tolerated_total: usize,
     /// The largest relative error among `tolerated`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -264,6 +269,13 @@ pub fn render_scenario(s: &ScenarioReport) -> String {
     );
     if let Some(set) = &s.snapshot_set {
         let _ = write!(out, " ({set} snapshot)");
+    }
+    if !s.same_run_tolerated.is_empty() {
+        let _ = write!(
+            out,
+            "\n      same run: {} float(s) of artifacts the CLI does not reproduce run to run differ inside tolerance",
+            s.same_run_tolerated.len()
+        );
     }
     if s.tolerated_total > 0 {
         let _ = write!(

@@ -121,6 +121,10 @@ struct RawScenario {
     tolerance: RawTolerance,
     #[serde(default)]
     compare: BTreeMap<String, RawCompare>,
+    /// Artifact globs the CLI itself does not reproduce run to run (e.g. probabilities that
+    /// move by an ULP): in the same-run comparison their floats get the tolerance too.
+    #[serde(default)]
+    nondeterministic: Vec<String>,
     #[serde(default)]
     normalize: Vec<RawNormalize>,
     #[serde(default)]
@@ -158,6 +162,7 @@ enum RawCompare {
     Json,
     Csv,
     Text,
+    Cells,
     Hash,
     Presence,
 }
@@ -168,6 +173,7 @@ impl From<RawCompare> for CompareMode {
             RawCompare::Json => CompareMode::Json,
             RawCompare::Csv => CompareMode::Csv,
             RawCompare::Text => CompareMode::Text,
+            RawCompare::Cells => CompareMode::Cells,
             RawCompare::Hash => CompareMode::Hash,
             RawCompare::Presence => CompareMode::Presence,
         }
@@ -197,6 +203,20 @@ struct RawDirect {
     cwd: String,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    #[serde(default)]
+    file: Vec<RawFile>,
+}
+
+/// A file the scientist writes (or copies) into the working directory before the command.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    /// Relative to `{work}`.
+    path: String,
+    /// The file's exact text.
+    content: Option<String>,
+    /// Or a file to copy (placeholders allowed, e.g. `{datasets}/table.xlsx`).
+    copy: Option<String>,
 }
 
 fn default_program() -> String {
@@ -248,6 +268,8 @@ pub struct Scenario {
     pub tolerance: Tolerances,
     /// Declared comparison modes, by artifact glob, in file order.
     pub compare: Vec<(GlobMatcher, CompareMode)>,
+    /// Artifacts the CLI does not reproduce byte for byte within one machine.
+    pub nondeterministic: Vec<GlobMatcher>,
     pub normalize: Vec<Normalize>,
     pub cancel: Option<Cancel>,
 }
@@ -262,6 +284,22 @@ pub struct Direct {
     pub stdin: Vec<String>,
     pub cwd: String,
     pub env: BTreeMap<String, String>,
+    /// Files written into `{work}` before the command runs.
+    pub files: Vec<DirectFile>,
+}
+
+/// A file of the direct side's working directory.
+#[derive(Debug, Clone)]
+pub struct DirectFile {
+    pub path: String,
+    pub source: FileSource,
+}
+
+/// Where a [`DirectFile`]'s bytes come from.
+#[derive(Debug, Clone)]
+pub enum FileSource {
+    Content(String),
+    Copy(String),
 }
 
 /// One declared normalization: `pattern` → `replacement` (regex syntax, `$1` groups).
@@ -297,6 +335,11 @@ impl Scenario {
             .iter()
             .find(|(glob, _)| glob.is_match(path))
             .map_or_else(|| CompareMode::by_extension(path), |(_, mode)| *mode)
+    }
+
+    /// Is artifact `path` one the CLI does not reproduce run to run?
+    pub fn is_nondeterministic(&self, path: &str) -> bool {
+        self.nondeterministic.iter().any(|g| g.is_match(path))
     }
 
     /// Does the scenario run on operating system `os` (`std::env::consts::OS`)?
@@ -392,6 +435,50 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             .compile_matcher();
         compare.push((matcher, CompareMode::from(*mode)));
     }
+    let nondeterministic = raw
+        .nondeterministic
+        .iter()
+        .map(|g| {
+            Glob::new(g)
+                .map(|g| g.compile_matcher())
+                .map_err(|e| Error::invalid(path, "nondeterministic", e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut files = Vec::new();
+    for (i, f) in raw.direct.file.iter().enumerate() {
+        let field = format!("direct.file[{i}]");
+        let source = match (&f.content, &f.copy) {
+            (Some(text), None) => FileSource::Content(text.clone()),
+            (None, Some(from)) => {
+                check_placeholders(path, &field, from)?;
+                FileSource::Copy(from.clone())
+            }
+            _ => {
+                return Err(Error::invalid(
+                    path,
+                    field,
+                    "give exactly one of `content` (the file's text) or `copy` (a file to copy)",
+                ));
+            }
+        };
+        let rel = std::path::Path::new(&f.path);
+        if f.path.is_empty()
+            || rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(Error::invalid(
+                path,
+                format!("direct.file[{i}].path"),
+                "must be a plain relative path inside {work}",
+            ));
+        }
+        files.push(DirectFile {
+            path: f.path.clone(),
+            source,
+        });
+    }
     for p in &raw.platforms {
         if !PLATFORMS.contains(&p.as_str()) {
             return Err(Error::invalid(
@@ -475,10 +562,12 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             stdin: raw.direct.stdin,
             cwd: raw.direct.cwd,
             env: raw.direct.env,
+            files,
         },
         platforms: raw.platforms,
         tolerance,
         compare,
+        nondeterministic,
         normalize,
         cancel,
     })

@@ -57,6 +57,10 @@ pub(crate) struct PreflightArgs {
     /// Python of the development runtime (default: SCIMCP_PYTHON, else <repo>/.venv).
     #[arg(long)]
     pub python: Option<PathBuf>,
+    /// The interpreter of one adapter's runtime for the parity gate, `ADAPTER=PATH`
+    /// (repeatable; default: <repo>/.venv-ADAPTER when it exists).
+    #[arg(long, value_name = "ADAPTER=PATH")]
+    pub adapter_python: Vec<String>,
     /// Where preflight.json and preflight.md go (default: <repo>/target/preflight).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,

@@ -103,7 +103,12 @@ fn release_json_lists_every_file_with_its_hash_and_nothing_else_ships() {
         release.git_commit,
         "0123456789abcdef0123456789abcdef01234567"
     );
-    assert_eq!(release.adapters[0].name, "refsci");
+    let adapters: Vec<&str> = release.adapters.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        adapters,
+        ["geochemistrypi", "refsci"],
+        "every shipped adapter"
+    );
     let mut zip = zip::ZipArchive::new(fs_err::File::open(&zip_path).unwrap()).unwrap();
     let mut names: Vec<String> = (0..zip.len())
         .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())

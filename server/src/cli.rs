@@ -23,6 +23,8 @@ enum Command {
     /// Work with adapter manifests.
     #[command(subcommand)]
     Adapter(AdapterCommand),
+    /// Manage the bearer tokens of `serve --transport http` on a network address.
+    Token(TokenArgs),
     /// Internal: the run guard the server starts each run's CLI under.
     #[command(name = "__guard", hide = true)]
     Guard(crate::guard::GuardArgs),
@@ -40,10 +42,49 @@ pub(crate) struct ServeArgs {
     /// Transport to serve on.
     #[arg(long, value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
-    /// Address for `--transport http` (loopback only: 127.0.0.1, localhost or [::1]; port 0
-    /// picks a free port, printed on stderr). MCP is served at `http://ADDRESS/mcp`.
+    /// Address for `--transport http`; port 0 picks a free port, printed on stderr. MCP is
+    /// served at `http://ADDRESS/mcp`. A loopback address (127.0.0.1, localhost, [::1]) serves
+    /// this computer without a token; any other (e.g. 0.0.0.0:8765) requires bearer tokens
+    /// (`scimcp token add`) and TLS (--tls-cert/--tls-key, or --allow-plain-http behind a
+    /// TLS proxy).
     #[arg(long, default_value = "127.0.0.1:8765")]
     pub listen: String,
+    /// The token file (default: tokens.toml in scimcp's data directory). `SCIMCP_TOKEN`
+    /// adds one more token, named `env`.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// Require a bearer token on a loopback address too (a reverse proxy on this computer).
+    #[arg(long)]
+    pub require_token: bool,
+    /// PEM certificate chain for HTTPS (the server's certificate first).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve a network address over plain HTTP: only behind a TLS-terminating reverse proxy
+    /// or on a network you trust (tokens cross it in clear text otherwise).
+    #[arg(long)]
+    pub allow_plain_http: bool,
+    /// A host name clients use to reach this server, accepted in `Host` (repeatable;
+    /// NAME or NAME:PORT). Loopback names and the address a client connected to always are.
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+    /// A web page origin allowed to call the server from a browser (repeatable; e.g.
+    /// https://notebook.lab.example:443). Pages from this computer always are.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+    /// Whether start_analysis and cancel_run act only with `confirm: true` (plan-then-
+    /// confirm). Default: required when tokens are required (a network address or
+    /// --require-token), optional over stdio and loopback.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub confirm: Option<ConfirmArg>,
+    /// Requests per second each token may make, sustained (bursts of five times as many).
+    #[arg(long, value_name = "N", default_value_t = 10.0)]
+    pub token_rate: f64,
+    /// Requests each token may have in flight at once (a waiting get_run_result counts).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub token_concurrency: usize,
     /// Extra directory whose datasets may be analysed (repeatable); the start directory is always allowed.
     #[arg(long = "data-dir")]
     pub data_dirs: Vec<PathBuf>,
@@ -58,6 +99,43 @@ pub(crate) struct ServeArgs {
 pub(crate) enum Transport {
     Stdio,
     Http,
+}
+
+/// `--confirm`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConfirmArg {
+    Required,
+    Optional,
+}
+
+/// Arguments of `scimcp token`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct TokenArgs {
+    /// The token file (default: tokens.toml in scimcp's data directory).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub token_file: Option<PathBuf>,
+    /// Print a machine-readable report on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: TokenCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum TokenCommand {
+    /// Add a token for one person or client and print its secret (once: only its SHA-256
+    /// is stored). The token file is created, private (0600), if missing.
+    Add {
+        /// A name for whoever holds it (letters, digits, '.', '_', '-'); runs record it.
+        name: String,
+    },
+    /// Revoke a token: a running server refuses it from its next request.
+    Revoke {
+        /// The token's name, as `scimcp token list` shows it.
+        name: String,
+    },
+    /// List the tokens' names, creation times and fingerprints (never the secrets).
+    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -82,6 +160,7 @@ pub(crate) fn run() -> ExitCode {
             crate::commands::adapter::check(&manifest, json)
         }
         Command::Adapter(AdapterCommand::List) => crate::commands::adapter::list(),
+        Command::Token(args) => crate::commands::token::run(args),
         Command::Guard(args) => crate::guard::run(args),
     }
 }

@@ -46,6 +46,8 @@ pub enum ErrorCode {
     RuntimeUnavailable,
     /// The answer would exceed the response ceiling; page or narrow the request.
     ResponseTooLarge,
+    /// This server acts only on a confirmed preview (`confirm: true` with its id).
+    ConfirmationRequired,
     /// Something failed inside the server; the message says what.
     Internal,
 }

@@ -1,34 +1,58 @@
 //! The Streamable HTTP transport (`scimcp serve --transport http`): one MCP endpoint, `/mcp`,
-//! on a loopback address, every session served by the same [`ScimcpServer`] state (one run
-//! manager, so limits and runs are shared exactly as between tools of one stdio session).
+//! and `GET /health` for load balancers; every session is served by the same
+//! [`ScimcpServer`] state (one run manager, so limits and runs are shared exactly as between
+//! tools of one stdio session).
 //!
-//! Loopback only, by design: scimcp has no authentication, and a run starts programs on this
-//! computer. `Host` is checked against loopback names (DNS rebinding) and a browser `Origin`
-//! must be a loopback origin too; requests without `Origin` (every non-browser client) pass.
+//! Network means authentication. On a loopback address the server serves this computer and
+//! needs no token. Any other address requires bearer tokens (`crate::auth`): a request
+//! without a known token is answered 401 with no detail, before its body is read; each
+//! token's requests are bounded in rate and in number in flight (429 with `Retry-After`);
+//! the token's name travels with the request into the tools, so each run records who
+//! started it. A network address also needs TLS (`--tls-cert`/`--tls-key`), or an explicit
+//! `--allow-plain-http` when a TLS-terminating proxy sits in front (docs/REMOTE.md).
+//!
+//! Whatever the address, `Host` must name this server (a loopback name, the address the
+//! client connected to, or an `--allowed-host`), which stops DNS rebinding, and a browser's
+//! `Origin` must be a loopback origin or an `--allowed-origin`. A session is bound to the
+//! token that opened it.
 
+mod limits;
+mod tls;
+
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
+use hyper::header::{AUTHORIZATION, HOST};
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+pub use limits::TokenLimits;
+
+use crate::auth::{Caller, Tokens};
 use crate::server::ScimcpServer;
+use limits::{Held, Limiter, Refusal};
 
 /// The one path MCP is served on (the convention clients default to).
 pub const MCP_PATH: &str = "/mcp";
+/// The load balancers' path: `200 {"status":"ok","version":…}`, without authentication.
+pub const HEALTH_PATH: &str = "/health";
 
 /// How long a client may take to send a request's headers (and how long an idle keep-alive
-/// connection is kept): a connection that trickles bytes holds nothing for longer.
+/// connection is kept), and to finish a TLS handshake: a connection that trickles bytes
+/// holds nothing for longer.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client may take to send a request's body.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -36,51 +60,362 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Connections served at once; more wait in the kernel's queue until one ends.
 pub const MAX_CONNECTIONS: usize = 256;
+/// Sessions whose opening token is remembered (older ones are forgotten first; rmcp ends
+/// idle sessions long before this many accumulate).
+const MAX_BOUND_SESSIONS: usize = 16_384;
 
-/// Parse `--listen` and refuse anything but a loopback address.
-pub fn loopback_address(listen: &str) -> anyhow::Result<SocketAddr> {
-    // `localhost:PORT` is what people type; it means the IPv4 loopback here (no resolver, so
-    // no surprise from a hosts file).
+/// Host names every server accepts: this computer's loopback names.
+const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
+/// Browser origins every server accepts: pages served from this computer.
+const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// What `scimcp serve --transport http` was asked for, before anything is checked.
+#[derive(Debug, Clone, Default)]
+pub struct HttpArgs {
+    pub listen: String,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// The token file (default `<data root>/tokens.toml`).
+    pub token_file: Option<PathBuf>,
+    /// The data root, for the default token file.
+    pub data_root: PathBuf,
+    /// `SCIMCP_TOKEN`.
+    pub env_token: Option<String>,
+    /// Require a token even on a loopback address (a reverse proxy on this computer).
+    pub require_token: bool,
+    /// Serve a network address without TLS (a TLS-terminating proxy in front).
+    pub allow_plain_http: bool,
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+    pub limits: Option<TokenLimits>,
+}
+
+/// The HTTP transport's settings, checked: a network address has tokens (and TLS or an
+/// explicit opt-out), the certificate and key load, the token file is trustworthy.
+#[derive(Debug)]
+pub struct HttpConfig {
+    pub addr: SocketAddr,
+    tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    tokens: Option<Arc<Tokens>>,
+    /// Every request must carry a token.
+    pub require_token: bool,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    limits: TokenLimits,
+}
+
+/// Parse `--listen`: `HOST:PORT` with an IP address (`[…]` around IPv6), or
+/// `localhost:PORT` (the IPv4 loopback: no resolver, so no surprise from a hosts file).
+pub fn parse_listen(listen: &str) -> anyhow::Result<SocketAddr> {
     let literal = match listen.strip_prefix("localhost:") {
         Some(port) => format!("127.0.0.1:{port}"),
         None => listen.to_owned(),
     };
-    let addr: SocketAddr = literal.parse().with_context(|| {
+    literal.parse().with_context(|| {
         format!(
             "--listen {listen:?} is not an address and port such as 127.0.0.1:8765, \
-             localhost:8765 or [::1]:8765"
+             localhost:8765, [::1]:8765 or (with tokens) 0.0.0.0:8765"
         )
-    })?;
-    if !addr.ip().is_loopback() {
-        anyhow::bail!(
-            "--listen {addr}: scimcp serves HTTP on this computer only (127.0.0.1 or [::1]). It \
-             has no authentication and its tools start programs, so it must not listen on a \
-             network; use an SSH tunnel or the stdio transport to reach it from elsewhere"
-        );
-    }
-    Ok(addr)
+    })
 }
+
+impl HttpConfig {
+    /// Check `args`; every refusal says what to change.
+    pub fn resolve(args: HttpArgs) -> anyhow::Result<HttpConfig> {
+        let addr = parse_listen(&args.listen)?;
+        let network = !addr.ip().is_loopback();
+        let require_token = network || args.require_token;
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(tls::server_config(cert, key)?),
+            (None, None) => None,
+            (Some(_), None) => {
+                anyhow::bail!("--tls-cert needs --tls-key (the certificate's private key)")
+            }
+            (None, Some(_)) => {
+                anyhow::bail!("--tls-key needs --tls-cert (the server's certificate chain)")
+            }
+        };
+        if network && tls.is_none() && !args.allow_plain_http {
+            anyhow::bail!(
+                "--listen {addr} is a network address: bearer tokens would cross the network in \
+                 clear text. Give the server a certificate with --tls-cert FILE --tls-key FILE, \
+                 or, when a TLS-terminating reverse proxy forwards to it, add --allow-plain-http \
+                 (docs/REMOTE.md shows both)"
+            );
+        }
+        let token_file = args
+            .token_file
+            .clone()
+            .unwrap_or_else(|| crate::auth::default_token_file(&args.data_root));
+        let tokens = match Tokens::open(token_file.clone(), args.env_token.as_deref()) {
+            Ok(tokens) => Some(Arc::new(tokens)),
+            Err(e) if require_token => return Err(e.into()),
+            Err(e) => {
+                // Loopback without --require-token: tokens only name callers, so a broken
+                // file must not stop the server; a presented token is then refused.
+                tracing::warn!("{e}; bearer tokens are not accepted until it is fixed");
+                None
+            }
+        };
+        if require_token && tokens.as_ref().is_none_or(|t| t.is_empty()) {
+            let why = if network {
+                format!("--listen {addr} is a network address, which requires authentication")
+            } else {
+                "--require-token asks for authentication".to_string()
+            };
+            anyhow::bail!(
+                "{why}, and no token is configured (none in {} and no {}). Create one per \
+                 person with `scimcp token add NAME` (it prints the secret once; that person's \
+                 MCP client sends it as `Authorization: Bearer SECRET`), or set {}; then start \
+                 the server again",
+                token_file.display(),
+                crate::auth::TOKEN_ENV,
+                crate::auth::TOKEN_ENV,
+            );
+        }
+        let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+        let listen_ip = addr.ip().to_string();
+        if !addr.ip().is_unspecified() && !allowed_hosts.contains(&listen_ip) {
+            allowed_hosts.push(listen_ip);
+        }
+        for host in &args.allowed_hosts {
+            let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+            if host.is_empty() || host.contains(['/', ' ', '@']) {
+                anyhow::bail!(
+                    "--allowed-host {host:?} is not a host name: give the name clients use, e.g. \
+                     --allowed-host analysis.lab.example (or NAME:PORT to allow one port only)"
+                );
+            }
+            if !allowed_hosts.contains(&host) {
+                allowed_hosts.push(host);
+            }
+        }
+        let mut allowed_origins: Vec<String> =
+            LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
+        for origin in &args.allowed_origins {
+            if !(origin.starts_with("http://") || origin.starts_with("https://")) {
+                anyhow::bail!(
+                    "--allowed-origin {origin:?} is not an origin: give the scheme, host and \
+                     port of the web page, e.g. https://notebook.lab.example:443"
+                );
+            }
+            allowed_origins.push(origin.clone());
+        }
+        Ok(HttpConfig {
+            addr,
+            tls,
+            tokens,
+            require_token,
+            allowed_hosts,
+            allowed_origins,
+            limits: args.limits.unwrap_or(TokenLimits::DEFAULT),
+        })
+    }
+
+    /// True for a server reachable from other computers (or through a proxy): tokens
+    /// required, so plan-then-confirm is required by default too.
+    pub fn is_remote(&self) -> bool {
+        self.require_token
+    }
+
+    /// One line for the log saying who may connect (never a secret).
+    pub fn access_summary(&self) -> String {
+        let tokens = self
+            .tokens
+            .as_ref()
+            .map(|t| (t.names(), t.file().to_path_buf()));
+        match (self.require_token, tokens) {
+            (true, Some((names, file))) => format!(
+                "bearer token required: {} accepted ({}; token file {})",
+                names.len(),
+                names.join(", "),
+                file.display()
+            ),
+            (true, None) => "bearer token required".to_string(),
+            (false, Some((names, _))) if !names.is_empty() => format!(
+                "this computer only; a bearer token is optional and names the caller ({} known)",
+                names.len()
+            ),
+            (false, _) => "this computer only, no token needed".to_string(),
+        }
+    }
+}
+
+/// The connection a request came in on.
+#[derive(Debug, Clone, Copy)]
+struct ConnInfo {
+    local: SocketAddr,
+    peer: SocketAddr,
+}
+
+/// Who may pass, checked for every request before MCP sees it.
+#[derive(Debug)]
+struct Gate {
+    tokens: Option<Arc<Tokens>>,
+    require_token: bool,
+    allowed_hosts: Vec<String>,
+    limiter: Limiter,
+    /// Which caller opened each session, oldest first.
+    sessions: Mutex<(HashMap<String, String>, VecDeque<String>)>,
+    refusals: Mutex<RateLimitedWarning>,
+}
+
+impl Gate {
+    fn authenticate(&self, headers: &hyper::HeaderMap) -> Result<Caller, &'static str> {
+        let mut values = headers.get_all(AUTHORIZATION).iter();
+        let first = values.next();
+        if values.next().is_some() {
+            return Err("several Authorization headers");
+        }
+        let Some(value) = first else {
+            return if self.require_token {
+                Err("no bearer token")
+            } else {
+                Ok(Caller::Loopback)
+            };
+        };
+        let value = value
+            .to_str()
+            .map_err(|_| "an Authorization header that is not text")?;
+        let (scheme, secret) = value
+            .trim()
+            .split_once(' ')
+            .ok_or("an Authorization header that is not a bearer token")?;
+        let secret = secret.trim();
+        if !scheme.eq_ignore_ascii_case("bearer") || secret.is_empty() {
+            return Err("an Authorization header that is not a bearer token");
+        }
+        let tokens = self
+            .tokens
+            .as_ref()
+            .ok_or("a token, and none is configured")?;
+        tokens
+            .check(secret)
+            .map(Caller::Token)
+            .ok_or("an unknown or revoked token")
+    }
+
+    /// `Host` names this server: an allowed name, or the address the client connected to
+    /// (an address literal cannot be rebound to another server by DNS).
+    fn host_allowed(&self, headers: &hyper::HeaderMap, conn: &ConnInfo) -> bool {
+        let mut values = headers.get_all(HOST).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return false;
+        };
+        let Some((host, port)) = value.to_str().ok().and_then(split_authority) else {
+            return false;
+        };
+        if let Ok(ip) = host.parse::<IpAddr>()
+            && ip.to_canonical() == conn.local.ip().to_canonical()
+        {
+            return true;
+        }
+        self.allowed_hosts
+            .iter()
+            .any(|allowed| match split_authority(allowed) {
+                Some((name, None)) => name == host,
+                Some((name, Some(p))) => name == host && port == Some(p),
+                None => false,
+            })
+    }
+
+    /// A session may be used only by the caller that opened it.
+    fn session_allowed(&self, session: &str, caller: &Caller) -> bool {
+        let sessions = self.sessions.lock().expect("sessions lock");
+        sessions
+            .0
+            .get(session)
+            .is_none_or(|owner| owner == caller.name())
+    }
+
+    fn bind_session(&self, session: &str, caller: &Caller) {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        let (owners, order) = &mut *sessions;
+        if owners
+            .insert(session.to_string(), caller.name().to_string())
+            .is_none()
+        {
+            order.push_back(session.to_string());
+        }
+        while order.len() > MAX_BOUND_SESSIONS {
+            if let Some(oldest) = order.pop_front() {
+                owners.remove(&oldest);
+            }
+        }
+    }
+
+    fn forget_session(&self, session: &str) {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        let (owners, order) = &mut *sessions;
+        if owners.remove(session).is_some() {
+            order.retain(|s| s != session);
+        }
+    }
+}
+
+/// `host[:port]` of an authority, the host in lower case without brackets.
+fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
+    let authority = authority.trim();
+    if authority.is_empty() {
+        return None;
+    }
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':')?.parse().ok()?),
+        };
+        (host, port)
+    } else if authority.matches(':').count() == 1 {
+        let (host, port) = authority.split_once(':')?;
+        (host, Some(port.parse().ok()?))
+    } else {
+        // A name, an IPv4 address, or a bare IPv6 address (several colons, no port).
+        (authority, None)
+    };
+    Some((host.trim_end_matches('.').to_ascii_lowercase(), port))
+}
+
+type McpService = StreamableHttpService<ScimcpServer, LocalSessionManager>;
+type HttpBody = BoxBody<Bytes, Infallible>;
 
 /// Serve until SIGINT/SIGTERM (or Ctrl-C), then stop accepting, end every session and return
 /// (the caller then ends the live runs).
-pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
-    let addr = loopback_address(listen)?;
-    let listener = tokio::net::TcpListener::bind(addr)
+pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.addr)
         .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
     let local = listener.local_addr().context("reading the bound address")?;
     let shutdown = CancellationToken::new();
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
-        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+    // Host is checked by the gate (which also accepts the address a client connected to);
+    // rmcp checks it again for loopback names when nothing else is allowed.
+    let mut mcp_config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(config.allowed_origins.clone())
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(shutdown.child_token());
+    mcp_config = if config.allowed_hosts.len() == LOOPBACK_HOSTS.len() && local.ip().is_loopback() {
+        mcp_config.with_allowed_hosts(config.allowed_hosts.clone())
+    } else {
+        mcp_config.disable_allowed_hosts()
+    };
     let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.new_session()),
         LocalSessionManager::default().into(),
-        config,
+        mcp_config,
     );
-    // Tests and scripts read the real port (for --listen 127.0.0.1:0) from this line.
-    tracing::info!("serving MCP over HTTP at http://{local}{MCP_PATH}");
+    let gate = Arc::new(Gate {
+        tokens: config.tokens.clone(),
+        require_token: config.require_token,
+        allowed_hosts: config.allowed_hosts.clone(),
+        limiter: Limiter::new(config.limits),
+        sessions: Mutex::new((HashMap::new(), VecDeque::new())),
+        refusals: Mutex::new(RateLimitedWarning::default()),
+    });
+    let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    // Tests and scripts read the real port (for --listen …:0) from this line.
+    tracing::info!("serving MCP over HTTP at {scheme}://{local}{MCP_PATH}");
+    tracing::info!("access: {}", config.access_summary());
     let stop = crate::shutdown::signal();
     tokio::pin!(stop);
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
@@ -91,11 +426,11 @@ pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
             slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
             () = &mut stop => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok(accepted) => {
                     backoff.succeeded();
-                    stream
+                    accepted
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: wait before trying again (a loop
@@ -109,26 +444,27 @@ pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
             },
             () = &mut stop => break,
         };
+        let conn = ConnInfo {
+            local: stream.local_addr().unwrap_or(local),
+            peer,
+        };
         let mcp = mcp.clone();
-        let connection_done = shutdown.child_token();
+        let gate = Arc::clone(&gate);
+        let tls = tls.clone();
+        let done = shutdown.child_token();
         tokio::spawn(async move {
             let _slot = slot;
-            let service = service_fn(move |request: Request<Incoming>| {
-                let mcp = mcp.clone();
-                async move { route(&mcp, request).await }
-            });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
+            let Some(tls) = tls else {
+                return serve_connection(stream, mcp, gate, conn, done).await;
+            };
+            let handshake = tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream));
             tokio::select! {
-                result = connection.as_mut() => {
-                    if let Err(e) = result {
-                        tracing::debug!("HTTP connection ended: {e}");
-                    }
-                }
-                () = connection_done.cancelled() => connection.as_mut().graceful_shutdown(),
+                shaken = handshake => match shaken {
+                    Ok(Ok(stream)) => serve_connection(stream, mcp, gate, conn, done).await,
+                    Ok(Err(e)) => tracing::debug!("TLS handshake with {} failed: {e}", conn.peer),
+                    Err(_) => tracing::debug!("TLS handshake with {} timed out", conn.peer),
+                },
+                () = done.cancelled() => {}
             }
         });
     }
@@ -137,21 +473,97 @@ pub async fn serve(server: ScimcpServer, listen: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-type McpService = StreamableHttpService<ScimcpServer, LocalSessionManager>;
+async fn serve_connection<IO>(
+    io: IO,
+    mcp: McpService,
+    gate: Arc<Gate>,
+    conn: ConnInfo,
+    done: CancellationToken,
+) where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request: Request<Incoming>| {
+        let mcp = mcp.clone();
+        let gate = Arc::clone(&gate);
+        async move { route(&mcp, &gate, &conn, request).await }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(io), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(e) = result {
+                tracing::debug!("HTTP connection ended: {e}");
+            }
+        }
+        () = done.cancelled() => connection.as_mut().graceful_shutdown(),
+    }
+}
 
 async fn route(
     mcp: &McpService,
+    gate: &Gate,
+    conn: &ConnInfo,
     request: Request<Incoming>,
-) -> Result<Response<BoxBody<Bytes, Infallible>>, Infallible> {
-    if request.uri().path() != MCP_PATH {
+) -> Result<Response<HttpBody>, Infallible> {
+    let path = request.uri().path();
+    if path == HEALTH_PATH {
+        return Ok(health(request.method()));
+    }
+    if path != MCP_PATH {
         return Ok(plain(
             StatusCode::NOT_FOUND,
             format!("scimcp serves MCP at {MCP_PATH} only\n"),
         ));
     }
+    // Authentication first, before the body is read: a caller without a known token learns
+    // nothing but 401.
+    let caller = match gate.authenticate(request.headers()) {
+        Ok(caller) => caller,
+        Err(why) => {
+            gate.refusals
+                .lock()
+                .expect("refusals lock")
+                .warn(|also| format!("refused a request from {}: {why}{also}", conn.peer.ip()));
+            return Ok(unauthorized());
+        }
+    };
+    if !gate.host_allowed(request.headers(), conn) {
+        tracing::warn!(
+            "refused a request from {}: its Host header does not name this server (DNS \
+             rebinding?); if clients reach it by that name, start it with --allowed-host NAME",
+            conn.peer.ip()
+        );
+        return Ok(plain(
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host header is not allowed\n".into(),
+        ));
+    }
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(session) = &session
+        && !gate.session_allowed(session, &caller)
+    {
+        return Ok(plain(
+            StatusCode::FORBIDDEN,
+            "Forbidden: this session was opened with another token\n".into(),
+        ));
+    }
+    let permit = match &caller {
+        Caller::Token(name) => match gate.limiter.admit(name) {
+            Ok(permit) => Some(permit),
+            Err(refusal) => return Ok(too_many(refusal)),
+        },
+        _ => None,
+    };
     // The body is read here, bounded in size and time, so a client trickling a body holds a
     // connection for BODY_TIMEOUT at most and cannot make the server buffer without end.
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let limited = http_body_util::Limited::new(body, MAX_BODY_BYTES);
     let bytes = match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
         Err(_) => {
@@ -181,12 +593,84 @@ async fn route(
         }
         Ok(Ok(collected)) => collected.to_bytes(),
     };
-    Ok(mcp
+    let method = parts.method.clone();
+    // The tools read the caller from here (rmcp hands the request's parts to the handler).
+    parts.extensions.insert(caller.clone());
+    let response = mcp
         .handle(Request::from_parts(parts, Full::new(bytes)))
-        .await)
+        .await;
+    if response.status().is_success() {
+        match &session {
+            None => {
+                if let Some(opened) = response
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+                {
+                    gate.bind_session(opened, &caller);
+                }
+            }
+            Some(session) if method == Method::DELETE => gate.forget_session(session),
+            Some(_) => {}
+        }
+    }
+    let (parts, body) = response.into_parts();
+    Ok(Response::from_parts(parts, Held::new(body, permit).boxed()))
 }
 
-fn plain(status: StatusCode, body: String) -> Response<BoxBody<Bytes, Infallible>> {
+fn health(method: &Method) -> Response<HttpBody> {
+    if method != Method::GET && method != Method::HEAD {
+        let mut response = plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{HEALTH_PATH} answers GET only\n"),
+        );
+        response.headers_mut().insert(
+            "allow",
+            hyper::header::HeaderValue::from_static("GET, HEAD"),
+        );
+        return response;
+    }
+    let body = serde_json::json!({
+        "status": "ok",
+        "version": scimcp_core::version::SUITE_VERSION,
+    })
+    .to_string();
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json")
+        .header("cache-control", "no-store")
+        .body(Full::new(Bytes::from(body)).boxed())
+        .expect("a static response is valid")
+}
+
+fn unauthorized() -> Response<HttpBody> {
+    let mut response = plain(StatusCode::UNAUTHORIZED, "Unauthorized\n".into());
+    response.headers_mut().insert(
+        "www-authenticate",
+        hyper::header::HeaderValue::from_static("Bearer realm=\"scimcp\""),
+    );
+    response
+}
+
+fn too_many(refusal: Refusal) -> Response<HttpBody> {
+    let (retry_after, text) = match refusal {
+        Refusal::Rate { retry_after } => (
+            retry_after.as_secs_f64().ceil().max(1.0) as u64,
+            "Too Many Requests: this token's request rate is over its limit\n",
+        ),
+        Refusal::InFlight => (
+            1,
+            "Too Many Requests: this token has too many requests in flight\n",
+        ),
+    };
+    let mut response = plain(StatusCode::TOO_MANY_REQUESTS, text.into());
+    response
+        .headers_mut()
+        .insert("retry-after", hyper::header::HeaderValue::from(retry_after));
+    response
+}
+
+fn plain(status: StatusCode, body: String) -> Response<HttpBody> {
     Response::builder()
         .status(status)
         .header("content-type", "text/plain; charset=utf-8")
@@ -194,13 +678,39 @@ fn plain(status: StatusCode, body: String) -> Response<BoxBody<Bytes, Infallible
         .expect("a static response is valid")
 }
 
+/// One warning a second at most, with the count of the ones held back.
+#[derive(Debug, Default)]
+struct RateLimitedWarning {
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl RateLimitedWarning {
+    fn warn(&mut self, message: impl FnOnce(String) -> String) {
+        if self
+            .last
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            let also = if self.suppressed > 0 {
+                format!(" ({} more since the last warning)", self.suppressed)
+            } else {
+                String::new()
+            };
+            tracing::warn!("{}", message(also));
+            self.last = Some(Instant::now());
+            self.suppressed = 0;
+        } else {
+            self.suppressed += 1;
+        }
+    }
+}
+
 /// Pauses between failed accepts: 10 ms doubling to 1 s, and one warning per second at
 /// most, however often accepting fails.
 #[derive(Debug, Default)]
 struct AcceptBackoff {
     pause: Option<Duration>,
-    last_warning: Option<Instant>,
-    suppressed: u64,
+    warning: RateLimitedWarning,
 }
 
 impl AcceptBackoff {
@@ -209,21 +719,9 @@ impl AcceptBackoff {
             (p * 2).min(Duration::from_secs(1))
         });
         self.pause = Some(pause);
-        if self
-            .last_warning
-            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
-        {
-            let also = if self.suppressed > 0 {
-                format!(" ({} more since the last warning)", self.suppressed)
-            } else {
-                String::new()
-            };
-            tracing::warn!("accepting a connection failed: {e}{also}; retrying in {pause:?}");
-            self.last_warning = Some(Instant::now());
-            self.suppressed = 0;
-        } else {
-            self.suppressed += 1;
-        }
+        self.warning.warn(|also| {
+            format!("accepting a connection failed: {e}{also}; retrying in {pause:?}")
+        });
         pause
     }
 
@@ -236,24 +734,110 @@ impl AcceptBackoff {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_loopback_addresses_are_accepted() {
-        for ok in ["127.0.0.1:8765", "[::1]:0", "localhost:9000", "127.0.0.2:1"] {
-            assert!(loopback_address(ok).unwrap().ip().is_loopback(), "{ok}");
+    fn args(listen: &str, dir: &std::path::Path) -> HttpArgs {
+        HttpArgs {
+            listen: listen.into(),
+            data_root: dir.to_path_buf(),
+            ..HttpArgs::default()
         }
+    }
+
+    #[test]
+    fn listen_addresses_parse() {
         assert_eq!(
-            loopback_address("localhost:9000").unwrap(),
+            parse_listen("localhost:9000").unwrap(),
             "127.0.0.1:9000".parse::<SocketAddr>().unwrap()
         );
-        for bad in [
-            "0.0.0.0:8765",
-            "[::]:8765",
-            "192.168.1.2:80",
-            "localhost",
-            "example.org:80",
-        ] {
-            let message = loopback_address(bad).unwrap_err().to_string();
+        for ok in ["127.0.0.1:8765", "[::1]:0", "0.0.0.0:80", "[::]:1"] {
+            parse_listen(ok).unwrap();
+        }
+        for bad in ["localhost", "example.org:80", "1.2.3.4"] {
+            let message = parse_listen(bad).unwrap_err().to_string();
             assert!(message.contains("--listen"), "{bad}: {message}");
         }
+    }
+
+    #[test]
+    fn a_network_address_needs_tokens_and_tls() {
+        let dir = tempfile::tempdir().unwrap();
+        // Loopback: nothing needed.
+        let loopback = HttpConfig::resolve(args("127.0.0.1:0", dir.path())).unwrap();
+        assert!(!loopback.is_remote());
+        // A network address without TLS is refused, naming both ways out.
+        let err = HttpConfig::resolve(args("0.0.0.0:0", dir.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--tls-cert") && err.contains("--allow-plain-http"),
+            "{err}"
+        );
+        // With plain HTTP allowed, still no token: refused, naming `scimcp token add`.
+        let mut plain = args("0.0.0.0:0", dir.path());
+        plain.allow_plain_http = true;
+        let err = HttpConfig::resolve(plain.clone()).unwrap_err().to_string();
+        assert!(
+            err.contains("scimcp token add") && err.contains("SCIMCP_TOKEN"),
+            "{err}"
+        );
+        // A token makes it start.
+        crate::auth::add_token(&crate::auth::default_token_file(dir.path()), "alice").unwrap();
+        let config = HttpConfig::resolve(plain).unwrap();
+        assert!(config.is_remote());
+        assert!(config.access_summary().contains("alice"));
+        // --require-token on loopback asks for the same.
+        let other = tempfile::tempdir().unwrap();
+        let mut proxied = args("127.0.0.1:0", other.path());
+        proxied.require_token = true;
+        assert!(HttpConfig::resolve(proxied).is_err());
+    }
+
+    #[test]
+    fn authorities_split() {
+        assert_eq!(
+            split_authority("Example.ORG."),
+            Some(("example.org".into(), None))
+        );
+        assert_eq!(
+            split_authority("a.b:8765"),
+            Some(("a.b".into(), Some(8765)))
+        );
+        assert_eq!(split_authority("[::1]:80"), Some(("::1".into(), Some(80))));
+        assert_eq!(split_authority("[::1]"), Some(("::1".into(), None)));
+        assert_eq!(split_authority("::1"), Some(("::1".into(), None)));
+        assert_eq!(split_authority("a:b"), None);
+        assert_eq!(split_authority(""), None);
+    }
+
+    #[test]
+    fn host_must_name_this_server() {
+        let gate = Gate {
+            tokens: None,
+            require_token: false,
+            allowed_hosts: vec![
+                "localhost".into(),
+                "lab.example".into(),
+                "other.example:443".into(),
+            ],
+            limiter: Limiter::new(TokenLimits::DEFAULT),
+            sessions: Mutex::new((HashMap::new(), VecDeque::new())),
+            refusals: Mutex::new(RateLimitedWarning::default()),
+        };
+        let conn = ConnInfo {
+            local: "192.0.2.2:8765".parse().unwrap(),
+            peer: "192.0.2.9:5000".parse().unwrap(),
+        };
+        let with = |host: &str| {
+            let mut h = hyper::HeaderMap::new();
+            h.insert(HOST, host.parse().unwrap());
+            gate.host_allowed(&h, &conn)
+        };
+        assert!(with("localhost:8765"));
+        assert!(with("192.0.2.2:8765"));
+        assert!(with("LAB.example"));
+        assert!(with("other.example:443"));
+        assert!(!with("other.example:444"));
+        assert!(!with("192.0.2.3:8765"));
+        assert!(!with("attacker.example"));
+        assert!(!gate.host_allowed(&hyper::HeaderMap::new(), &conn));
     }
 }

@@ -1,5 +1,6 @@
 //! The scimcp MCP runtime: serves one adapter's workflows to MCP clients over stdio or
-//! Streamable HTTP on a loopback address.
+//! Streamable HTTP (on a loopback address, or on a network with bearer tokens, TLS and
+//! plan-then-confirm).
 //!
 //! A request is validated strictly against the adapter manifest before any process exists,
 //! compiled into a deterministic plan with a hash, and run as an isolated child process (own
@@ -13,6 +14,7 @@
 // would only add an allocation to every error path.
 #![allow(clippy::result_large_err)]
 
+pub mod auth;
 mod cli;
 mod commands;
 pub mod datasets;
@@ -22,6 +24,7 @@ pub mod http;
 pub mod paging;
 pub mod plan;
 pub mod request;
+pub mod resources;
 pub mod runs;
 pub mod runtime;
 mod server;
@@ -32,7 +35,7 @@ mod validate;
 
 use std::process::ExitCode;
 
-pub use server::{ScimcpServer, ServerContext, ServerSettings};
+pub use server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 /// Entry point of the `scimcp` binary.
 pub fn main() -> ExitCode {

@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use scimcp_core::Adapter;
 use scimcp_core::hash::{canonical_json, canonical_sha256_of};
 use scimcp_core::manifest::{
-    ArtifactSpec, InputFileFormat, OptionFormat, Template, TemplatePart, Workflow,
+    ArtifactSpec, Filter, InputFileFormat, NULL, OptionFormat, Placeholder, SuccessSpec, Template,
+    Workflow,
 };
 use scimcp_core::run_env::{ENV_PASSTHROUGH, FIXED_RUN_ENV};
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,52 @@ pub fn fixed_env() -> BTreeMap<String, String> {
 pub struct PlannedFile {
     pub path: String,
     pub content: String,
+    /// How run paths substituted into `content` are escaped: `json` (json, yaml and toml
+    /// files: inside strings) or `none` (text files).
+    #[serde(default, skip_serializing_if = "is_text")]
+    pub escape: Escape,
+}
+
+/// How a substituted run path is written into a file's content.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Escape {
+    #[default]
+    None,
+    Json,
+}
+
+fn is_text(e: &Escape) -> bool {
+    *e == Escape::None
+}
+
+/// The absolute paths a plan names only symbolically (`{work_dir}`, `{state_dir}`), so that
+/// it and its hash are the same on every machine.
+#[derive(Debug, Clone)]
+pub struct RunPaths {
+    pub work_dir: std::path::PathBuf,
+    pub state_dir: std::path::PathBuf,
+}
+
+impl RunPaths {
+    /// `text` with the run values substituted, escaped as `escape` says.
+    pub fn substitute(&self, text: &str, escape: Escape) -> String {
+        if !text.contains("{work_dir}") && !text.contains("{state_dir}") {
+            return text.to_string();
+        }
+        let written = |p: &std::path::Path| {
+            let raw = p.to_string_lossy().into_owned();
+            match escape {
+                Escape::None => raw,
+                Escape::Json => {
+                    let quoted = serde_json::to_string(&raw).expect("a string serializes");
+                    quoted[1..quoted.len() - 1].to_string()
+                }
+            }
+        };
+        text.replace("{work_dir}", &written(&self.work_dir))
+            .replace("{state_dir}", &written(&self.state_dir))
+    }
 }
 
 /// The dataset as the plan binds it.
@@ -74,6 +121,11 @@ pub struct Plan {
     /// Artifacts the run must produce, as the manifest declares them.
     #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
     pub artifacts: Vec<ArtifactSpec>,
+    /// What success means beyond exit status 0, when the workflow says (a value in a JSON
+    /// file the CLI writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub success: Option<SuccessSpec>,
     pub timeout_s: u64,
 }
 
@@ -95,32 +147,181 @@ pub fn value_text(value: &Value) -> String {
     }
 }
 
-/// Compile `workflow` with resolved `params` on `dataset` into a plan.
+/// Renders templates for one run: run values, parameters, and their filters.
+struct Renderer<'a> {
+    params: &'a serde_json::Map<String, Value>,
+    run_path: String,
+    /// The dataset's column names, in file order (for the column filters).
+    columns: Option<&'a [String]>,
+}
+
+impl Renderer<'_> {
+    /// The text of `p`: a run value, or a parameter through its filters.
+    fn text(&self, p: &Placeholder) -> Result<String, String> {
+        match p.name.as_str() {
+            "dataset" => return Ok(self.run_path.clone()),
+            "output_dir" => return Ok(OUTPUT_DIR.to_string()),
+            // Absolute paths stay symbolic in the plan; the run substitutes them.
+            name @ ("work_dir" | "state_dir") => return Ok(format!("{{{name}}}")),
+            _ => {}
+        }
+        let value = self.value(&p.name)?;
+        if p.filters.is_empty() {
+            return Ok(value_text(value));
+        }
+        let mut current = value.clone();
+        for f in &p.filters {
+            current = Value::String(self.filter(&p.name, f, &current)?);
+        }
+        Ok(current.as_str().unwrap_or_default().to_string())
+    }
+
+    fn value(&self, name: &str) -> Result<&Value, String> {
+        self.params
+            .get(name)
+            .ok_or_else(|| format!("parameter '{name}' has no value"))
+    }
+
+    fn filter(&self, name: &str, f: &Filter, value: &Value) -> Result<String, String> {
+        Ok(match f {
+            Filter::Text => value_text(value),
+            Filter::Json => canonical_json(value),
+            Filter::Count => value.as_array().map_or(1, Vec::len).to_string(),
+            Filter::Map(pairs) => {
+                let key = value_text(value);
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| v.clone())
+                    .ok_or_else(|| {
+                        format!("parameter '{name}' = {key:?} has no entry in its map")
+                    })?
+            }
+            Filter::Positions(also) => {
+                let columns = self.columns.ok_or("the dataset's columns are not known")?;
+                let mut all = positions(&names_of(value), columns)?;
+                for other in also {
+                    all.extend(positions(&names_of(self.value(other)?), columns)?);
+                }
+                all.sort_unstable();
+                all.dedup();
+                all.iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }
+            Filter::PositionsIn(sources) => {
+                let columns = self.columns.ok_or("the dataset's columns are not known")?;
+                // The subset: every column the sources name, in file order (how a CLI that
+                // selects columns by position numbers them afterwards).
+                let mut subset = Vec::new();
+                for source in sources {
+                    subset.extend(positions(&names_of(self.value(source)?), columns)?);
+                }
+                subset.sort_unstable();
+                subset.dedup();
+                let wanted = positions(&names_of(value), columns)?;
+                wanted
+                    .iter()
+                    .map(|w| {
+                        subset
+                            .iter()
+                            .position(|s| s == w)
+                            .map(|i| (i + 1).to_string())
+                            .ok_or_else(|| {
+                                format!(
+                                    "column {} of '{name}' is not among {}",
+                                    columns[w - 1],
+                                    sources.join(", ")
+                                )
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?
+                    .join("; ")
+            }
+        })
+    }
+
+    fn render(&self, text: &str) -> Result<String, String> {
+        Template::parse(text)
+            .map_err(|e| e.to_string())?
+            .render(|p| self.text(p))
+    }
+
+    /// Substitute placeholders inside a structured template. A string that is exactly one
+    /// parameter placeholder without filters keeps the parameter's typed value (so
+    /// `"{seed}"` stays a number); `{null}` is JSON null; with a filter, it is text.
+    fn structured(&self, template: &Value) -> Result<Value, String> {
+        Ok(match template {
+            Value::String(s) => {
+                let t = Template::parse(s).map_err(|e| e.to_string())?;
+                match t.sole_placeholder() {
+                    Some(p) if p.name == NULL => Value::Null,
+                    Some(p) if !p.yields_text() && self.params.contains_key(&p.name) => {
+                        self.params[&p.name].clone()
+                    }
+                    _ => Value::String(t.render(|p| self.text(p))?),
+                }
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| self.structured(v))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), self.structured(v)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
+}
+
+/// Column names in a parameter's value: one name, or a list of them.
+fn names_of(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items.iter().map(value_text).collect(),
+        other => vec![value_text(other)],
+    }
+}
+
+/// 1-based positions of `names` among `columns`.
+fn positions(names: &[String], columns: &[String]) -> Result<Vec<usize>, String> {
+    names
+        .iter()
+        .map(|n| {
+            columns
+                .iter()
+                .position(|c| c == n)
+                .map(|i| i + 1)
+                .ok_or_else(|| format!("the dataset has no column '{n}'"))
+        })
+        .collect()
+}
+
+/// Compile `workflow` with resolved `params` on `dataset` into a plan. `columns` is the
+/// dataset's header when the workflow's templates need it (column filters).
+#[allow(clippy::too_many_arguments)]
 pub fn compile(
     adapter: &Adapter,
     workflow: &Workflow,
     params: &serde_json::Map<String, Value>,
     dataset: &ResolvedDataset,
+    columns: Option<&[String]>,
     program: &str,
     launch: &[String],
     env: BTreeMap<String, String>,
 ) -> Result<Plan, String> {
     let run_path = format!("{INPUTS_DIR}/{}", dataset.file_name);
-    let lookup = |name: &str| -> Result<String, String> {
-        match name {
-            "dataset" => Ok(run_path.clone()),
-            "output_dir" => Ok(OUTPUT_DIR.to_string()),
-            other => params
-                .get(other)
-                .map(value_text)
-                .ok_or_else(|| format!("parameter '{other}' has no value")),
-        }
+    let renderer = Renderer {
+        params,
+        run_path: run_path.clone(),
+        columns,
     };
-    let render = |text: &str| -> Result<String, String> {
-        Template::parse(text)
-            .map_err(|e| e.to_string())?
-            .render(lookup)
-    };
+    let render = |text: &str| renderer.render(text);
     let mut args: Vec<String> = launch.to_vec();
     for arg in &workflow.argv {
         args.push(render(arg)?);
@@ -152,7 +353,7 @@ pub fn compile(
         .collect::<Result<Vec<_>, _>>()?;
     let mut input_files = Vec::new();
     for spec in &workflow.input_files {
-        let rendered = render_value(&spec.template, &lookup, params)?;
+        let rendered = renderer.structured(&spec.template)?;
         let content = match spec.format {
             InputFileFormat::Json | InputFileFormat::Yaml => {
                 let mut s = serde_json::to_string_pretty(&rendered).map_err(|e| e.to_string())?;
@@ -161,11 +362,18 @@ pub fn compile(
             }
             InputFileFormat::Toml => toml::to_string(&rendered)
                 .map_err(|e| format!("input file {} cannot be TOML: {e}", spec.path))?,
-            InputFileFormat::Text => rendered.as_str().unwrap_or_default().to_string(),
+            // A text template that is one placeholder keeps its parameter's typed value
+            // above; here it is written as text (`0.1`, `true`), never dropped.
+            InputFileFormat::Text => value_text(&rendered),
         };
         input_files.push(PlannedFile {
             path: spec.path.clone(),
             content,
+            escape: if spec.format == InputFileFormat::Text {
+                Escape::None
+            } else {
+                Escape::Json
+            },
         });
     }
     Ok(Plan {
@@ -188,39 +396,128 @@ pub fn compile(
             size_bytes: dataset.size_bytes,
         },
         artifacts: workflow.artifacts.clone(),
+        success: workflow.success.clone(),
         timeout_s: adapter.manifest.effective_limits().run_timeout_s,
     })
 }
 
-/// Substitute placeholders inside a structured template. A string that is exactly one
-/// parameter placeholder takes the parameter's typed value (so `"{seed}"` stays a number).
-fn render_value(
-    template: &Value,
-    lookup: &impl Fn(&str) -> Result<String, String>,
-    params: &serde_json::Map<String, Value>,
-) -> Result<Value, String> {
-    Ok(match template {
-        Value::String(s) => {
-            let t = Template::parse(s).map_err(|e| e.to_string())?;
-            if let [TemplatePart::Placeholder(name)] = t.parts.as_slice()
-                && let Some(v) = params.get(name)
-            {
-                v.clone()
-            } else {
-                Value::String(t.render(lookup)?)
-            }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn renderer<'a>(
+        params: &'a serde_json::Map<String, Value>,
+        columns: &'a [String],
+    ) -> Renderer<'a> {
+        Renderer {
+            params,
+            run_path: "inputs/Data 1.xlsx".into(),
+            columns: Some(columns),
         }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| render_value(v, lookup, params))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| Ok((k.clone(), render_value(v, lookup, params)?)))
-                .collect::<Result<_, String>>()?,
-        ),
-        other => other.clone(),
-    })
+    }
+
+    fn fixture() -> (serde_json::Map<String, Value>, Vec<String>) {
+        let params = json!({
+            "features": ["MGO", "SIO2"],
+            "target": "NA2O",
+            "identifier": "SAMPLE",
+            "tol": 0.0005,
+            "seed": 7,
+            "bootstrap": true,
+            "label": null,
+        });
+        let columns = ["SAMPLE", "SIO2", "TIO2", "MGO", "NA2O"]
+            .map(String::from)
+            .to_vec();
+        (params.as_object().unwrap().clone(), columns)
+    }
+
+    #[test]
+    fn filters_turn_typed_values_into_the_text_a_cli_expects() {
+        let (params, columns) = fixture();
+        let r = renderer(&params, &columns);
+        let cases = [
+            ("{tol|text}", "0.0005"),
+            ("{seed}", "7"),
+            ("{bootstrap|map:true=1,false=2}", "1"),
+            ("{features|count}", "2"),
+            ("{features|json}", r#"["MGO","SIO2"]"#),
+            // File order, 1-based, whatever order the client named them in.
+            ("{features|positions}", "2; 4"),
+            ("{features|positions:target,identifier}", "1; 2; 4; 5"),
+            // Among the selected columns (SIO2, MGO, NA2O): the target is the third.
+            ("{target|positions_in:features,target}", "3"),
+            ("--data={dataset}", "--data=inputs/Data 1.xlsx"),
+            ("{work_dir}/plan.json", "{work_dir}/plan.json"),
+            ("{{literal}}", "{literal}"),
+        ];
+        for (template, want) in cases {
+            assert_eq!(r.render(template).unwrap(), want, "{template}");
+        }
+    }
+
+    #[test]
+    fn filter_mistakes_name_the_parameter_or_column() {
+        let (mut params, columns) = fixture();
+        params.insert("bootstrap".into(), json!("maybe"));
+        params.insert("target".into(), json!("NOPE"));
+        let r = renderer(&params, &columns);
+        let e = r.render("{bootstrap|map:true=1,false=2}").unwrap_err();
+        assert!(e.contains("'bootstrap'") && e.contains("maybe"), "{e}");
+        let e = r.render("{target|positions}").unwrap_err();
+        assert!(e.contains("NOPE"), "{e}");
+        let e = r.render("{identifier|positions_in:features}").unwrap_err();
+        assert!(e.contains("SAMPLE") && e.contains("features"), "{e}");
+        let e = r.render("{absent}").unwrap_err();
+        assert!(e.contains("'absent'"), "{e}");
+    }
+
+    #[test]
+    fn structured_templates_keep_types_and_write_null() {
+        let (params, columns) = fixture();
+        let r = renderer(&params, &columns);
+        let template = json!({
+            "seed": "{seed}",
+            "seed_text": "{seed|text}",
+            "tol": "{tol}",
+            "nothing": "{null}",
+            "label": "{label}",
+            "answers": ["{bootstrap|map:true=1,false=2}", "{features|positions}", 3],
+            "paths": {"plan": "{work_dir}/plan.json", "data": "{dataset}"},
+        });
+        assert_eq!(
+            r.structured(&template).unwrap(),
+            json!({
+                "seed": 7,
+                "seed_text": "7",
+                "tol": 0.0005,
+                "nothing": null,
+                "label": null,
+                "answers": ["1", "2; 4", 3],
+                "paths": {"plan": "{work_dir}/plan.json", "data": "inputs/Data 1.xlsx"},
+            })
+        );
+    }
+
+    #[test]
+    fn run_paths_are_substituted_escaped_for_the_file_format() {
+        let paths = RunPaths {
+            work_dir: std::path::PathBuf::from(r#"C:\Users\Ada "A"\work"#),
+            state_dir: std::path::PathBuf::from("/srv/state"),
+        };
+        assert_eq!(
+            paths.substitute("{work_dir}/plan.json", Escape::None),
+            r#"C:\Users\Ada "A"\work/plan.json"#
+        );
+        let json_text = format!(
+            "{{\"p\": \"{}\", \"s\": \"{}\"}}",
+            "{work_dir}/plan.json", "{state_dir}"
+        );
+        let written = paths.substitute(&json_text, Escape::Json);
+        let back: Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(back["p"], r#"C:\Users\Ada "A"\work/plan.json"#);
+        assert_eq!(back["s"], "/srv/state");
+        assert_eq!(paths.substitute("no paths", Escape::Json), "no paths");
+    }
 }

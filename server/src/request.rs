@@ -36,10 +36,16 @@ pub struct StartRequest {
     /// Refuse unless the dataset's SHA-256 equals this (hex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_dataset_sha256: Option<String>,
-    /// The id validate_analysis returned; the start is refused if the request, the dataset
-    /// bytes or the plan changed since.
+    /// The id validate_analysis (or a preview) returned; the start is refused if the
+    /// request, the dataset bytes or the plan changed since. Required with `confirm: true`
+    /// where the server requires confirmation, so what starts is what the person approved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation_id: Option<String>,
+    /// `true` starts the run. `false` (or, where the server requires confirmation, leaving
+    /// it out) starts nothing and returns a preview of exactly what would run. Set it to
+    /// `true` only after the person agreed to that preview.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<bool>,
 }
 
 impl StartRequest {
@@ -117,6 +123,19 @@ fn default_sample_rows() -> u8 {
 pub struct RunRef {
     /// The run id start_analysis returned (`run-` and 16 hex digits).
     pub run_id: String,
+}
+
+/// `cancel_run` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelRequest {
+    /// The run id start_analysis returned (`run-` and 16 hex digits).
+    pub run_id: String,
+    /// `true` cancels the run. `false` (or, where the server requires confirmation, leaving
+    /// it out) cancels nothing and returns the run's status. Set it to `true` only after the
+    /// person agreed.
+    #[serde(default)]
+    pub confirm: Option<bool>,
 }
 
 /// `get_run_result` arguments.

@@ -70,7 +70,11 @@ impl ScientificRuntime {
             package: rt.package.clone(),
             requirement_names: requirement_names(&rt.requirements),
             env: {
-                let mut env = rt.env.clone();
+                let mut env: BTreeMap<String, String> = scimcp_core::run_env::DEFAULT_RUN_ENV
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                env.extend(rt.env.clone());
                 env.extend(operator_env.clone());
                 env.extend(crate::plan::fixed_env());
                 env
@@ -86,11 +90,16 @@ impl ScientificRuntime {
         &self.env
     }
 
-    /// The variables a run of `workflow` gets (besides the passthrough names): the
-    /// manifest's `[runtime] env`, the workflow's `env`, the operator's `--env`, then the
-    /// suite's fixed variables, each over the one before.
+    /// The variables a run of `workflow` gets (besides the passthrough names): the suite's
+    /// defaults (a home and caches inside the run), the manifest's `[runtime] env`, the
+    /// workflow's `env`, the operator's `--env`, then the suite's fixed variables, each over
+    /// the one before. `{work_dir}` and `{state_dir}` stay symbolic until the run starts.
     pub fn run_env(&self, manifest: &Manifest, workflow: &Workflow) -> BTreeMap<String, String> {
-        let mut env = manifest.run_env(workflow);
+        let mut env: BTreeMap<String, String> = scimcp_core::run_env::DEFAULT_RUN_ENV
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env.extend(manifest.run_env(workflow));
         env.extend(self.operator_env.clone());
         env.extend(crate::plan::fixed_env());
         env

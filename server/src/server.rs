@@ -1,5 +1,5 @@
 //! The MCP server: settings resolved at start-up, the shared context every tool uses, and
-//! the rmcp handler that routes `tools/list` and `tools/call`.
+//! the rmcp handler that routes tools, resources and their subscriptions.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -7,17 +7,41 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use scimcp_core::Adapter;
 
+use crate::auth::Caller;
 use crate::datasets::DatasetCatalog;
 use crate::runs::RunManager;
 use crate::runtime::ScientificRuntime;
+use crate::tools::{Call, Progress};
 use crate::validate::Validators;
+
+/// Whether `start_analysis` and `cancel_run` act only with `confirm: true`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmMode {
+    /// Without `confirm: true` they change nothing and answer with what would happen
+    /// (plan-then-confirm). The default when the server is reachable from a network.
+    Required,
+    /// Without `confirm` they act at once; `confirm: false` still asks for a preview. The
+    /// default over stdio and loopback HTTP.
+    Optional,
+}
+
+impl ConfirmMode {
+    pub fn word(self) -> &'static str {
+        match self {
+            ConfirmMode::Required => "required",
+            ConfirmMode::Optional => "optional",
+        }
+    }
+}
 
 /// What `scimcp serve` was asked to serve, resolved and checked.
 #[derive(Debug)]
@@ -32,6 +56,8 @@ pub struct ServerSettings {
     pub data_root: PathBuf,
     /// The operator's `--env` variables for every run.
     pub run_env: std::collections::BTreeMap<String, String>,
+    /// Plan-then-confirm for starting and cancelling runs.
+    pub confirm: ConfirmMode,
 }
 
 impl ServerSettings {
@@ -82,6 +108,7 @@ impl ServerSettings {
             data_dirs,
             data_root,
             run_env,
+            confirm: ConfirmMode::Optional,
         })
     }
 }
@@ -110,6 +137,8 @@ pub struct ServerContext {
     pub runs: Arc<RunManager>,
     pub(crate) validators: Validators,
     pub data_root: PathBuf,
+    /// Plan-then-confirm for starting and cancelling runs.
+    pub confirm: ConfirmMode,
     /// Datasets of recent validations, by validation id, so a start can say precisely that
     /// the dataset changed since the validation it names.
     validations: Mutex<VecDeque<(String, RecalledDataset)>>,
@@ -188,37 +217,70 @@ impl ServerContext {
             runs: Arc::new(runs),
             validators,
             data_root: settings.data_root,
+            confirm: settings.confirm,
             validations: Mutex::new(VecDeque::new()),
         }))
     }
 }
 
-/// The rmcp handler.
+/// The rmcp handler: one per MCP session (HTTP serves many), all sharing one context.
 #[derive(Debug, Clone)]
 pub struct ScimcpServer {
     ctx: Arc<ServerContext>,
+    session: Arc<crate::resources::Session>,
 }
 
 impl ScimcpServer {
     pub fn new(ctx: Arc<ServerContext>) -> Self {
-        ScimcpServer { ctx }
+        ScimcpServer {
+            ctx,
+            session: Arc::new(crate::resources::Session::default()),
+        }
+    }
+
+    /// A handler for a new session: the same context, its own resource subscriptions.
+    pub fn new_session(&self) -> Self {
+        ScimcpServer::new(Arc::clone(&self.ctx))
     }
 }
 
 const INSTRUCTIONS: &str = "This server runs a scientific command-line program for you. \
 Keep the scientist's explicit choices (model, parameters, seed) exactly as given. \
-Flow: get_capabilities → list_datasets / inspect_dataset → validate_analysis (show the plan, \
-confirm) → start_analysis → get_run_result (it waits) → summarize the metrics and artifacts. \
-Every error names the field and the next action.";
+Flow: get_capabilities → list_datasets / inspect_dataset → validate_analysis → show the plan \
+→ start_analysis → get_run_result (it waits, with progress) → summarize the metrics and \
+artifacts. start_analysis and cancel_run act on this computer: when one answers with a \
+preview (started: false, or confirmation_required), show the person exactly what it says \
+would happen (the command line, the expected artifacts, the estimated resources; the run to \
+cancel) and wait for their explicit go-ahead; only then call it again with confirm: true (and \
+the preview's validation_id). Never set confirm: true without that go-ahead for that specific \
+action. Finished runs are also resources (scimcp://runs/<run_id>/result and its artifacts); \
+subscribe to a run's result URI to be told when it ends. Every error names the field and the \
+next action.";
+
+/// Who sent this request: the caller the HTTP transport authenticated, or the stdio client.
+fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
+    context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .cloned()
+        .unwrap_or(Caller::Stdio)
+}
 
 impl ServerHandler for ScimcpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                scimcp_core::version::SUITE_NAME,
-                scimcp_core::version::SUITE_VERSION,
-            ))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            scimcp_core::version::SUITE_NAME,
+            scimcp_core::version::SUITE_VERSION,
+        ))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -235,8 +297,16 @@ impl ServerHandler for ScimcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        let call = Call {
+            caller: caller_of(&context),
+            progress: context
+                .meta
+                .get_progress_token()
+                .map(|token| Progress::new(context.peer.clone(), token)),
+        };
+        // A client's cancellation ends this call (a wait ends; the run it waited on goes on).
         let result = tokio::select! {
-            r = crate::tools::dispatch(&self.ctx, &name, request.arguments) => r,
+            r = crate::tools::dispatch(&self.ctx, &call, &name, request.arguments) => r,
             _ = context.ct.cancelled() => return Err(McpError::internal_error("request cancelled by the client", None)),
         };
         match result {
@@ -246,5 +316,81 @@ impl ServerHandler for ScimcpServer {
                 Some(serde_json::json!({"known_tools": crate::tools::TOOL_NAMES})),
             )),
         }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        crate::resources::list(&self.ctx, request.and_then(|r| r.cursor).as_deref())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            crate::resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let ctx = Arc::clone(&self.ctx);
+        // Files are read (and hashed) off the async workers.
+        tokio::task::spawn_blocking(move || crate::resources::read(&ctx, &request.uri))
+            .await
+            .map_err(|e| {
+                McpError::internal_error(format!("reading the resource failed: {e}"), None)
+            })?
+            .map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::resources::subscribe(&self.ctx, &self.session, &request.uri, context.peer)
+    }
+
+    /// Protocol 2026-07-28's subscriptions: the resource URIs `resources/subscribe` would
+    /// accept.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let uris = crate::resources::accepted_uris(
+            &self.ctx,
+            requested
+                .resource_subscriptions
+                .as_deref()
+                .unwrap_or_default(),
+        );
+        Some(
+            SubscriptionFilter::builder()
+                .resource_subscriptions(uris)
+                .build(),
+        )
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        crate::resources::listen(&self.ctx, context).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session.unsubscribe(&request.uri);
+        Ok(())
     }
 }

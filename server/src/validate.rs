@@ -7,12 +7,12 @@ use std::collections::{BTreeSet, HashMap};
 use jsonschema::error::ValidationErrorKind;
 use schemars::JsonSchema;
 use scimcp_core::hash::{canonical_sha256, sha256_hex};
-use scimcp_core::manifest::InputFileFormat;
+use scimcp_core::manifest::{COLUMN_KEYWORD, InputFileFormat};
 use scimcp_core::{Adapter, Template, Workflow};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::datasets::{DatasetCatalog, ResolvedDataset};
+use crate::datasets::{ColumnType, DatasetCatalog, ResolvedDataset};
 use crate::envelope::{ErrorCode, Issue, ToolError};
 use crate::plan::{self, Plan};
 use crate::request::AnalysisRequest;
@@ -134,9 +134,21 @@ pub async fn validate(
             (String::new(), adapter.manifest.runtime.launch.clone())
         }
     };
+    let columns = if uses_columns(workflow) {
+        Some(check_columns(workflow, &resolved, &dataset, datasets.max_bytes()).await?)
+    } else {
+        None
+    };
     let env = runtime.run_env(&adapter.manifest, workflow);
     let plan = plan::compile(
-        adapter, workflow, &resolved, &dataset, &program, &launch, env,
+        adapter,
+        workflow,
+        &resolved,
+        &dataset,
+        columns.as_deref(),
+        &program,
+        &launch,
+        env,
     )
     .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
     let plan_sha256 = plan.sha256();
@@ -182,6 +194,153 @@ fn with_defaults(params: &Map<String, Value>, schema: &Value) -> Map<String, Val
         }
     }
     out
+}
+
+/// Does the workflow read the dataset's columns (a parameter marked as columns, or a column
+/// filter in a template)?
+fn uses_columns(workflow: &Workflow) -> bool {
+    let marked = workflow
+        .parameters_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|props| props.values().any(|p| p.get(COLUMN_KEYWORD).is_some()));
+    marked || {
+        let mut texts: Vec<&str> = workflow
+            .argv
+            .iter()
+            .chain(&workflow.stdin)
+            .map(String::as_str)
+            .collect();
+        let mut strings = Vec::new();
+        for f in &workflow.input_files {
+            collect_strings(&f.template, &mut strings);
+        }
+        texts.extend(strings.iter().map(String::as_str));
+        texts.iter().any(|t| {
+            Template::parse(t).is_ok_and(|t| {
+                t.placeholder_parts()
+                    .any(|p| p.filters.iter().any(|f| f.needs_columns()))
+            })
+        })
+    }
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// Read the dataset's header, column types and missing values, and check every parameter
+/// marked as columns against them, before any process exists: each named column must
+/// exist, be numeric when the schema says `numeric`, and have no missing value when it
+/// says `complete`. Returns the column names in file order.
+async fn check_columns(
+    workflow: &Workflow,
+    params: &Map<String, Value>,
+    dataset: &ResolvedDataset,
+    max_bytes: u64,
+) -> Result<Vec<String>, ToolError> {
+    let resolved = dataset.clone();
+    let inspection =
+        tokio::task::spawn_blocking(move || crate::datasets::inspect(resolved, 0, 0..0, max_bytes))
+            .await
+            .map_err(|e| {
+                ToolError::internal(format!("reading the dataset's columns panicked: {e}"))
+            })??;
+    let columns = &inspection.columns;
+    let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+    let Some(props) = workflow
+        .parameters_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    else {
+        return Ok(names);
+    };
+    for (param, schema) in props {
+        let Some(rule) = schema.get(COLUMN_KEYWORD) else {
+            continue;
+        };
+        let Some(value) = params.get(param) else {
+            continue;
+        };
+        let chosen: Vec<&str> = match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let numeric = rule
+            .get("numeric")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let max_distinct = rule.get("max_distinct").and_then(Value::as_u64);
+        let complete = rule
+            .get("complete")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        for name in chosen {
+            let field = format!("parameters.{param}");
+            let Some(column) = columns.iter().find(|c| c.name == name) else {
+                return Err(ToolError::new(
+                    ErrorCode::InvalidParameters,
+                    format!(
+                        "dataset '{}' has no column '{name}' (parameter '{param}')",
+                        dataset.reference
+                    ),
+                    "pick columns the dataset has (inspect_dataset lists them)",
+                )
+                .field(field)
+                .allowed(names.iter().take(200).cloned()));
+            };
+            if numeric
+                && !matches!(
+                    column.inferred_type,
+                    ColumnType::Integer | ColumnType::Number
+                )
+            {
+                return Err(ToolError::new(
+                    ErrorCode::InvalidParameters,
+                    format!(
+                        "column '{name}' of dataset '{}' is {:?}, not numeric (parameter '{param}')",
+                        dataset.reference, column.inferred_type
+                    ),
+                    "pick numeric columns (inspect_dataset shows each column's type)",
+                )
+                .field(field));
+            }
+            if let Some(max) = max_distinct
+                && column.distinct_values.is_none_or(|n| n > max)
+            {
+                let found = column
+                    .distinct_values
+                    .map_or_else(|| "more than 20".to_string(), |n| n.to_string());
+                return Err(ToolError::new(
+                    ErrorCode::InvalidParameters,
+                    format!(
+                        "column '{name}' of dataset '{}' holds {found} different values (parameter '{param}'); this workflow takes at most {max}",
+                        dataset.reference
+                    ),
+                    "pick a column with fewer classes (inspect_dataset shows distinct_values)",
+                )
+                .field(field));
+            }
+            if complete && column.missing > 0 {
+                return Err(ToolError::new(
+                    ErrorCode::InvalidParameters,
+                    format!(
+                        "column '{name}' of dataset '{}' has {} missing value(s) (parameter '{param}'); this workflow needs complete columns",
+                        dataset.reference, column.missing
+                    ),
+                    "pick columns without missing values, or fill the gaps in the data first",
+                )
+                .field(field));
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// A number the schema types as an integer is one, even when a client wrote it `1.0`: the
@@ -252,7 +411,23 @@ fn check_shape_preserving(
             _ => false,
         }
     }
+    fn has_run_path(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains("{work_dir}") || s.contains("{state_dir}"),
+            Value::Array(a) => a.iter().any(has_run_path),
+            Value::Object(o) => o.values().any(has_run_path),
+            _ => false,
+        }
+    }
     for (name, value) in params {
+        if has_run_path(value) {
+            return Err(ToolError::new(
+                ErrorCode::InvalidParameters,
+                format!("parameter '{name}' contains {{work_dir}} or {{state_dir}}, text the server substitutes with run paths"),
+                "remove the braces from the value",
+            )
+            .field(format!("parameters.{name}")));
+        }
         if has_nul(value) {
             return Err(ToolError::new(
                 ErrorCode::InvalidParameters,

@@ -4,6 +4,8 @@
 //! Nothing here is shipped; it must not grow logic the binaries themselves need.
 
 pub mod harness;
+pub mod http_client;
+pub mod http_server;
 
 use std::path::{Path, PathBuf};
 

@@ -578,10 +578,20 @@ async fn two_servers_sharing_a_state_directory_keep_their_runs_apart() {
     // The second server starts (and runs its recovery) while the first one's run is live.
     let other = h.another_server().await.unwrap();
     let mut ids = vec![long.clone()];
+    // One at a time: max_pending_runs counts the runs of both servers together.
     for i in 0..3 {
-        ids.push(start(&h, misbehave(json!({"files": i}))).await);
+        let mine = start(&h, misbehave(json!({"files": i}))).await;
+        finish(&h, &mine).await;
+        ids.push(mine);
         let r = ok_on(&other, "start_analysis", misbehave(json!({"files": i + 3}))).await;
-        ids.push(r["run_id"].as_str().unwrap().to_string());
+        let theirs = r["run_id"].as_str().unwrap().to_string();
+        ok_on(
+            &other,
+            "get_run_result",
+            json!({"run_id": theirs, "wait_s": 60}),
+        )
+        .await;
+        ids.push(theirs);
     }
     let s = ok_on(&other, "get_run_status", json!({"run_id": long})).await;
     assert_eq!(

@@ -9,11 +9,9 @@
 //! - 1,000 random single-byte mutations of the bundles' signed content are all refused, and
 //!   none panics.
 //!
-//! The bundles are data from other repositories: they are not part of this repository (only
-//! their index is), and live in `shared/sigstore/corpus/` beside the checkout or wherever
-//! `SCIMCP_SIGSTORE_CORPUS` points. Where neither exists (a clone on its own), the tests say
-//! so on stderr and check nothing; with `SCIMCP_SIGSTORE_CORPUS` set, a missing directory or
-//! file fails them.
+//! The bundles are data from other repositories, kept in `tests/corpus/files/` (or wherever
+//! `SCIMCP_SIGSTORE_CORPUS` points); a signed file that is another project's code is kept
+//! only as the digest the bundle binds.
 
 // The counts docs/RELEASE.md quotes are printed (`-- --nocapture`) so anyone can rerun them.
 #![allow(clippy::print_stdout)]
@@ -87,7 +85,7 @@ fn corpus_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("SCIMCP_SIGSTORE_CORPUS") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/sigstore/corpus")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/files")
 }
 
 fn digest<const N: usize>(hex_digest: &str) -> [u8; N] {
@@ -97,30 +95,17 @@ fn digest<const N: usize>(hex_digest: &str) -> [u8; N] {
         .expect("digest length")
 }
 
-/// The corpus, or `None` (said on stderr) when this checkout has none beside it.
-fn cases() -> Option<Vec<Case>> {
+/// The corpus: every bundle of corpus.toml with its artifact or digest.
+fn cases() -> Vec<Case> {
     let index = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/corpus.toml");
     let corpus: Corpus = toml::from_str(&fs_err::read_to_string(index).unwrap()).unwrap();
     let dir = corpus_dir();
-    let explicit = std::env::var_os("SCIMCP_SIGSTORE_CORPUS").is_some();
-    if !dir.is_dir() && !explicit {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!(
-                "SKIPPED: the real-bundle corpus is not at {} (its files, listed in \
-                 verify/tests/corpus/corpus.toml, belong in shared/sigstore/corpus/ beside the \
-                 checkout; or set SCIMCP_SIGSTORE_CORPUS)",
-                dir.display()
-            );
-        }
-        return None;
-    }
     assert!(
         dir.is_dir(),
-        "SCIMCP_SIGSTORE_CORPUS={} is not a directory",
+        "the corpus directory {} is missing (SCIMCP_SIGSTORE_CORPUS?)",
         dir.display()
     );
-    let cases = corpus
+    corpus
         .bundle
         .into_iter()
         .map(|entry| {
@@ -136,8 +121,7 @@ fn cases() -> Option<Vec<Case>> {
                 artifact,
             }
         })
-        .collect();
-    Some(cases)
+        .collect()
 }
 
 fn policy(identity: &str, issuer: &str) -> Policy {
@@ -169,7 +153,7 @@ fn real_policy(case: &Case) -> Policy {
 
 #[test]
 fn every_genuine_bundle_verifies_with_its_real_identity() {
-    let Some(cases) = cases() else { return };
+    let cases = cases();
     let mut refused = Vec::new();
     for case in &cases {
         if let Err(e) = verify(case, &case.bundle, &case.artifact, &real_policy(case)) {
@@ -255,7 +239,7 @@ fn serial_last_byte(der: &[u8]) -> usize {
 
 #[test]
 fn every_negative_control_is_refused_by_its_check() {
-    let Some(cases) = cases() else { return };
+    let cases = cases();
     let mut wrong = Vec::new();
     let mut refused = 0;
     for case in &cases {
@@ -451,7 +435,7 @@ fn same_meaning(a: &str, b: &str) -> bool {
 #[test]
 fn a_thousand_single_byte_mutations_of_signed_content_are_refused() {
     const MUTATIONS: usize = 1_000;
-    let Some(cases) = cases() else { return };
+    let cases = cases();
     let mut rng = XorShift(0x005c_13c9_2026);
     let mut accepted = Vec::new();
     let mut no_ops = 0;

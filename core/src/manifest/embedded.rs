@@ -17,19 +17,32 @@ macro_rules! adapter_file {
 }
 
 /// Every adapter that ships with the suite.
-pub static EMBEDDED_ADAPTERS: &[EmbeddedAdapter] = &[EmbeddedAdapter {
-    name: "refsci",
-    manifest_path: "refsci.toml",
-    files: &[
-        adapter_file!("refsci.toml"),
-        adapter_file!("refsci/schemas/regression.json"),
-        adapter_file!("refsci/schemas/regression_interactive.json"),
-        adapter_file!("refsci/schemas/classification.json"),
-        adapter_file!("refsci/schemas/clustering.json"),
-        adapter_file!("refsci/schemas/decomposition.json"),
-        adapter_file!("refsci/schemas/anomaly.json"),
-    ],
-}];
+pub static EMBEDDED_ADAPTERS: &[EmbeddedAdapter] = &[
+    EmbeddedAdapter {
+        name: "refsci",
+        manifest_path: "refsci.toml",
+        files: &[
+            adapter_file!("refsci.toml"),
+            adapter_file!("refsci/schemas/regression.json"),
+            adapter_file!("refsci/schemas/regression_interactive.json"),
+            adapter_file!("refsci/schemas/classification.json"),
+            adapter_file!("refsci/schemas/clustering.json"),
+            adapter_file!("refsci/schemas/decomposition.json"),
+            adapter_file!("refsci/schemas/anomaly.json"),
+        ],
+    },
+    EmbeddedAdapter {
+        name: "geochemistrypi",
+        manifest_path: "geochemistrypi.toml",
+        files: &[
+            adapter_file!("geochemistrypi.toml"),
+            adapter_file!("geochemistrypi/schemas/anomaly_isolation_forest.json"),
+            adapter_file!("geochemistrypi/schemas/regression_random_forest.json"),
+            adapter_file!("geochemistrypi/schemas/classification_random_forest.json"),
+            adapter_file!("geochemistrypi/schemas/clustering_kmeans.json"),
+        ],
+    },
+];
 
 /// Names of the embedded adapters.
 pub fn embedded_names() -> Vec<&'static str> {

@@ -7,9 +7,12 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::COLUMN_KEYWORD;
 use super::embedded::{EMBEDDED_ADAPTERS, EmbeddedAdapter, embedded_names};
 use super::error::{ManifestError, ManifestErrors, line_col};
-use super::template::{RUN_VALUES, Template, is_placeholder_name};
+use super::template::{
+    ABSOLUTE_RUN_VALUES, Filter, NULL, RUN_VALUES, Template, is_placeholder_name,
+};
 use super::types::{Manifest, OptionFormat, RuntimeKind, Workflow};
 use super::{Adapter, AdapterOrigin};
 use crate::hash::{canonical_json, sha256_hex};
@@ -310,18 +313,7 @@ fn is_safe_relative(p: &str) -> bool {
 
 /// `name==version` with a PEP 508-style name and no other operators.
 fn is_exact_pin(req: &str) -> bool {
-    let Some((name, version)) = req.split_once("==") else {
-        return false;
-    };
-    let name_ok = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    let version_ok = !version.is_empty()
-        && version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '!'));
-    name_ok && version_ok
+    crate::pins::Pin::parse(req).is_some()
 }
 
 fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
@@ -359,13 +351,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
     check_runtime(c, m);
     check_limits(c, m);
     if let Some(ds) = &m.datasets {
-        if ds.export.is_empty() {
-            c.error(
-                &[Seg::Key("datasets"), Seg::Key("export")],
-                "export must name the CLI arguments that write the built-in datasets",
-                Some("e.g. export = [\"datasets\", \"export\", \"{output_dir}\"]".into()),
-            );
-        }
+        check_datasets(c, m, ds);
         for (i, arg) in ds.export.iter().enumerate() {
             let path = [Seg::Key("datasets"), Seg::Key("export"), Seg::Index(i)];
             match Template::parse(arg) {
@@ -433,6 +419,9 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
             &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("env")],
             &wf.env,
         );
+        if let Some(success) = &wf.success {
+            check_success(c, i, success);
+        }
         let mut paths = BTreeSet::new();
         for (j, f) in wf.input_files.iter().enumerate() {
             let path = [
@@ -544,15 +533,13 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
             c.error(
                 &path,
                 format!("'{req}' is not an exact pin"),
-                Some("pin every requirement exactly, e.g. \"scikit-learn==1.5.2\"".into()),
+                Some("pin every requirement exactly, e.g. \"scikit-learn==1.5.2\"; a platform-only requirement takes a marker on sys_platform, platform_system or os_name, e.g. \"pywin32==306; sys_platform == 'win32'\"".into()),
             );
-        } else {
-            let name = req
-                .split("==")
-                .next()
-                .unwrap_or_default()
-                .to_ascii_lowercase()
-                .replace(['_', '.'], "-");
+        } else if let Some(pin) = crate::pins::Pin::parse(req)
+            && pin.marker.is_none()
+        {
+            // A name may appear once per platform marker, but only once without one.
+            let name = pin.name.to_ascii_lowercase().replace(['_', '.'], "-");
             if !names.insert(name.clone()) {
                 c.error(&path, format!("'{name}' is pinned twice"), None);
             }
@@ -596,11 +583,112 @@ fn check_runtime(c: &mut Checker<'_>, m: &Manifest) {
 /// value. The error sits on the table and names the variable (its key is data, not a field).
 fn check_env(c: &mut Checker<'_>, at: &[Seg], env: &std::collections::BTreeMap<String, String>) {
     for (name, value) in env {
+        match Template::parse(value) {
+            Err(e) => c.error(at, format!("the value of {name}: {e}"), None),
+            Ok(t) => {
+                for p in t.placeholder_parts() {
+                    if !ABSOLUTE_RUN_VALUES.contains(&p.name.as_str()) || !p.filters.is_empty() {
+                        c.error(
+                            at,
+                            format!(
+                                "the value of {name} uses {{{}}}; environment values may use only {{work_dir}} and {{state_dir}}",
+                                p.name
+                            ),
+                            Some("e.g. HOME = \"{work_dir}/home\"; parameters never reach the environment".into()),
+                        );
+                    }
+                }
+            }
+        }
         if let Some(problem) = crate::run_env::manifest_env_problem(name, value) {
             c.error(
                 at,
                 problem,
                 Some("env sets fixed variables for the CLI, e.g. OMP_NUM_THREADS = \"1\" or TERM = \"dumb\"".into()),
+            );
+        }
+    }
+}
+
+/// `[datasets]`: an export command or a directory of the runtime's package, not both.
+fn check_datasets(c: &mut Checker<'_>, m: &Manifest, ds: &crate::manifest::DatasetsSpec) {
+    match (ds.export.is_empty(), &ds.package_dir) {
+        (true, None) => c.error(
+            &[Seg::Key("datasets")],
+            "[datasets] must say where the built-in datasets come from",
+            Some("either export = [\"datasets\", \"export\", \"{output_dir}\"] (a command that writes them) or package_dir = \"data\" (files inside the runtime's package)".into()),
+        ),
+        (false, Some(_)) => c.error(
+            &[Seg::Key("datasets"), Seg::Key("package_dir")],
+            "give either export or package_dir, not both",
+            None,
+        ),
+        (true, Some(dir)) => {
+            if !is_safe_relative(dir) {
+                c.error(
+                    &[Seg::Key("datasets"), Seg::Key("package_dir")],
+                    format!("'{dir}' must be a relative path inside the package's directory"),
+                    None,
+                );
+            }
+            if m.runtime.package.is_none() {
+                c.error(
+                    &[Seg::Key("datasets"), Seg::Key("package_dir")],
+                    "package_dir needs [runtime] package, whose directory it is relative to",
+                    None,
+                );
+            }
+        }
+        (false, None) => {}
+    }
+    for (id, file) in &ds.files {
+        let ok_id = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        if !ok_id || !is_safe_relative(file) || file.contains('/') {
+            c.error(
+                &[Seg::Key("datasets"), Seg::Key("files")],
+                format!("built-in dataset {id:?} = {file:?}: ids are [a-z0-9_-], files are names in package_dir"),
+                None,
+            );
+        }
+    }
+    if !ds.files.is_empty() && ds.package_dir.is_none() {
+        c.error(
+            &[Seg::Key("datasets"), Seg::Key("files")],
+            "files names data files of package_dir; with export, the command decides the files",
+            None,
+        );
+    }
+}
+
+/// `[workflow.success]`: a file inside the working directory and JSON pointers.
+fn check_success(c: &mut Checker<'_>, i: usize, success: &crate::manifest::SuccessSpec) {
+    let at = |k| {
+        [
+            Seg::Key("workflow"),
+            Seg::Index(i),
+            Seg::Key("success"),
+            Seg::Key(k),
+        ]
+    };
+    if !is_safe_relative(&success.json) {
+        c.error(
+            &at("json"),
+            format!(
+                "'{}' must be a relative path inside the working directory",
+                success.json
+            ),
+            None,
+        );
+    }
+    for pointer in std::iter::once(&success.pointer).chain(&success.message) {
+        if !pointer.starts_with('/') {
+            c.error(
+                &at("pointer"),
+                format!("'{pointer}' is not a JSON pointer"),
+                Some("JSON pointers start with '/', e.g. \"/status\" or \"/error/message\"".into()),
             );
         }
     }
@@ -867,6 +955,11 @@ fn schema_problems(schema: &serde_json::Value) -> Vec<Problem> {
                 ));
             }
         }
+        for (name, prop) in props {
+            if let Some(rule) = prop.get(COLUMN_KEYWORD) {
+                out.extend(column_rule_problems(name, prop, rule));
+            }
+        }
     }
     if let Some(required) = obj.get("required").and_then(|r| r.as_array()) {
         for r in required {
@@ -885,6 +978,71 @@ fn schema_problems(schema: &serde_json::Value) -> Vec<Problem> {
             e.instance_path().to_string(),
             format!("the schema does not compile: {e}"),
             None,
+        ));
+    }
+    out
+}
+
+/// An `x-scimcp-column` rule: an object of known keys, on a string or a list of strings (the
+/// server reads the value as column names; on anything else the rule would silently never
+/// apply).
+fn column_rule_problems(
+    name: &str,
+    prop: &serde_json::Value,
+    rule: &serde_json::Value,
+) -> Vec<Problem> {
+    let at = format!("/properties/{name}/{COLUMN_KEYWORD}");
+    let mut out = Vec::new();
+    let Some(rule) = rule.as_object() else {
+        out.push((
+            at,
+            format!(
+                "{COLUMN_KEYWORD} must be an object, e.g. {{\"numeric\": true, \"complete\": true}}"
+            ),
+            None,
+        ));
+        return out;
+    };
+    for (key, value) in rule {
+        let fits = match key.as_str() {
+            "numeric" | "complete" => value.is_boolean(),
+            "max_distinct" => value.as_u64().is_some_and(|n| n >= 1),
+            _ => {
+                out.push((
+                    format!("{at}/{key}"),
+                    format!("unknown column rule '{key}'"),
+                    Some("the rules are numeric (boolean), complete (boolean) and max_distinct (a count of at least 1)".into()),
+                ));
+                continue;
+            }
+        };
+        if !fits {
+            let wants = if key == "max_distinct" {
+                "an integer of at least 1"
+            } else {
+                "true or false"
+            };
+            out.push((
+                format!("{at}/{key}"),
+                format!("column rule '{key}' must be {wants}, not {value}"),
+                None,
+            ));
+        }
+    }
+    let ty = |v: &serde_json::Value| v.get("type").and_then(|t| t.as_str()).map(str::to_string);
+    let names_columns = match ty(prop).as_deref() {
+        Some("string") => true,
+        Some("array") => prop
+            .get("items")
+            .and_then(ty)
+            .is_some_and(|t| t == "string"),
+        _ => false,
+    };
+    if !names_columns {
+        out.push((
+            at,
+            format!("parameter '{name}' is marked as dataset columns but is not a string or a list of strings"),
+            Some("column parameters hold column names: \"type\": \"string\", or \"type\": \"array\" with string items".into()),
         ));
     }
     out
@@ -909,38 +1067,125 @@ pub(crate) fn schema_params(schema: &serde_json::Value) -> (BTreeSet<String>, BT
     (props, required)
 }
 
-fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
+/// One template of a workflow: every placeholder names a run value, `{null}` (only as a whole
+/// value of a structured input file), or a parameter of the schema — a required one, or an
+/// optional one with a default — and its filters fit the parameter.
+fn check_template(c: &mut Checker<'_>, wf: &Workflow, path: &[Seg], text: &str, structured: bool) {
+    let t = match Template::parse(text) {
+        Err(e) => return c.error(path, e.to_string(), None),
+        Ok(t) => t,
+    };
     let (props, required) = schema_params(&wf.parameters_schema);
-    let check_template = |c: &mut Checker<'_>, path: &[Seg], text: &str| match Template::parse(text)
-    {
-        Err(e) => c.error(path, e.to_string(), None),
-        Ok(t) => {
-            for p in t.placeholders() {
-                if RUN_VALUES.contains(&p) || required.contains(p) {
-                    continue;
-                }
-                let hint = if props.contains(p) {
-                    format!(
-                        "'{p}' is optional in the schema: pass it through `options`, or make it required"
-                    )
-                } else {
-                    format!(
-                        "use a required parameter of the schema ({}) or a run value ({})",
-                        required.iter().cloned().collect::<Vec<_>>().join(", "),
-                        RUN_VALUES.join(", ")
-                    )
-                };
+    let schema_of = |name: &str| wf.parameters_schema.pointer(&format!("/properties/{name}"));
+    let whole = t.sole_placeholder().is_some();
+    for p in t.placeholder_parts() {
+        if p.name == NULL {
+            if !(structured && whole && p.filters.is_empty()) {
                 c.error(
                     path,
-                    format!("placeholder {{{p}}} names no required parameter"),
-                    Some(hint),
+                    "{null} stands for a JSON null: use it alone as a value of a json, toml or yaml input file",
+                    None,
                 );
             }
+            continue;
         }
-    };
+        if RUN_VALUES.contains(&p.name.as_str()) {
+            if !p.filters.is_empty() {
+                c.error(
+                    path,
+                    format!("run value {{{}}} takes no filter", p.name),
+                    None,
+                );
+            }
+            continue;
+        }
+        for name in p.parameters() {
+            if required.contains(name) {
+                continue;
+            }
+            if props.contains(name) {
+                if schema_of(name).and_then(|s| s.get("default")).is_none() {
+                    c.error(
+                        path,
+                        format!("placeholder {{{}}} reads optional parameter '{name}', which has no default", p.name),
+                        Some(format!("give '{name}' a \"default\" in the schema, make it required, or pass it through `options`")),
+                    );
+                }
+                continue;
+            }
+            c.error(
+                path,
+                format!("placeholder {{{}}} names no parameter '{name}'", p.name),
+                Some(format!(
+                    "use a parameter of the schema ({}) or a run value ({})",
+                    props.iter().cloned().collect::<Vec<_>>().join(", "),
+                    RUN_VALUES.join(", ")
+                )),
+            );
+        }
+        for f in &p.filters {
+            match f {
+                Filter::Positions(_) | Filter::PositionsIn(_) => {
+                    for name in p.parameters() {
+                        if schema_of(name)
+                            .and_then(|s| s.get(COLUMN_KEYWORD))
+                            .is_none()
+                        {
+                            c.error(
+                                path,
+                                format!("{{{}}} turns '{name}' into column positions, but the schema does not mark it as dataset columns", p.name),
+                                Some(format!("add \"{COLUMN_KEYWORD}\": {{}} to the '{name}' property")),
+                            );
+                        }
+                    }
+                }
+                Filter::Map(pairs) => {
+                    let Some(schema) = schema_of(&p.name) else {
+                        continue;
+                    };
+                    let mut must: Vec<String> = Vec::new();
+                    if let Some(values) = schema.get("enum").and_then(|e| e.as_array()) {
+                        must.extend(
+                            values
+                                .iter()
+                                .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)),
+                        );
+                    } else if schema.get("type").and_then(|t| t.as_str()) == Some("boolean") {
+                        must.extend(["true".to_string(), "false".to_string()]);
+                    }
+                    let missing: Vec<&String> = must
+                        .iter()
+                        .filter(|m| !pairs.iter().any(|(k, _)| k == *m))
+                        .collect();
+                    if !missing.is_empty() {
+                        c.error(
+                            path,
+                            format!(
+                                "{{{}}}'s map has no entry for {}",
+                                p.name,
+                                missing
+                                    .iter()
+                                    .map(|m| format!("'{m}'"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                            Some(
+                                "map every value the schema allows, e.g. map:true=1,false=2".into(),
+                            ),
+                        );
+                    }
+                }
+                Filter::Text | Filter::Json | Filter::Count => {}
+            }
+        }
+    }
+}
+
+fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
     for (j, arg) in wf.argv.iter().enumerate() {
         check_template(
             c,
+            wf,
             &[
                 Seg::Key("workflow"),
                 Seg::Index(i),
@@ -948,11 +1193,13 @@ fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
                 Seg::Index(j),
             ],
             arg,
+            false,
         );
     }
     for (j, line) in wf.stdin.iter().enumerate() {
         check_template(
             c,
+            wf,
             &[
                 Seg::Key("workflow"),
                 Seg::Index(i),
@@ -960,6 +1207,7 @@ fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
                 Seg::Index(j),
             ],
             line,
+            false,
         );
     }
     for (j, f) in wf.input_files.iter().enumerate() {
@@ -970,12 +1218,14 @@ fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
             Seg::Index(j),
             Seg::Key("template"),
         ];
+        let structured = f.format != super::types::InputFileFormat::Text;
         let mut strings = Vec::new();
         collect_strings(&f.template, &mut strings);
         for s in strings {
-            check_template(c, &path, &s);
+            check_template(c, wf, &path, &s, structured);
         }
     }
+    let (props, _) = schema_params(&wf.parameters_schema);
     let mut seen = BTreeSet::new();
     for (j, opt) in wf.options.iter().enumerate() {
         let at = |k| {

@@ -15,11 +15,19 @@ mod types;
 pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
 pub use error::{ManifestError, ManifestErrors};
 pub use load::{load_embedded, load_file, resolve};
-pub use template::{RUN_VALUES, Template, TemplatePart};
-pub use types::{
-    ArtifactSpec, DatasetsSpec, InputFileFormat, InputFileSpec, Manifest, NativeRequirement,
-    OptionFormat, OptionSpec, Runtime, RuntimeKind, Workflow,
+pub use template::{
+    ABSOLUTE_RUN_VALUES, Filter, NULL, Placeholder, RUN_VALUES, Template, TemplatePart,
 };
+pub use types::{
+    ArtifactBase, ArtifactSpec, DatasetsSpec, InputFileFormat, InputFileSpec, Manifest,
+    NativeRequirement, OptionFormat, OptionSpec, Runtime, RuntimeKind, SuccessSpec, Workflow,
+};
+
+/// The JSON Schema keyword that marks a parameter as naming dataset columns (a string, or
+/// an array of strings): `{"x-scimcp-column": {"numeric": true, "complete": true}}`. The
+/// server checks the names against the dataset's header before any process starts:
+/// each must exist, be numeric when `numeric`, and have no missing value when `complete`.
+pub const COLUMN_KEYWORD: &str = "x-scimcp-column";
 
 use std::path::PathBuf;
 

@@ -1,10 +1,37 @@
-//! Argument templates: literal text with `{name}` placeholders (`{{` and `}}` escape braces).
-//! There is never a shell: a template renders to exactly one argument.
+//! Templates: literal text with `{name}` placeholders (`{{` and `}}` escape braces), each
+//! placeholder optionally followed by filters: `{name|filter|filter:argument}`. There is never
+//! a shell: an argument template renders to exactly one argument.
+//!
+//! Filters turn a validated, typed value into the text a real CLI expects:
+//!
+//! | filter | gives |
+//! |---|---|
+//! | `text` | the value as text (a number `0.1` → `"0.1"`): in a structured template, a string |
+//! | `json` | the value as compact canonical JSON text |
+//! | `map:a=1,b=2` | the text the value maps to (`true=1,false=2` for a menu's answer) |
+//! | `count` | the number of items of a list |
+//! | `positions` | the 1-based positions of the named dataset columns in file order, `"8; 9; 12"` |
+//! | `positions:p,q` | the same for the columns of this value and of parameters `p`, `q` together |
+//! | `positions_in:p,q` | their 1-based positions among the columns named by parameters `p`, `q` taken together in file order (a CLI that numbers a selected subset) |
+//!
+//! Besides parameters, templates may use the run values ([`RUN_VALUES`]) and, in structured
+//! input files, `{null}` for a JSON `null`.
 
 use std::fmt;
 
 /// Values the server fills in itself, beside the workflow's parameters.
-pub const RUN_VALUES: &[&str] = &["dataset", "output_dir"];
+///
+/// `dataset` and `output_dir` are paths relative to the run's working directory;
+/// `work_dir` and `state_dir` are absolute (the working directory, and the adapter's
+/// persistent state directory), substituted when the run starts so the plan and its hash
+/// stay the same on every machine.
+pub const RUN_VALUES: &[&str] = &["dataset", "output_dir", "work_dir", "state_dir"];
+
+/// Run values that stand for absolute, machine-specific paths: they stay symbolic in plans.
+pub const ABSOLUTE_RUN_VALUES: &[&str] = &["work_dir", "state_dir"];
+
+/// The placeholder that renders JSON `null` in a structured input file.
+pub const NULL: &str = "null";
 
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +43,50 @@ pub struct Template {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TemplatePart {
     Literal(String),
-    Placeholder(String),
+    Placeholder(Placeholder),
+}
+
+/// `{name|filter…}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placeholder {
+    pub name: String,
+    pub filters: Vec<Filter>,
+}
+
+/// A conversion applied to a placeholder's value, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    Text,
+    Json,
+    Count,
+    Map(Vec<(String, String)>),
+    /// Positions of this value's columns, with those of the named parameters.
+    Positions(Vec<String>),
+    PositionsIn(Vec<String>),
+}
+
+impl Filter {
+    /// Does this filter read the dataset's columns?
+    pub fn needs_columns(&self) -> bool {
+        matches!(self, Filter::Positions(_) | Filter::PositionsIn(_))
+    }
+}
+
+impl Placeholder {
+    /// Parameters this placeholder reads: its own name and any `positions_in` sources.
+    pub fn parameters(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.filters.iter().flat_map(|f| match f {
+            Filter::PositionsIn(names) | Filter::Positions(names) => {
+                names.iter().map(String::as_str).collect::<Vec<_>>()
+            }
+            _ => Vec::new(),
+        }))
+    }
+
+    /// True when the rendered value is text whatever the parameter's type.
+    pub fn yields_text(&self) -> bool {
+        !self.filters.is_empty()
+    }
 }
 
 /// Why a template does not parse.
@@ -27,6 +97,66 @@ impl fmt::Display for TemplateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+fn parse_placeholder(inner: &str) -> Result<Placeholder, TemplateError> {
+    let mut pieces = inner.split('|');
+    let name = pieces.next().unwrap_or_default().to_string();
+    if !is_placeholder_name(&name) {
+        return Err(TemplateError(format!(
+            "placeholder {{{inner}}} does not start with a valid name: use lower-case letters, digits and _"
+        )));
+    }
+    let mut filters = Vec::new();
+    for piece in pieces {
+        let (kind, arg) = match piece.split_once(':') {
+            Some((k, a)) => (k, Some(a)),
+            None => (piece, None),
+        };
+        let filter = match (kind, arg) {
+            ("text", None) => Filter::Text,
+            ("json", None) => Filter::Json,
+            ("count", None) => Filter::Count,
+            ("positions", None) => Filter::Positions(Vec::new()),
+            ("positions", Some(names)) => {
+                let names: Vec<String> = names.split(',').map(|n| n.trim().to_string()).collect();
+                if names.iter().any(|n| !is_placeholder_name(n)) {
+                    return Err(TemplateError(format!(
+                        "in {{{inner}}}: positions takes parameter names separated by commas"
+                    )));
+                }
+                Filter::Positions(names)
+            }
+            ("map", Some(pairs)) => {
+                let mut map = Vec::new();
+                for pair in pairs.split(',') {
+                    let Some((k, v)) = pair.split_once('=') else {
+                        return Err(TemplateError(format!(
+                            "in {{{inner}}}: map entries are key=value, separated by commas (got {pair:?})"
+                        )));
+                    };
+                    map.push((k.trim().to_string(), v.trim().to_string()));
+                }
+                Filter::Map(map)
+            }
+            ("positions_in", Some(names)) => {
+                let names: Vec<String> = names.split(',').map(|n| n.trim().to_string()).collect();
+                if names.iter().any(|n| !is_placeholder_name(n)) {
+                    return Err(TemplateError(format!(
+                        "in {{{inner}}}: positions_in takes parameter names separated by commas"
+                    )));
+                }
+                Filter::PositionsIn(names)
+            }
+            _ => {
+                return Err(TemplateError(format!(
+                    "in {{{inner}}}: unknown filter {piece:?}; filters are text, json, count, map:k=v,…, positions, positions_in:p,…"
+                )));
+            }
+        };
+        filters.push(filter);
+    }
+    Ok(Placeholder { name, filters })
 }
 
 impl Template {
@@ -46,29 +176,25 @@ impl Template {
                     literal.push('}');
                 }
                 '{' => {
-                    let mut name = String::new();
+                    let mut inner = String::new();
                     let mut closed = false;
                     for (_, c) in chars.by_ref() {
                         if c == '}' {
                             closed = true;
                             break;
                         }
-                        name.push(c);
+                        inner.push(c);
                     }
                     if !closed {
                         return Err(TemplateError(format!(
                             "unclosed placeholder starting at character {i} (write {{{{ for a literal brace)"
                         )));
                     }
-                    if !is_placeholder_name(&name) {
-                        return Err(TemplateError(format!(
-                            "placeholder {{{name}}} is not a valid name: use lower-case letters, digits and _"
-                        )));
-                    }
+                    let placeholder = parse_placeholder(&inner)?;
                     if !literal.is_empty() {
                         parts.push(TemplatePart::Literal(std::mem::take(&mut literal)));
                     }
-                    parts.push(TemplatePart::Placeholder(name));
+                    parts.push(TemplatePart::Placeholder(placeholder));
                 }
                 '}' => {
                     return Err(TemplateError(format!(
@@ -86,22 +212,36 @@ impl Template {
 
     /// The placeholder names, in order.
     pub fn placeholders(&self) -> impl Iterator<Item = &str> {
+        self.placeholder_parts().map(|p| p.name.as_str())
+    }
+
+    /// The placeholders, in order.
+    pub fn placeholder_parts(&self) -> impl Iterator<Item = &Placeholder> {
         self.parts.iter().filter_map(|p| match p {
-            TemplatePart::Placeholder(n) => Some(n.as_str()),
+            TemplatePart::Placeholder(p) => Some(p),
             TemplatePart::Literal(_) => None,
         })
+    }
+
+    /// The template is exactly one placeholder (which then keeps its value's type in a
+    /// structured template, unless a filter makes it text).
+    pub fn sole_placeholder(&self) -> Option<&Placeholder> {
+        match self.parts.as_slice() {
+            [TemplatePart::Placeholder(p)] => Some(p),
+            _ => None,
+        }
     }
 
     /// Render with `lookup` giving each placeholder's text.
     pub fn render<E>(
         &self,
-        mut lookup: impl FnMut(&str) -> Result<String, E>,
+        mut lookup: impl FnMut(&Placeholder) -> Result<String, E>,
     ) -> Result<String, E> {
         let mut out = String::new();
         for part in &self.parts {
             match part {
                 TemplatePart::Literal(s) => out.push_str(s),
-                TemplatePart::Placeholder(n) => out.push_str(&lookup(n)?),
+                TemplatePart::Placeholder(p) => out.push_str(&lookup(p)?),
             }
         }
         Ok(out)
@@ -123,16 +263,36 @@ mod tests {
     #[test]
     fn parses_placeholders_and_escapes() {
         let t = Template::parse("--x={dataset}:{{lit}}").unwrap();
-        assert_eq!(
-            t.parts,
-            vec![
-                TemplatePart::Literal("--x=".into()),
-                TemplatePart::Placeholder("dataset".into()),
-                TemplatePart::Literal(":{lit}".into()),
-            ]
-        );
-        let rendered: Result<String, ()> = t.render(|n| Ok(format!("<{n}>")));
+        assert_eq!(t.parts.len(), 3);
+        let rendered: Result<String, ()> = t.render(|p| Ok(format!("<{}>", p.name)));
         assert_eq!(rendered.unwrap(), "--x=<dataset>:{lit}");
+    }
+
+    #[test]
+    fn parses_filters() {
+        let t = Template::parse("{bootstrap|map:true=1,false=2}").unwrap();
+        let p = t.sole_placeholder().unwrap();
+        assert_eq!(p.name, "bootstrap");
+        assert_eq!(
+            p.filters,
+            vec![Filter::Map(vec![
+                ("true".into(), "1".into()),
+                ("false".into(), "2".into())
+            ])]
+        );
+        let t = Template::parse("{target|positions_in:features,target}").unwrap();
+        let p = t.sole_placeholder().unwrap();
+        assert_eq!(
+            p.parameters().collect::<Vec<_>>(),
+            ["target", "features", "target"]
+        );
+        assert!(
+            Template::parse("{n|text}")
+                .unwrap()
+                .sole_placeholder()
+                .unwrap()
+                .yields_text()
+        );
     }
 
     #[test]
@@ -140,5 +300,8 @@ mod tests {
         assert!(Template::parse("{unclosed").is_err());
         assert!(Template::parse("{Bad-Name}").is_err());
         assert!(Template::parse("a}b").is_err());
+        assert!(Template::parse("{x|frobnicate}").is_err());
+        assert!(Template::parse("{x|map:a}").is_err());
+        assert!(Template::parse("{x|positions_in:Bad}").is_err());
     }
 }

@@ -127,11 +127,22 @@ pub struct NativeRequirement {
     pub platforms: Vec<String>,
 }
 
-/// The command that writes the CLI's built-in datasets into `{output_dir}`.
+/// Where the CLI's built-in datasets come from: an export command that writes them into
+/// `{output_dir}`, or data files shipped inside the runtime's package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatasetsSpec {
+    /// Arguments after the launch prefix that write the built-in datasets into `{output_dir}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub export: Vec<String>,
+    /// A directory inside the runtime's package (relative to the package's import directory,
+    /// e.g. `data_mining/data/dataset` of `geochemistrypi`) holding the data files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_dir: Option<String>,
+    /// Built-in dataset ids and their file names in `package_dir` (default: every data file,
+    /// its id the lower-case stem).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub files: std::collections::BTreeMap<String, String>,
 }
 
 /// One analysis the CLI can run.
@@ -161,6 +172,23 @@ pub struct Workflow {
     /// (a name set in both takes this value).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// What success means beyond exit status 0: a value in a JSON file the CLI writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<SuccessSpec>,
+}
+
+/// A run succeeds only when the JSON file `json` (relative to the working directory) holds
+/// `equals` at `pointer`; otherwise it fails with the text found at the `message` pointers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuccessSpec {
+    pub json: String,
+    /// A JSON pointer (RFC 6901), e.g. `/status`.
+    pub pointer: String,
+    pub equals: serde_json::Value,
+    /// JSON pointers whose values, joined by `: `, say why a run failed.
+    #[serde(default)]
+    pub message: Vec<String>,
 }
 
 impl Manifest {
@@ -237,6 +265,25 @@ pub struct ArtifactSpec {
     /// For globs: most matches accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_count: Option<u32>,
+    /// Where `path` is relative to: the run's output directory (default), or its working
+    /// directory, for a CLI that writes its results where it chooses.
+    #[serde(default, skip_serializing_if = "ArtifactBase::is_output")]
+    pub base: ArtifactBase,
+}
+
+/// The directory an artifact's path is relative to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactBase {
+    #[default]
+    Output,
+    Work,
+}
+
+impl ArtifactBase {
+    pub fn is_output(&self) -> bool {
+        *self == ArtifactBase::Output
+    }
 }
 
 impl ArtifactSpec {

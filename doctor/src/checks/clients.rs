@@ -1,7 +1,8 @@
-//! `client.<id>`: for every client detected on this computer or recorded in the receipt, the
-//! configuration file parses, holds the scimcp entry, the entry's command exists and is
-//! executable, and its arguments name a known adapter. An entry that still points into a
-//! removed version (a stale copy from an old install) is reported as such.
+//! `client.<id>`: for every adapter and every client detected on this computer or recorded
+//! for the adapter in the receipt, the configuration file parses, holds the adapter's entry
+//! (`scimcp-<adapter>`), the entry's command exists and is executable, and its arguments name
+//! that adapter. An entry that still points into a removed version (a stale copy from an old
+//! install), or that an older scimcp wrote under the name `scimcp`, is reported as such.
 
 use std::path::{Path, PathBuf};
 
@@ -11,21 +12,18 @@ use serde_json::Value as Json;
 use crate::check::{CheckResult, Status, shell_quote};
 use crate::context::{Context, adapter_of};
 
-pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResult {
+pub fn check(ctx: &Context, id: &str, adapter: &str, client: &'static dyn Client) -> CheckResult {
     let cx = ClientContext {
         host: &ctx.host,
         layout: &ctx.layout,
         project: None,
     };
-    let server = ctx.server();
-    let recorded = ctx
-        .state
-        .as_ref()
-        .ok()
-        .and_then(Option::as_ref)
-        .and_then(|s| s.clients.get(client.id()));
+    let server = ctx.server(adapter);
+    let recorded = ctx.record(adapter).and_then(|a| a.clients.get(client.id()));
+    let desired = scimcp_core::install_state::entry_name(adapter);
+    let name = recorded.map_or_else(|| desired.clone(), |r| r.name.clone());
     let repair = format!("scimcp-setup repair --client {}", client.id());
-    let Some(file) = client.file(cx) else {
+    let Some(file) = client.file(cx, &name) else {
         return CheckResult::skipped(
             id,
             format!(
@@ -55,27 +53,55 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
             .fixable()
         }
     };
-    let text = match fs_err::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
+    // Only a regular file (or a link to one) of at most 16 MiB is read: a FIFO, a device or
+    // a huge file is reported, never waited on or loaded.
+    let text = match scimcp_core::fs::read_regular(path, scimcp_core::fs::CONFIG_READ_LIMIT) {
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(_) => {
                 return CheckResult::fail(id, format!("{} is not UTF-8 text", path.display()))
                     .remedy(restore(ctx, client, path));
             }
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Ok(None) => {
             return not_there(&format!("{} does not exist", path.display()));
         }
-        Err(e) => {
+        Err(e @ scimcp_core::fs::ReadError::Io { .. }) => {
             return CheckResult::fail(id, e.to_string()).remedy(format!(
                 "make {} readable by you (ls -l shows its owner and mode)",
                 shell_quote(&path.display().to_string())
             ));
         }
+        Err(e) => {
+            return CheckResult::fail(id, e.to_string()).remedy(format!(
+                "put {}'s real configuration file at {} (or remove what is there), then run {repair}",
+                client.name(),
+                shell_quote(&path.display().to_string())
+            ));
+        }
     };
-    let entry = match file.format.read(&text, file.slot()) {
+    let entry = match file.format.read(&text, file.slot(&name)) {
         Ok(Some(entry)) => entry,
-        Ok(None) => return not_there(&format!("{} has no scimcp entry", path.display())),
+        Ok(None) => return not_there(&format!("{} has no `{name}` entry", path.display())),
+        Err(scimcp_installer::edit::EditError::Duplicate {
+            key,
+            line,
+            column,
+            first_line,
+        }) => {
+            return CheckResult::fail(
+                id,
+                format!(
+                    "{}:{line}:{column}: the key \"{key}\" appears a second time (first on line \
+                     {first_line}); clients disagree on which one counts",
+                    path.display()
+                ),
+            )
+            .remedy(format!(
+                "merge the two \"{key}\" blocks of {} into one, then run {repair}",
+                shell_quote(&path.display().to_string())
+            ));
+        }
         Err(e) => {
             // The installer never overwrites a file that does not parse, so repair cannot
             // fix this: the remedy is the backup, or the user's own edit.
@@ -83,11 +109,11 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
                 .remedy(restore(ctx, client, path));
         }
     };
-    let expected = client.entry(&server).to_json();
+    let expected = client.entry(&name, &server).to_json();
     let Some((command, args)) = command_of(&entry) else {
         return CheckResult::fail(
             id,
-            format!("the scimcp entry in {} names no command", path.display()),
+            format!("the `{name}` entry in {} names no command", path.display()),
         )
         .remedy(repair)
         .fixable();
@@ -101,7 +127,24 @@ pub fn check(ctx: &Context, id: &str, client: &'static dyn Client) -> CheckResul
                 format!("its arguments name an unknown adapter {a:?}"),
             ));
         }
+        Some(a)
+            if scimcp_installer::commands::adapter_name(&a).ok().as_deref() != Some(adapter) =>
+        {
+            problems.push((
+                Status::Fail,
+                format!("its arguments name the adapter {a:?}, not {adapter}"),
+            ));
+        }
         Some(_) => {}
+    }
+    if name != desired {
+        problems.push((
+            Status::Warn,
+            format!(
+                "the entry has the name `{name}` an older scimcp gave it; repair renames it \
+                 `{desired}` (one entry per adapter)"
+            ),
+        ));
     }
     if problems.is_empty() && entry != expected {
         problems.push((

@@ -1,6 +1,7 @@
-//! `server.handshake`: start the registered command exactly as a client would (the recorded
-//! command and arguments, this process's environment, so `SCIMCP_HOME` is inherited), and
-//! complete a real MCP `initialize`, `tools/list` and `get_capabilities`.
+//! `server.handshake`, once per adapter: start the adapter's registered command exactly as a
+//! client would (the recorded command and arguments, this process's environment, so
+//! `SCIMCP_HOME` is inherited), and complete a real MCP `initialize`, `tools/list` and
+//! `get_capabilities`.
 
 use std::time::Instant;
 
@@ -12,15 +13,18 @@ use crate::context::Context;
 /// Lines of the server's stderr shown when the handshake fails.
 const STDERR_LINES: usize = 8;
 
-pub fn check(ctx: &Context, id: &str) -> CheckResult {
-    let state = match ctx.installed(id) {
-        Ok(s) => s,
-        Err(skipped) => return skipped,
+pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
+    let record = match ctx.installed_adapter(id, adapter) {
+        Ok(r) => r,
+        Err(result) => return *result,
     };
-    let Some(server) = state.server.clone() else {
-        return CheckResult::fail(id, "state.json records no server command")
-            .remedy("scimcp-setup repair")
-            .fixable();
+    let Some(server) = record.server.clone() else {
+        return CheckResult::fail(
+            id,
+            format!("state.json records no server command for {adapter}"),
+        )
+        .remedy("scimcp-setup repair")
+        .fixable();
     };
     let fix = |r: CheckResult| r.remedy("scimcp-setup repair").fixable();
     if !server.command.is_file() {

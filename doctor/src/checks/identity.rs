@@ -18,8 +18,8 @@ use crate::context::{Context, sorted_entries};
 /// The marker the installer writes last into a provisioned runtime.
 const RUNTIME_MARKER: &str = ".scimcp-runtime.json";
 
-pub fn check(ctx: &Context, id: &str) -> CheckResult {
-    let manifest = match ctx.manifest() {
+pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
+    let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
         Err(e) => return CheckResult::skipped(id, e),
     };
@@ -29,11 +29,28 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     if manifest.runtime.kind != RuntimeKind::Python {
         return CheckResult::ok(id, "the adapter runs an executable: no package to compare");
     }
-    let runtime = match ctx.runtime(id) {
+    let runtime = match ctx.runtime(id, adapter) {
         Ok(r) => r,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     let Some(recorded) = runtime.package.as_ref().and_then(|p| p.sha256.clone()) else {
+        // A distribution that is one module (`six.py`) has no import directory to hash; its
+        // file is checked against its RECORD with the other pins (runtime.packages).
+        if let Some(found) = ctx
+            .probe(adapter, runtime)
+            .ok()
+            .and_then(|p| p.package.as_ref())
+            .filter(|p| p.version.is_some() && p.sha256.is_none())
+        {
+            return CheckResult::ok(
+                id,
+                format!(
+                    "{package} {} is a single module, checked with the other pinned files \
+                     (runtime.packages)",
+                    found.version.clone().unwrap_or_default()
+                ),
+            );
+        }
         return CheckResult::warn(
             id,
             format!("setup recorded no identity for {package}: nothing to compare against"),
@@ -41,7 +58,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         .remedy("scimcp-setup repair")
         .fixable();
     };
-    let probe = match ctx.probe(runtime) {
+    let probe = match ctx.probe(adapter, runtime) {
         Ok(p) => p,
         Err(_) => {
             return CheckResult::skipped(
@@ -75,6 +92,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     }
     let changed = changed_files(
         ctx,
+        adapter,
         runtime,
         &package,
         manifest.runtime.package_source.as_deref(),
@@ -99,6 +117,7 @@ fn short_hash(h: &str) -> &str {
 /// The changed files of the installed package, as `relpath (modified|added|removed)`.
 fn changed_files(
     ctx: &Context,
+    adapter: &str,
     runtime: &RuntimeRecord,
     package: &str,
     package_source: Option<&str>,
@@ -109,7 +128,7 @@ fn changed_files(
     };
     let now = file_hashes(&installed);
     let source = package_source.and_then(|rel| {
-        let base = ctx.layout.current().join(rel);
+        let base = ctx.package_base(adapter).join(rel);
         [base.join("src").join(&import_name), base.join(&import_name)]
             .into_iter()
             .find(|d| d.is_dir())
@@ -134,13 +153,34 @@ fn changed_files(
         }
         return out;
     }
-    // No source to compare with: name what was written after the runtime was recorded.
+    // No source to compare with (the package came from an index): what pip recorded, then
+    // what was written after the runtime was recorded.
+    let recorded = recorded_problems(&runtime.dir, package);
+    if !recorded.is_empty() {
+        return recorded;
+    }
     let Some(recorded_at) = mtime(&runtime.dir.join(RUNTIME_MARKER)) else {
         return Vec::new();
     };
     now.keys()
         .filter(|rel| mtime(&installed.join(rel)).is_some_and(|t| t > recorded_at))
         .map(|rel| format!("{rel} (modified after setup)"))
+        .collect()
+}
+
+/// The package's files that are missing or resized against its own RECORD.
+fn recorded_problems(runtime_dir: &Path, package: &str) -> Vec<String> {
+    scimcp_installer::runtime::files::check_files(runtime_dir, &[package.to_string()])
+        .problems
+        .into_iter()
+        .map(|p| {
+            let what = if p.what == "missing" {
+                "removed".to_string()
+            } else {
+                format!("modified: {}", p.what)
+            };
+            format!("{} ({what})", p.path)
+        })
         .collect()
 }
 

@@ -20,8 +20,8 @@ for m in sys.argv[1:]:
 sys.stdout.write("\n" + json.dumps(res) + "\n")
 "#;
 
-pub fn check(ctx: &Context, id: &str) -> CheckResult {
-    let manifest = match ctx.manifest() {
+pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
+    let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
         Err(e) => return CheckResult::skipped(id, e),
     };
@@ -29,9 +29,9 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     if modules.is_empty() {
         return CheckResult::ok(id, "the adapter declares no import check");
     }
-    let runtime = match ctx.runtime(id) {
+    let runtime = match ctx.runtime(id, adapter) {
         Ok(r) => r,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     if !runtime.interpreter.is_file() {
         return CheckResult::skipped(id, "the interpreter is missing (see runtime.interpreter)");
@@ -91,6 +91,21 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         .collect();
     let secs = out.took.as_secs_f64();
     match failed.first() {
+        // Every run of the adapter pays this import: a heavy one is worth knowing about, and
+        // one close to the limit will soon fail.
+        None if out.took > limit / 2 => CheckResult::warn(
+            id,
+            format!(
+                "{} import in {secs:.1} s, more than half the {} s limit (every run pays this)",
+                modules.join(", "),
+                limit.as_secs()
+            ),
+        )
+        .remedy(format!(
+            "scimcp-doctor --import-timeout {} if the disk is just slow; a second run is faster \
+             once the files are cached",
+            limit.as_secs() * 2
+        )),
         None => CheckResult::ok(id, format!("{} import in {secs:.1} s", modules.join(", "))),
         Some((module, error)) => {
             let details = if failed.len() > 1 {

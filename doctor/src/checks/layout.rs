@@ -130,9 +130,13 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
 /// it, plus every binary its `RELEASE.json` lists (a release bundle names all of its files).
 fn required_binaries(version_dir: &Path, exe: &str) -> Vec<String> {
     let mut required = vec![format!("scimcp{exe}"), format!("scimcp-setup{exe}")];
-    let listed: Option<serde_json::Value> = fs_err::read(version_dir.join("RELEASE.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
+    let listed: Option<serde_json::Value> = scimcp_core::fs::read_regular(
+        &version_dir.join("RELEASE.json"),
+        scimcp_core::fs::CONFIG_READ_LIMIT,
+    )
+    .ok()
+    .flatten()
+    .and_then(|b| serde_json::from_slice(&b).ok());
     let files = listed
         .as_ref()
         .and_then(|r| r.get("files"))
@@ -207,17 +211,26 @@ fn state_vs_disk(ctx: &Context, state: &InstallState, active: &str) -> Vec<(Stat
             ));
         }
     }
-    if let Some(server) = &state.server
-        && *server != ctx.layout.server_command()
-    {
-        problems.push((
-            Status::Warn,
-            format!(
-                "{STATE_FILE} records the server command {} but this layout runs {}",
-                server.command.display(),
-                ctx.layout.server_command().command.display()
-            ),
-        ));
+    let data_dirs = ctx.layout.data_dirs(&ctx.host, &state.data_dirs);
+    for (name, record) in &state.adapters {
+        let Some(server) = &record.server else {
+            continue;
+        };
+        let serve_arg = crate::context::adapter_of(&server.args).unwrap_or_else(|| name.clone());
+        let prescribed = ctx.layout.server_command(&serve_arg, &data_dirs);
+        if *server != prescribed {
+            problems.push((
+                Status::Warn,
+                format!(
+                    "{STATE_FILE} records the {name} server command `{} {}` but this layout runs \
+                     `{} {}`",
+                    server.command.display(),
+                    server.args.join(" "),
+                    prescribed.command.display(),
+                    prescribed.args.join(" ")
+                ),
+            ));
+        }
     }
     problems
 }

@@ -5,6 +5,7 @@
 //! shared probe and manifest in [`Context`] are computed once, by whichever check asks first.
 
 mod clients;
+mod data_dirs;
 mod handshake;
 mod identity;
 mod import;
@@ -26,6 +27,8 @@ pub use storage::{DISK_FAIL_BYTES, DISK_WARN_BYTES};
 #[derive(Debug, Clone)]
 pub struct Check {
     pub id: String,
+    /// The adapter it is about (`None` for the installation-wide checks).
+    pub adapter: Option<String>,
     kind: Kind,
 }
 
@@ -41,48 +44,53 @@ enum Kind {
     Handshake,
     Permissions,
     Disk,
+    DataDirs,
     Encoding,
 }
 
-/// Every check for this installation, in report order. The client checks are one per
-/// client that is detected on this computer or recorded in the receipt.
+/// Every check for this installation, in report order: the layout; for each adapter its
+/// runtime, one check per client that is detected on this computer or recorded for the
+/// adapter in the receipt, and its server's handshake; then the data directory.
 pub fn plan(ctx: &Context) -> Vec<Check> {
     let fixed = |id: &str, kind| Check {
         id: id.to_string(),
+        adapter: None,
         kind,
     };
-    let mut checks = vec![
-        fixed("install.layout", Kind::Layout),
-        fixed("runtime.interpreter", Kind::Interpreter),
-        fixed("runtime.packages", Kind::Packages),
-        fixed("runtime.import", Kind::Import),
-        fixed("runtime.native", Kind::Native),
-        fixed("runtime.identity", Kind::Identity),
-    ];
+    let mut checks = vec![fixed("install.layout", Kind::Layout)];
     let cx = ClientContext {
         host: &ctx.host,
         layout: &ctx.layout,
         project: None,
     };
-    let recorded = |id: &str| {
-        ctx.state
-            .as_ref()
-            .ok()
-            .and_then(Option::as_ref)
-            .is_some_and(|s| s.clients.contains_key(id))
-    };
-    for client in scimcp_installer::clients::all() {
-        if recorded(client.id()) || client.detect(cx) {
-            checks.push(Check {
-                id: format!("client.{}", client.id()),
-                kind: Kind::Client(client),
-            });
+    for adapter in ctx.adapter_names() {
+        let of = |id: &str, kind| Check {
+            id: id.to_string(),
+            adapter: Some(adapter.clone()),
+            kind,
+        };
+        checks.extend([
+            of("runtime.interpreter", Kind::Interpreter),
+            of("runtime.packages", Kind::Packages),
+            of("runtime.import", Kind::Import),
+            of("runtime.native", Kind::Native),
+            of("runtime.identity", Kind::Identity),
+        ]);
+        let recorded = |id: &str| {
+            ctx.record(&adapter)
+                .is_some_and(|a| a.clients.contains_key(id))
+        };
+        for client in scimcp_installer::clients::all() {
+            if recorded(client.id()) || client.detect(cx) {
+                checks.push(of(&format!("client.{}", client.id()), Kind::Client(client)));
+            }
         }
+        checks.push(of("server.handshake", Kind::Handshake));
     }
     checks.extend([
-        fixed("server.handshake", Kind::Handshake),
         fixed("state.permissions", Kind::Permissions),
         fixed("state.disk", Kind::Disk),
+        fixed("state.data_dirs", Kind::DataDirs),
         fixed("paths.encoding", Kind::Encoding),
     ]);
     checks
@@ -102,6 +110,7 @@ pub fn run(ctx: &Context, checks: &[Check]) -> Vec<CheckResult> {
                 h.join().unwrap_or_else(|_| {
                     CheckResult::fail(&check.id, "the check itself crashed (a doctor bug)")
                         .remedy("report this at https://github.com/scimcp/scimcp/issues")
+                        .about(check.adapter.as_deref())
                 })
             })
             .collect()
@@ -117,20 +126,24 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
             "skipped by --fast (it starts the runtime or the server)",
         )
     };
+    let adapter = check.adapter.as_deref().unwrap_or_default();
     let result = match &check.kind {
         Kind::Layout => layout::check(ctx, id),
-        Kind::Interpreter => packages::interpreter(ctx, id),
-        Kind::Packages => packages::pins(ctx, id),
+        Kind::Interpreter => packages::interpreter(ctx, id, adapter),
+        Kind::Packages => packages::pins(ctx, id, adapter),
         Kind::Import if ctx.options.fast => slow_skipped(),
-        Kind::Import => import::check(ctx, id),
-        Kind::Native => native::check(ctx, id),
-        Kind::Identity => identity::check(ctx, id),
-        Kind::Client(client) => clients::check(ctx, id, *client),
+        Kind::Import => import::check(ctx, id, adapter),
+        Kind::Native => native::check(ctx, id, adapter),
+        Kind::Identity => identity::check(ctx, id, adapter),
+        Kind::Client(client) => clients::check(ctx, id, adapter, *client),
         Kind::Handshake if ctx.options.fast => slow_skipped(),
-        Kind::Handshake => handshake::check(ctx, id),
+        Kind::Handshake => handshake::check(ctx, id, adapter),
         Kind::Permissions => storage::permissions(ctx, id),
         Kind::Disk => storage::disk(ctx, id),
+        Kind::DataDirs => data_dirs::check(ctx, id),
         Kind::Encoding => storage::encoding(ctx, id),
     };
-    result.timed(start.elapsed())
+    result
+        .about(check.adapter.as_deref())
+        .timed(start.elapsed())
 }

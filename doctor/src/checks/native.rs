@@ -106,8 +106,8 @@ fn install_hint(name: &str, platform: &str) -> String {
     }
 }
 
-pub fn check(ctx: &Context, id: &str) -> CheckResult {
-    let manifest = match ctx.manifest() {
+pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
+    let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
         Err(e) => return CheckResult::skipped(id, e),
     };

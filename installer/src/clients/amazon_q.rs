@@ -19,7 +19,7 @@ impl Client for AmazonQ {
     fn name(&self) -> &'static str {
         "Amazon Q Developer CLI"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(dir(cx).join("mcp.json")))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, SERVER_NAME, path_text};
+use super::{Client, ClientContext, ConfigFile, path_text};
 use crate::entry::Entry;
 
 pub struct ClaudeCode;
@@ -33,7 +33,7 @@ impl Client for ClaudeCode {
     fn name(&self) -> &'static str {
         "Claude Code"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(cx.host.home.join(".claude.json")))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
@@ -41,7 +41,7 @@ impl Client for ClaudeCode {
             || cx.host.home.join(".claude").is_dir()
             || cx.host.which("claude").is_some()
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         claude_entry(server)
     }
     fn cli(&self, cx: ClientContext<'_>) -> Option<ClaudeCli> {
@@ -63,14 +63,14 @@ impl Client for ClaudeCodeProject {
     fn name(&self) -> &'static str {
         "Claude Code (project .mcp.json)"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         cx.project
             .map(|p| ConfigFile::mcp_servers(p.join(".mcp.json")))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         cx.project.is_some()
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         claude_entry(server)
     }
     fn selected_by_default(&self) -> bool {
@@ -87,7 +87,7 @@ pub struct ClaudeCli {
 
 /// The `claude` CLI failed.
 #[derive(Debug, thiserror::Error)]
-#[error("`{program} {args}` failed: {detail}")]
+#[error("`{program} {args}` did not register scimcp: {detail}")]
 pub struct CliError {
     pub program: String,
     pub args: String,
@@ -96,34 +96,28 @@ pub struct CliError {
 
 impl ClaudeCli {
     fn run(&self, args: &[&str]) -> Result<(), CliError> {
-        let fail = |detail: String| CliError {
-            program: self.program.display().to_string(),
-            args: args.join(" "),
-            detail,
-        };
-        let out = Command::new(&self.program)
-            .args(args)
+        let mut cmd = Command::new(&self.program);
+        cmd.args(args)
             .env_clear()
-            .envs(self.envs.iter().map(|(k, v)| (k, v)))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| fail(e.to_string()))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            Err(fail(format!("{} ({})", stderr.trim(), out.status)))
-        }
+            .envs(self.envs.iter().map(|(k, v)| (k, v)));
+        let step = format!("`claude {}`", args[..2.min(args.len())].join(" "));
+        crate::steps::run(&step, cmd, crate::steps::CLIENT_CLI, None)
+            .map(|_| ())
+            .map_err(|e| CliError {
+                program: self.program.display().to_string(),
+                args: args.join(" "),
+                detail: e.to_string(),
+            })
     }
 
-    /// `claude mcp add-json --scope user scimcp JSON`.
-    pub fn add(&self, entry: &serde_json::Value) -> Result<(), CliError> {
+    /// `claude mcp add-json --scope user NAME JSON`.
+    pub fn add(&self, name: &str, entry: &serde_json::Value) -> Result<(), CliError> {
         let json = entry.to_string();
-        self.run(&["mcp", "add-json", "--scope", "user", SERVER_NAME, &json])
+        self.run(&["mcp", "add-json", "--scope", "user", name, &json])
     }
 
-    /// `claude mcp remove --scope user scimcp`.
-    pub fn remove(&self) -> Result<(), CliError> {
-        self.run(&["mcp", "remove", "--scope", "user", SERVER_NAME])
+    /// `claude mcp remove --scope user NAME`.
+    pub fn remove(&self, name: &str) -> Result<(), CliError> {
+        self.run(&["mcp", "remove", "--scope", "user", name])
     }
 }

@@ -35,7 +35,7 @@ impl Client for ClaudeDesktop {
     fn name(&self) -> &'static str {
         "Claude Desktop"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(config_dir(cx).join(FILE)))
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {

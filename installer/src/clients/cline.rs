@@ -28,7 +28,7 @@ impl Client for Cline {
     fn name(&self) -> &'static str {
         "Cline"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         let dir = if extension_dir(cx).is_dir() {
             extension_dir(cx)
         } else {

@@ -1,4 +1,4 @@
-//! OpenAI Codex CLI: `[mcp_servers.scimcp]` in `$CODEX_HOME/config.toml` (default
+//! OpenAI Codex CLI: `[mcp_servers.scimcp-<adapter>]` in `$CODEX_HOME/config.toml` (default
 //! `~/.codex`). `toml_edit` escapes Windows backslashes correctly, the mistake that made
 //! Codex hang on start-up with hand-written paths.
 
@@ -23,7 +23,7 @@ impl Client for Codex {
     fn name(&self) -> &'static str {
         "OpenAI Codex CLI"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::new(
             home(cx).join("config.toml"),
             Format::Toml,

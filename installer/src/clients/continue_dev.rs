@@ -1,4 +1,4 @@
-//! Continue: a standalone block file `~/.continue/mcpServers/scimcp.yaml`.
+//! Continue: a standalone block file `~/.continue/mcpServers/scimcp-<adapter>.yaml`.
 //!
 //! Why a file of its own rather than an edit of `config.yaml`: Continue's `mcpServers` is a
 //! *list* of `{name, …}` items, which a bounded text edit cannot locate as reliably as a
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, SERVER_NAME, path_text, seen};
+use super::{Client, ClientContext, ConfigFile, path_text, seen};
 use crate::edit::Format;
 use crate::entry::Entry;
 
@@ -27,11 +27,9 @@ impl Client for Continue {
     fn name(&self) -> &'static str {
         "Continue"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::new(
-            dir(cx)
-                .join("mcpServers")
-                .join(format!("{SERVER_NAME}.yaml")),
+            dir(cx).join("mcpServers").join(format!("{name}.yaml")),
             Format::OwnedYaml,
             &[],
         ))
@@ -39,15 +37,15 @@ impl Client for Continue {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[dir(cx)], &["cn"])
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, name: &str, server: &ServerCommand) -> Entry {
         Entry::map([
-            ("name", Entry::str(SERVER_NAME)),
+            ("name", Entry::str(name)),
             ("version", Entry::str(scimcp_core::version::SUITE_VERSION)),
             ("schema", Entry::str("v1")),
             (
                 "mcpServers",
                 Entry::List(vec![Entry::map([
-                    ("name", Entry::str(SERVER_NAME)),
+                    ("name", Entry::str(name)),
                     ("type", Entry::str("stdio")),
                     ("command", Entry::str(path_text(&server.command))),
                     ("args", Entry::strs(server.args.iter().cloned())),

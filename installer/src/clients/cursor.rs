@@ -12,7 +12,7 @@ impl Client for Cursor {
     fn name(&self) -> &'static str {
         "Cursor"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(
             cx.host.home.join(".cursor").join("mcp.json"),
         ))
@@ -29,7 +29,7 @@ impl Client for CursorProject {
     fn name(&self) -> &'static str {
         "Cursor (project .cursor/mcp.json)"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         cx.project
             .map(|p| ConfigFile::mcp_servers(p.join(".cursor").join("mcp.json")))
     }

@@ -11,7 +11,7 @@ impl Client for Gemini {
     fn name(&self) -> &'static str {
         "Gemini CLI"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(
             cx.host.home.join(".gemini").join("settings.json"),
         ))

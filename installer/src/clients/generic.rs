@@ -12,7 +12,7 @@ impl Client for Generic {
     fn name(&self) -> &'static str {
         "Other clients (mcp.json)"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(
             cx.layout.clients_dir().join("mcp.json"),
         ))

@@ -1,4 +1,4 @@
-//! Goose: `extensions.scimcp` in `config.yaml` (`~/.config/goose`, or
+//! Goose: `extensions.scimcp-<adapter>` in `config.yaml` (`~/.config/goose`, or
 //! `%APPDATA%\Block\goose\config` on Windows), edited with the comment-preserving bounded
 //! YAML editor.
 
@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, SERVER_NAME, path_text, seen};
+use super::{Client, ClientContext, ConfigFile, path_text, seen};
 use crate::edit::Format;
 use crate::entry::Entry;
 use crate::host::Platform;
@@ -27,7 +27,7 @@ impl Client for Goose {
     fn name(&self) -> &'static str {
         "Goose"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::new(
             dir(cx).join("config.yaml"),
             Format::Yaml,
@@ -37,11 +37,11 @@ impl Client for Goose {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[dir(cx)], &["goose"])
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, name: &str, server: &ServerCommand) -> Entry {
         Entry::map([
             ("enabled", Entry::Bool(true)),
             ("type", Entry::str("stdio")),
-            ("name", Entry::str(SERVER_NAME)),
+            ("name", Entry::str(name)),
             (
                 "description",
                 Entry::str("Scientific analyses through scimcp"),

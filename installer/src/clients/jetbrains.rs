@@ -3,7 +3,7 @@
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, SERVER_NAME, command_args};
+use super::{Client, ClientContext, ConfigFile, command_args};
 
 pub struct JetBrains;
 
@@ -14,15 +14,14 @@ impl Client for JetBrains {
     fn name(&self) -> &'static str {
         "JetBrains AI Assistant"
     }
-    fn file(&self, _cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, _cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         None
     }
     fn detect(&self, _cx: ClientContext<'_>) -> bool {
         false
     }
-    fn manual_steps(&self, server: &ServerCommand) -> Option<String> {
-        let json =
-            serde_json::json!({ "mcpServers": { SERVER_NAME: command_args(server).to_json() } });
+    fn manual_steps(&self, name: &str, server: &ServerCommand) -> Option<String> {
+        let json = serde_json::json!({ "mcpServers": { name: command_args(server).to_json() } });
         Some(format!(
             "In the IDE open Settings > Tools > AI Assistant > Model Context Protocol (MCP), \
              click Add, choose \"As JSON\" and paste:\n{}",

@@ -11,7 +11,7 @@ impl Client for Kiro {
     fn name(&self) -> &'static str {
         "Kiro"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(
             cx.host.home.join(".kiro").join("settings").join("mcp.json"),
         ))

@@ -35,8 +35,8 @@ use crate::entry::Entry;
 use crate::host::Host;
 use crate::layout::Layout;
 
-/// The key scimcp's entry has in every client.
-pub const SERVER_NAME: &str = scimcp_core::version::SUITE_NAME;
+/// The name of `adapter`'s entry in every client: `scimcp-<adapter>`.
+pub use scimcp_core::install_state::entry_name;
 
 /// What a client's paths are computed from.
 #[derive(Debug, Clone, Copy)]
@@ -70,10 +70,11 @@ impl ConfigFile {
         ConfigFile::new(path, Format::Json, &["mcpServers"])
     }
 
-    pub fn slot(&self) -> Slot<'_> {
+    /// Where the entry called `name` sits in the file.
+    pub fn slot<'a>(&self, name: &'a str) -> Slot<'a> {
         Slot {
             container: self.container,
-            name: SERVER_NAME,
+            name,
         }
     }
 }
@@ -84,13 +85,14 @@ pub trait Client: Send + Sync {
     fn id(&self) -> &'static str;
     /// The product's name as users know it.
     fn name(&self) -> &'static str;
-    /// The file scimcp edits on this host; `None` when there is none to edit (a client
-    /// configured only in its UI, or a project-scope client without `--project`).
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile>;
+    /// The file scimcp edits on this host for the entry called `name`; `None` when there is
+    /// none to edit (a client configured only in its UI, or a project-scope client without
+    /// `--project`).
+    fn file(&self, cx: ClientContext<'_>, name: &str) -> Option<ConfigFile>;
     /// Whether the client looks installed for this user.
     fn detect(&self, cx: ClientContext<'_>) -> bool;
-    /// The scimcp entry in this client's dialect.
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    /// The entry called `name` running `server`, in this client's dialect.
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         command_args(server)
     }
     /// The client's own command-line tool, when registration should go through it.
@@ -98,7 +100,7 @@ pub trait Client: Send + Sync {
         None
     }
     /// What to tell the user for a client that has no file scimcp can write.
-    fn manual_steps(&self, _server: &ServerCommand) -> Option<String> {
+    fn manual_steps(&self, _name: &str, _server: &ServerCommand) -> Option<String> {
         None
     }
     /// Whether the default selection (no `--client`) includes it when it is detected.

@@ -1,4 +1,4 @@
-//! OpenCode: `mcp.scimcp` with `type: local` and the whole command line as one array, in
+//! OpenCode: `mcp.scimcp-<adapter>` with `type: local` and the whole command line as one array, in
 //! `~/.config/opencode/opencode.json` (`opencode.jsonc` when only that one exists: the CST
 //! editor keeps its comments).
 
@@ -23,7 +23,7 @@ impl Client for OpenCode {
     fn name(&self) -> &'static str {
         "OpenCode"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         let json = dir(cx).join("opencode.json");
         let jsonc = dir(cx).join("opencode.jsonc");
         let path = if !json.exists() && jsonc.is_file() {
@@ -36,7 +36,7 @@ impl Client for OpenCode {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[dir(cx)], &["opencode"])
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         let mut command = vec![path_text(&server.command)];
         command.extend(server.args.iter().cloned());
         Entry::map([

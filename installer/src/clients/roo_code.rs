@@ -20,7 +20,7 @@ impl Client for RooCode {
     fn name(&self) -> &'static str {
         "Roo Code"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(
             storage(cx).join("settings").join("mcp_settings.json"),
         ))

@@ -18,7 +18,7 @@ impl Client for VsCode {
     fn name(&self) -> &'static str {
         "VS Code"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::new(
             cx.host.vscode_user_dir().join("mcp.json"),
             Format::Json,
@@ -28,7 +28,7 @@ impl Client for VsCode {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[cx.host.vscode_user_dir()], &["code"])
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         typed_stdio(server)
     }
 }
@@ -40,7 +40,7 @@ impl Client for VsCodeWorkspace {
     fn name(&self) -> &'static str {
         "VS Code (workspace .vscode/mcp.json)"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         cx.project.map(|p| {
             ConfigFile::new(
                 p.join(".vscode").join("mcp.json"),
@@ -52,7 +52,7 @@ impl Client for VsCodeWorkspace {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         cx.project.is_some()
     }
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         typed_stdio(server)
     }
     fn selected_by_default(&self) -> bool {

@@ -11,7 +11,7 @@ impl Client for Windsurf {
     fn name(&self) -> &'static str {
         "Windsurf"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::mcp_servers(
             cx.host
                 .home

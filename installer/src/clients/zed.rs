@@ -27,7 +27,7 @@ impl Client for Zed {
     fn name(&self) -> &'static str {
         "Zed"
     }
-    fn file(&self, cx: ClientContext<'_>) -> Option<ConfigFile> {
+    fn file(&self, cx: ClientContext<'_>, _name: &str) -> Option<ConfigFile> {
         Some(ConfigFile::new(
             dir(cx).join("settings.json"),
             Format::Json,
@@ -38,7 +38,7 @@ impl Client for Zed {
         seen(cx, &[dir(cx)], &["zed"])
     }
     /// `command, args, env`, the custom-server shape of Zed's documentation.
-    fn entry(&self, server: &ServerCommand) -> Entry {
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         Entry::map([
             ("command", Entry::str(path_text(&server.command))),
             ("args", Entry::strs(server.args.iter().cloned())),

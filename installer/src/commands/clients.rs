@@ -2,15 +2,24 @@
 //! scimcp's entry there is present and healthy.
 
 use super::{Setup, print_stdout};
+use crate::error::SetupError;
 use crate::register::{ClientStatus, status};
+use scimcp_core::install_state::entry_name;
 
-pub fn run(setup: &Setup) -> i32 {
-    let server = setup.server();
+pub fn run(setup: &Setup) -> Result<(), SetupError> {
+    let state = setup.load_state()?;
     let cx = setup.client_context();
-    let list: Vec<ClientStatus> = crate::clients::all()
-        .into_iter()
-        .map(|c| status(cx, &server, c))
-        .collect();
+    let mut list: Vec<ClientStatus> = Vec::new();
+    for adapter in setup.installed_adapters(&state)? {
+        let server = setup.adapter_server(&state, &adapter);
+        let record = state.adapters.get(&adapter);
+        for client in crate::clients::all() {
+            let entry = record
+                .and_then(|a| a.clients.get(client.id()))
+                .map_or_else(|| entry_name(&adapter), |r| r.name.clone());
+            list.push(status(cx, &adapter, &entry, &server, client));
+        }
+    }
     if setup.json {
         let doc = serde_json::json!({ "schema_version": 1, "clients": list });
         print_stdout(&format!(
@@ -20,15 +29,15 @@ pub fn run(setup: &Setup) -> i32 {
     } else {
         print_stdout(&table(&list));
     }
-    0
+    Ok(())
 }
 
 /// A fixed-width table of client statuses.
 pub fn table(list: &[ClientStatus]) -> String {
     use std::fmt::Write;
     let mut out = format!(
-        "{:<20} {:<9} {:<11} {:<8} {}\n",
-        "CLIENT", "DETECTED", "REGISTERED", "HEALTHY", "LOCATION"
+        "{:<20} {:<24} {:<9} {:<11} {:<8} {}\n",
+        "CLIENT", "ENTRY", "DETECTED", "REGISTERED", "HEALTHY", "LOCATION"
     );
     for c in list {
         let yes = |b: bool| if b { "yes" } else { "no" };
@@ -39,8 +48,9 @@ pub fn table(list: &[ClientStatus]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<20} {:<9} {:<11} {:<8} {}{}",
+            "{:<20} {:<24} {:<9} {:<11} {:<8} {}{}",
             c.id,
+            c.entry,
             yes(c.detected),
             yes(c.registered),
             if c.registered { yes(c.healthy) } else { "-" },

@@ -1,29 +1,43 @@
-//! `install` and `repair`: put a version in place, make it current, provision its runtime,
-//! register the server in the clients, and record it all in `state.json`.
+//! `install` and `repair`: put a version in place, provision each adapter's runtime, make
+//! the version current, register each adapter's server in the clients, and record it all in
+//! `state.json`.
 //!
 //! Runbook (every step is idempotent, so a killed run is finished by the next one):
 //! 1. take the setup lock;
 //! 2. unpack the bundle into `.tmp/<random>/` and rename it to `versions/<semver>/` (skipped
 //!    when that version is already there and intact);
-//! 3. switch `current` atomically (skipped when it already points there);
-//! 4. provision or reuse `runtimes/<adapter>-<hash>/` (unless `--skip-runtime`);
-//! 5. plan, back up, write and verify each client file;
-//! 6. write `state.json` atomically if anything in it changed.
+//! 3. resolve the adapters: the ones named with `--adapter` (a file adapter is copied into
+//!    `.tmp/`), plus every installed one when the version changes; without `--adapter`,
+//!    every installed one (refsci on a first install);
+//! 4. provision or reuse `runtimes/<adapter>-<hash>/` for each (unless `--skip-runtime`);
+//! 5. switch `current` atomically (skipped when it already points there), move the copies
+//!    of file adapters into `adapters/<name>/`;
+//! 6. create the data folders; plan, back up, write and verify each client file (one
+//!    `scimcp-<adapter>` entry per adapter);
+//! 7. write `state.json` atomically if anything in it changed.
+//!
+//! Nothing a scientist relies on changes before step 5: a failure in steps 2–4 removes what
+//! this run unpacked or built (and puts back a damaged runtime it had moved aside), so the
+//! runtime in use, `current`, every client file and `state.json` are as they were.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use scimcp_core::install_state::{InstallState, SignatureRecord, VersionRecord};
+use scimcp_core::install_state::{
+    AdapterRecord, InstallState, PackageSources, SignatureRecord, VersionRecord, entry_name,
+};
 use semver::Version;
 
 use super::{Report, Setup, register_clients};
+use crate::adapters::Resolved;
 use crate::bundle::Bundle;
-use crate::cli::InstallArgs;
+use crate::cli::{InstallArgs, PackageArgs};
 use crate::error::SetupError;
 use crate::faults::checkpoint;
 use crate::layout::{DEFAULT_ADAPTER, Layout};
 use crate::lock::SetupLock;
 use crate::progress::Progress;
 use crate::register::Intent;
+use crate::runtime::{ProvisionError, Provisioned};
 
 /// Run `install` (or `repair` when `repair` is true).
 pub fn run(
@@ -33,7 +47,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Report, SetupError> {
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     // Checked before anything under the data root changes: a refused bundle leaves it as it
@@ -78,7 +92,14 @@ pub fn run(
     if !setup.dry_run {
         clean_scratch(&setup.layout);
     }
-    activate(
+    let missing = data_folders(setup, &mut state, &args.data_dirs)?;
+    // A new version needs every installed adapter's runtime; new data folders change every
+    // adapter's registered command.
+    let everything = state.active.as_deref() != Some(bundle.version.to_string().as_str())
+        || !version_intact(&setup.layout, &bundle.version)
+        || state.data_dirs != before.data_dirs;
+    let targets = targets(setup, &state, everything);
+    let adapters = activate(
         setup,
         &mut state,
         Checked {
@@ -86,40 +107,127 @@ pub fn run(
             signature,
             origin: download.as_ref().map(|d| d.origin.clone()),
         },
-        args.python.as_deref(),
-        args.skip_runtime,
+        Runtimes {
+            targets,
+            python: args.python.as_deref(),
+            skip_runtime: args.skip_runtime,
+            packages: &args.packages,
+        },
         progress,
         &mut report,
     )?;
-    let recorded: Vec<String> = if repair {
-        state.clients.keys().cloned().collect()
-    } else {
-        Vec::new()
-    };
-    let clients = setup.select(&recorded)?;
+    create_data_folders(setup, &missing, &mut report)?;
     let intent = if repair {
         Intent::Repair
     } else {
         Intent::Install
     };
-    register_clients(setup, &mut state, &clients, intent, &mut report);
+    register_adapters(setup, &mut state, &adapters, intent, repair, &mut report)?;
     finish(setup, &before, &state, &mut report)?;
     if !setup.dry_run {
-        report.notes.push(
-            "Quit and reopen your AI clients so they start scimcp. `scimcp-setup status` shows \
-             what is installed; `scimcp-setup uninstall` undoes it (your runs are kept)."
-                .into(),
-        );
+        report.notes.push(format!(
+            "Quit and reopen your AI clients so they start {}. `scimcp-setup status` shows \
+             what is installed; `scimcp-setup uninstall` undoes it (your runs are kept).",
+            adapters
+                .iter()
+                .map(|a| entry_name(a))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ));
     }
     Ok(report)
 }
 
-/// Take the setup lock, except in a dry run (which writes nothing, not even the lock file).
-pub(crate) fn lock(setup: &Setup) -> Result<Option<SetupLock>, SetupError> {
+/// An adapter a command is asked to provision and register.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// `--adapter NAME|PATH` for an adapter that is not installed (or a path: copied again).
+    Request(String),
+    /// An installed adapter, from its record.
+    Installed(String),
+}
+
+/// The adapters `install`/`repair` act on: the named ones (plus every installed one when
+/// `everything`: a new version, new data folders), else every installed one, else refsci.
+pub(crate) fn targets(setup: &Setup, state: &InstallState, everything: bool) -> Vec<Target> {
+    let installed: Vec<String> = state.adapters.keys().cloned().collect();
+    if setup.adapters.is_empty() {
+        if installed.is_empty() {
+            return vec![Target::Request(DEFAULT_ADAPTER.to_string())];
+        }
+        return installed.into_iter().map(Target::Installed).collect();
+    }
+    let mut out: Vec<Target> = setup
+        .adapters
+        .iter()
+        .map(|arg| {
+            if !crate::adapters::is_path(arg) && state.adapters.contains_key(arg) {
+                Target::Installed(arg.clone())
+            } else {
+                Target::Request(arg.clone())
+            }
+        })
+        .collect();
+    if everything {
+        for name in installed {
+            if !out.contains(&Target::Installed(name.clone())) {
+                out.push(Target::Installed(name));
+            }
+        }
+    }
+    out
+}
+
+/// Register each of `adapters` in the clients: the named clients, or every detected one
+/// (plus, for `repair`, every client the adapter is registered in, and always the ones
+/// whose entry an older scimcp wrote under another name, so it is renamed).
+pub(crate) fn register_adapters(
+    setup: &Setup,
+    state: &mut InstallState,
+    adapters: &[String],
+    intent: Intent,
+    all_recorded: bool,
+    report: &mut Report,
+) -> Result<(), SetupError> {
+    for adapter in adapters {
+        let desired = entry_name(adapter);
+        let recorded: Vec<String> = state
+            .adapters
+            .get(adapter)
+            .map(|a| {
+                a.clients
+                    .iter()
+                    .filter(|(_, r)| all_recorded || r.name != desired)
+                    .map(|(id, _)| id.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let clients = setup.select(&recorded)?;
+        register_clients(setup, state, adapter, &clients, intent, report);
+    }
+    Ok(())
+}
+
+/// Take the setup lock, except in a dry run (which writes nothing, not even the lock file),
+/// then sweep the temporary files a killed run left in the installer's own directories.
+pub(crate) fn lock(setup: &Setup, report: &mut Report) -> Result<Option<SetupLock>, SetupError> {
     if setup.dry_run {
         return Ok(None);
     }
-    Ok(Some(SetupLock::acquire(&setup.layout.lock_path())?))
+    let lock = SetupLock::acquire(&setup.layout.lock_path())?;
+    let swept = crate::sweep::stale_temps(&setup.layout);
+    if !swept.is_empty() {
+        report.step(format!(
+            "remove {} temporary file(s) an interrupted scimcp-setup left behind: {}",
+            swept.len(),
+            swept
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(Some(lock))
 }
 
 /// Write the receipt and fill in the report's version fields. Client failures stay in the
@@ -178,16 +286,51 @@ pub(crate) struct Checked<'a> {
     pub origin: Option<String>,
 }
 
-/// Unpack `bundle` (if needed), make it current, provision its runtime and record it.
+/// What [`activate`] provisions.
+pub(crate) struct Runtimes<'a> {
+    pub targets: Vec<Target>,
+    /// `--python`.
+    pub python: Option<&'a Path>,
+    pub skip_runtime: bool,
+    /// `--find-links`, `--index-url`, `--no-index` (replace the recorded ones when given).
+    pub packages: &'a PackageArgs,
+}
+
+/// What a failed activation must take back: a version it unpacked, runtimes it built, the
+/// directories it created.
+#[derive(Default)]
+struct Undo {
+    version_dir: Option<PathBuf>,
+    created_dirs: Vec<PathBuf>,
+    provisioned: Vec<Provisioned>,
+}
+
+impl Undo {
+    fn run(self) {
+        for p in self.provisioned.into_iter().rev() {
+            p.undo();
+        }
+        if let Some(dir) = self.version_dir {
+            let _ = fs_err::remove_dir_all(dir);
+        }
+        for dir in self.created_dirs.iter().rev() {
+            // Only when empty: it held nothing before this run.
+            let _ = fs_err::remove_dir(dir);
+        }
+    }
+}
+
+/// Unpack `bundle` (if needed), provision each adapter's runtime, make the version current
+/// and record it all. Returns the adapters, by name, to register. On failure before the
+/// version is switched, everything this run unpacked or built is taken back.
 pub(crate) fn activate(
     setup: &Setup,
     state: &mut InstallState,
     source: Checked<'_>,
-    python: Option<&Path>,
-    skip_runtime: bool,
+    runtimes: Runtimes<'_>,
     progress: &dyn Progress,
     report: &mut Report,
-) -> Result<(), SetupError> {
+) -> Result<Vec<String>, SetupError> {
     let Checked {
         bundle,
         signature,
@@ -199,13 +342,32 @@ pub(crate) fn activate(
     let dir = layout.version_dir(version);
     let key = version.to_string();
     let unpacking = !version_intact(layout, version);
+    let mut undo = Undo::default();
+    for created in [layout.versions_dir(), layout.runtimes_dir()] {
+        if !created.exists() {
+            undo.created_dirs.push(created);
+        }
+    }
     if unpacking {
         report.step(format!("unpack {origin} into {}", dir.display()));
         if !setup.dry_run {
             progress.step(&format!("unpacking scimcp {version}"));
-            unpack(layout, bundle)?;
+            if !dir.exists() {
+                undo.version_dir = Some(dir.clone());
+            }
+            if let Err(e) = unpack(layout, bundle) {
+                undo.run();
+                return Err(e);
+            }
         }
     }
+    let prepared = match prepare(setup, state, &dir, runtimes, progress, report, &mut undo) {
+        Ok(p) => p,
+        Err(e) => {
+            undo.run();
+            return Err(e);
+        }
+    };
     if !setup.dry_run || state.versions.contains_key(&key) {
         let record = state
             .versions
@@ -233,8 +395,10 @@ pub(crate) fn activate(
         ));
         if !setup.dry_run {
             checkpoint();
-            crate::current::switch(layout, version)
-                .map_err(SetupError::io("switching", layout.current()))?;
+            if let Err(e) = crate::current::switch(layout, version) {
+                undo.run();
+                return Err(SetupError::io("switching", layout.current())(e));
+            }
             checkpoint();
         }
     }
@@ -244,53 +408,217 @@ pub(crate) fn activate(
         }
         state.active = Some(key.clone());
     }
-    state.server = Some(setup.server());
-    if skip_runtime {
-        report.step("skip the scientific runtime (--skip-runtime)".to_string());
-        return Ok(());
+    // Past the switch: what was built is in use now.
+    for p in std::mem::take(&mut undo.provisioned) {
+        p.commit();
     }
-    if setup.dry_run {
-        report.step(format!(
-            "provision (or reuse) the {DEFAULT_ADAPTER} runtime under {}",
-            layout.runtimes_dir().display()
-        ));
-        return Ok(());
-    }
-    let manifest = load_manifest(&dir)?;
-    let record = crate::runtime::provision(&setup.host, layout, &manifest, &dir, python, progress)?;
-    progress.finish();
-    if let Some(record) = record {
-        if state.runtimes.get(DEFAULT_ADAPTER) != Some(&record) {
-            report.step(format!(
-                "use the {DEFAULT_ADAPTER} runtime {}",
-                record.dir.display()
-            ));
+    let mut names = Vec::new();
+    for (mut adapter, runtime, packages) in prepared {
+        if !setup.dry_run {
+            adapter.commit()?;
         }
-        state
-            .runtimes
-            .insert(DEFAULT_ADAPTER.to_string(), record.clone());
-        if let Some(v) = state.versions.get_mut(&key) {
-            v.runtimes.insert(DEFAULT_ADAPTER.to_string(), record);
+        let name = adapter.name.clone();
+        let server = setup.server(state, &adapter.serve_arg);
+        let record = state
+            .adapters
+            .entry(name.clone())
+            .or_insert_with(|| AdapterRecord {
+                source: adapter.source.clone(),
+                server: None,
+                clients: Default::default(),
+                packages: PackageSources::default(),
+            });
+        record.source = adapter.source.clone();
+        record.server = Some(server);
+        record.packages = packages;
+        if let Some(runtime) = runtime {
+            if state.runtimes.get(&name) != Some(&runtime) {
+                report.step(format!("use the {name} runtime {}", runtime.dir.display()));
+            }
+            state.runtimes.insert(name.clone(), runtime.clone());
+            if let Some(v) = state.versions.get_mut(&key) {
+                v.runtimes.insert(name.clone(), runtime);
+            }
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// An adapter ready to be recorded: the manifest, its runtime (`None` when skipped or not
+/// a Python adapter) and the package sources it was provisioned from.
+type Prepared = (
+    Resolved,
+    Option<scimcp_core::install_state::RuntimeRecord>,
+    PackageSources,
+);
+
+/// Resolve each target for the version at `version_dir` and provision its runtime (unless
+/// skipped). Built runtimes go into `undo` until the caller commits them.
+fn prepare(
+    setup: &Setup,
+    state: &InstallState,
+    version_dir: &Path,
+    runtimes: Runtimes<'_>,
+    progress: &dyn Progress,
+    report: &mut Report,
+    undo: &mut Undo,
+) -> Result<Vec<Prepared>, SetupError> {
+    let layout = &setup.layout;
+    let mut resolved: Vec<Resolved> = Vec::new();
+    for target in &runtimes.targets {
+        let adapter = match target {
+            Target::Request(arg) if setup.dry_run && crate::adapters::is_path(arg) => {
+                // A dry run copies nothing: read the manifest where it is.
+                let path = std::path::absolute(arg).unwrap_or_else(|_| PathBuf::from(arg));
+                let adapter =
+                    scimcp_core::manifest::load_file(&path).map_err(|e| SetupError::Manifest {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })?;
+                report.step(format!(
+                    "copy the adapter {} from {} into {}",
+                    adapter.manifest.name,
+                    path.display(),
+                    layout.adapters_dir().join(&adapter.manifest.name).display()
+                ));
+                crate::adapters::unstaged(layout, &path, adapter.manifest)
+            }
+            Target::Request(arg) => crate::adapters::request(layout, version_dir, arg)?,
+            Target::Installed(name) => match state.adapters.get(name) {
+                Some(record) => crate::adapters::recorded(layout, version_dir, name, record)?,
+                None => crate::adapters::shipped(version_dir, name)?,
+            },
+        };
+        if !resolved.iter().any(|r| r.name == adapter.name) {
+            resolved.push(adapter);
+        }
+    }
+    let mut out = Vec::new();
+    let several = resolved.len() > 1;
+    for adapter in resolved {
+        let packages = if runtimes.packages.given() {
+            PackageSources {
+                find_links: runtimes
+                    .packages
+                    .find_links
+                    .iter()
+                    .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+                    .collect(),
+                index_url: runtimes.packages.index_url.clone(),
+                no_index: runtimes.packages.no_index,
+            }
+        } else {
+            state
+                .adapters
+                .get(&adapter.name)
+                .map(|a| a.packages.clone())
+                .unwrap_or_default()
+        };
+        if runtimes.skip_runtime {
+            report.step(format!(
+                "skip the {} runtime (--skip-runtime)",
+                adapter.name
+            ));
+            let kept = state.runtimes.get(&adapter.name).cloned();
+            out.push((adapter, kept, packages));
+            continue;
+        }
+        if setup.dry_run {
+            report.step(format!(
+                "provision (or reuse) the {} runtime under {}",
+                adapter.name,
+                layout.runtimes_dir().display()
+            ));
+            let kept = state.runtimes.get(&adapter.name).cloned();
+            out.push((adapter, kept, packages));
+            continue;
+        }
+        let request = |python| crate::runtime::Request {
+            manifest: &adapter.manifest,
+            package_base: &adapter.package_base,
+            python,
+            packages: &packages,
+        };
+        let mut result =
+            crate::runtime::provision(&setup.host, layout, request(runtimes.python), progress);
+        // `--python` given for several adapters applies to those whose range it meets; the
+        // others find their own.
+        if several
+            && let Err(ProvisionError::Interpreter(
+                e @ crate::runtime::InterpreterError::Unsuitable { .. },
+            )) = &result
+        {
+            report
+                .notes
+                .push(format!("{e}: looking for another one for {}", adapter.name));
+            result = crate::runtime::provision(&setup.host, layout, request(None), progress);
+        }
+        progress.finish();
+        let provisioned = result?;
+        let record = match provisioned {
+            Some(p) => {
+                let c = &p.choice;
+                report.step(format!(
+                    "{} Python {} at {} for {} ({})",
+                    if p.built { "use" } else { "keep" },
+                    c.interpreter.version,
+                    c.interpreter.path.display(),
+                    adapter.name,
+                    c.reason
+                ));
+                let record = p.record.clone();
+                undo.provisioned.push(p);
+                Some(record)
+            }
+            None => None,
+        };
+        out.push((adapter, record, packages));
+    }
+    Ok(out)
+}
+
+/// Settle the data folders the server may read datasets from: `chosen` (`--data-dir`) when
+/// given, else the recorded ones, else the default one; record them. Returns the ones that
+/// do not exist yet (created by [`create_data_folders`] once the runtimes are in place).
+/// They are the user's folders: nothing here ever deletes one.
+pub(crate) fn data_folders(
+    setup: &Setup,
+    state: &mut InstallState,
+    chosen: &[PathBuf],
+) -> Result<Vec<PathBuf>, SetupError> {
+    if !chosen.is_empty() {
+        state.data_dirs = chosen
+            .iter()
+            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+            .collect();
+    }
+    let dirs = setup.data_dirs(state);
+    state.data_dirs = dirs.clone();
+    let mut missing = Vec::new();
+    for dir in dirs {
+        match fs_err::metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(SetupError::DataDirNotADirectory(dir)),
+            Err(_) => missing.push(dir),
+        }
+    }
+    Ok(missing)
+}
+
+/// Create the data folders [`data_folders`] found missing.
+pub(crate) fn create_data_folders(
+    setup: &Setup,
+    missing: &[PathBuf],
+    report: &mut Report,
+) -> Result<(), SetupError> {
+    for dir in missing {
+        report.step(format!("create your data folder {}", dir.display()));
+        if !setup.dry_run {
+            fs_err::create_dir_all(dir).map_err(SetupError::io("creating", dir))?;
         }
     }
     Ok(())
-}
-
-/// The registered adapter's manifest as the version ships it.
-fn load_manifest(version_dir: &Path) -> Result<scimcp_core::manifest::Manifest, SetupError> {
-    let path = version_dir
-        .join("adapters")
-        .join(format!("{DEFAULT_ADAPTER}.toml"));
-    let adapter = if path.is_file() {
-        scimcp_core::manifest::load_file(&path)
-    } else {
-        scimcp_core::manifest::load_embedded(DEFAULT_ADAPTER).expect("refsci is embedded")
-    }
-    .map_err(|e| SetupError::Manifest {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
-    Ok(adapter.manifest)
 }
 
 /// Unpack into a scratch directory on the same file system, then rename into place.

@@ -9,13 +9,13 @@ pub mod upgrade;
 
 use std::path::{Path, PathBuf};
 
-use scimcp_core::install_state::{InstallState, ServerCommand};
+use scimcp_core::install_state::{InstallState, ServerCommand, entry_name};
 use serde::Serialize;
 
 use crate::clients::{Client, ClientContext};
 use crate::error::SetupError;
 use crate::host::Host;
-use crate::layout::Layout;
+use crate::layout::{DEFAULT_ADAPTER, Layout};
 use crate::register::{self, ClientPlan, How, Intent, Outcome, Planner};
 
 /// Resolved settings every command runs with.
@@ -29,6 +29,8 @@ pub struct Setup {
     pub dry_run: bool,
     pub json: bool,
     pub yes: bool,
+    /// `--adapter` values (names or manifest paths; empty: every installed adapter).
+    pub adapters: Vec<String>,
 }
 
 impl Setup {
@@ -40,8 +42,47 @@ impl Setup {
         }
     }
 
-    pub fn server(&self) -> ServerCommand {
-        self.layout.server_command()
+    /// The data folders in force for `state` (recorded, else the default one).
+    pub fn data_dirs(&self, state: &InstallState) -> Vec<PathBuf> {
+        self.layout.data_dirs(&self.host, &state.data_dirs)
+    }
+
+    /// The command the client entries of the adapter `serve_arg` (a shipped adapter's name
+    /// or a manifest's path) run, with `state`'s data folders.
+    pub fn server(&self, state: &InstallState, serve_arg: &str) -> ServerCommand {
+        self.layout
+            .server_command(serve_arg, &self.data_dirs(state))
+    }
+
+    /// The installed adapters a command acts on: those named with `--adapter` (by name, or
+    /// by the name in the manifest a path names), else every installed one, else refsci.
+    pub fn installed_adapters(&self, state: &InstallState) -> Result<Vec<String>, SetupError> {
+        if self.adapters.is_empty() {
+            let all: Vec<String> = state.adapters.keys().cloned().collect();
+            return Ok(if all.is_empty() {
+                vec![DEFAULT_ADAPTER.to_string()]
+            } else {
+                all
+            });
+        }
+        let mut names = Vec::new();
+        for arg in &self.adapters {
+            let name = adapter_name(arg)?;
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+
+    /// The command `adapter`'s entries run: the recorded one, else the one the layout
+    /// prescribes for a shipped adapter of that name.
+    pub fn adapter_server(&self, state: &InstallState, adapter: &str) -> ServerCommand {
+        state
+            .adapters
+            .get(adapter)
+            .and_then(|a| a.server.clone())
+            .unwrap_or_else(|| self.server(state, adapter))
     }
 
     /// The clients to act on: the named ones, or every detected one that is selected by
@@ -125,11 +166,15 @@ pub struct Report {
     pub diffs: Vec<FileDiff>,
 }
 
-/// One client's part of a report.
+/// One client's part of a report, for one adapter's entry.
 #[derive(Debug, Serialize)]
 pub struct ClientReport {
     pub id: &'static str,
     pub name: &'static str,
+    /// The adapter whose entry this is.
+    pub adapter: String,
+    /// The entry's name in the client (`scimcp-<adapter>`).
+    pub entry: String,
     pub location: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
@@ -191,7 +236,11 @@ impl Report {
                     (None, Some(o)) => outcome_text(o, self.dry_run).to_string(),
                     (None, None) => String::new(),
                 };
-                let _ = writeln!(out, "{:<26} {what}  [{}]", c.name, c.location);
+                let _ = writeln!(
+                    out,
+                    "{:<26} {:<24} {what}  [{}]",
+                    c.name, c.entry, c.location
+                );
                 if let Some(steps) = &c.manual_steps {
                     for line in steps.lines() {
                         let _ = writeln!(out, "    {line}");
@@ -231,38 +280,116 @@ pub fn print_stdout(text: &str) {
     let _ = out.flush();
 }
 
-/// Plan and (unless dry-run) apply `intent` for `clients`, updating the receipt's client
-/// records. Per-client failures land in the report; the others still proceed.
+/// The name of the adapter `arg` names: `arg` itself, or the name in the manifest file it
+/// is the path of.
+pub fn adapter_name(arg: &str) -> Result<String, SetupError> {
+    if !crate::adapters::is_path(arg) {
+        return Ok(arg.to_string());
+    }
+    let path = std::path::Path::new(arg);
+    scimcp_core::manifest::load_file(path)
+        .map(|a| a.manifest.name)
+        .map_err(|e| SetupError::Manifest {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+}
+
+/// Plan and (unless dry-run) apply `intent` for `adapter`'s entry in `clients`, updating
+/// the adapter's client records. Per-client failures land in the report; the others still
+/// proceed. An entry an older scimcp wrote under another name (`scimcp`) is removed first
+/// (only while it is still what scimcp wrote) and added again as `scimcp-<adapter>`.
 pub fn register_clients(
     setup: &Setup,
-    state: &mut scimcp_core::install_state::InstallState,
+    state: &mut InstallState,
+    adapter: &str,
     clients: &[&'static dyn Client],
     intent: Intent,
     report: &mut Report,
 ) {
-    let server = setup.server();
+    let desired = entry_name(adapter);
+    let server = setup.adapter_server(state, adapter);
     let backups = setup.layout.backups_dir();
-    let planner = Planner {
-        cx: setup.client_context(),
-        server: &server,
-        backups_dir: &backups,
-    };
+    let cx = setup.client_context();
     // Claude Code's own CLI last: it is the slowest and the least under our control.
     let mut ordered: Vec<&'static dyn Client> = clients.to_vec();
-    ordered.sort_by_key(|c| c.cli(setup.client_context()).is_some());
+    ordered.sort_by_key(|c| c.cli(cx).is_some());
     for client in ordered {
-        let recorded = state.clients.get(client.id()).cloned();
-        let planned = planner.plan(client, intent, recorded.as_ref());
+        let mut recorded = state
+            .adapters
+            .get(adapter)
+            .and_then(|a| a.clients.get(client.id()))
+            .cloned();
         let mut entry = ClientReport {
             id: client.id(),
             name: client.name(),
+            adapter: adapter.to_string(),
+            entry: desired.clone(),
             location: client
-                .file(setup.client_context())
+                .file(cx, &desired)
                 .map_or_else(|| "(settings UI)".into(), |f| f.path.display().to_string()),
             outcome: None,
             error: None,
             manual_steps: None,
         };
+        if intent != Intent::Uninstall
+            && let Some(old) = recorded.clone().filter(|r| r.name != desired)
+        {
+            let planner = Planner {
+                cx,
+                name: &old.name,
+                server: &server,
+                backups_dir: &backups,
+            };
+            let renamed = planner
+                .plan(client, Intent::Uninstall, Some(&old))
+                .map_err(|e| e.to_string())
+                .and_then(|plan| {
+                    if setup.dry_run {
+                        add_diff(&plan, report);
+                        Ok(())
+                    } else {
+                        register::apply(&plan, &backups)
+                            .map(drop)
+                            .map_err(|e| e.to_string())
+                    }
+                });
+            match renamed {
+                Ok(()) => {
+                    report.step(format!(
+                        "rename the entry `{}` an older scimcp wrote in {} to `{desired}`",
+                        old.name,
+                        client.name()
+                    ));
+                    if !setup.dry_run
+                        && let Some(a) = state.adapters.get_mut(adapter)
+                    {
+                        a.clients.remove(client.id());
+                    }
+                    recorded = None;
+                }
+                Err(e) => {
+                    entry.error = Some(format!(
+                        "the entry `{}` an older scimcp wrote could not be renamed: {e}",
+                        old.name
+                    ));
+                    report.clients.push(entry);
+                    continue;
+                }
+            }
+        }
+        let name = match (&recorded, intent) {
+            (Some(r), Intent::Uninstall) => r.name.clone(),
+            _ => desired.clone(),
+        };
+        entry.entry = name.clone();
+        let planner = Planner {
+            cx,
+            name: &name,
+            server: &server,
+            backups_dir: &backups,
+        };
+        let planned = planner.plan(client, intent, recorded.as_ref());
         match planned {
             Err(e) => entry.error = Some(e.to_string()),
             Ok(plan) => {
@@ -275,15 +402,20 @@ pub fn register_clients(
                     add_diff(&plan, report);
                 } else {
                     match register::apply(&plan, &backups) {
-                        Ok(applied) => match register::record(&plan, recorded.as_ref(), &applied) {
-                            Some(r) => {
-                                state.clients.insert(client.id().to_string(), r);
+                        Ok(applied) => {
+                            let record = register::record(&plan, recorded.as_ref(), &applied);
+                            if let Some(a) = state.adapters.get_mut(adapter) {
+                                match record {
+                                    Some(r) => {
+                                        a.clients.insert(client.id().to_string(), r);
+                                    }
+                                    None if plan.outcome != Outcome::Manual => {
+                                        a.clients.remove(client.id());
+                                    }
+                                    None => {}
+                                }
                             }
-                            None if plan.outcome != Outcome::Manual => {
-                                state.clients.remove(client.id());
-                            }
-                            None => {}
-                        },
+                        }
                         Err(e) => entry.error = Some(e.to_string()),
                     }
                 }
@@ -310,14 +442,16 @@ fn add_diff(plan: &ClientPlan, report: &mut Report) {
             let mut lines = String::new();
             if *remove {
                 lines.push_str(&format!(
-                    "would run: {} mcp remove --scope user scimcp\n",
-                    cli.program.display()
+                    "would run: {} mcp remove --scope user {}\n",
+                    cli.program.display(),
+                    plan.name
                 ));
             }
             if *add {
                 lines.push_str(&format!(
-                    "would run: {} mcp add-json --scope user scimcp '{}'\n",
+                    "would run: {} mcp add-json --scope user {} '{}'\n",
                     cli.program.display(),
+                    plan.name,
                     plan.entry
                 ));
             }

@@ -11,7 +11,7 @@ use crate::faults::checkpoint;
 
 pub fn run(setup: &Setup) -> Result<Report, SetupError> {
     let mut report = Report::new("rollback", setup);
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     if state.active.is_none() {
@@ -44,6 +44,15 @@ pub fn run(setup: &Setup) -> Result<Report, SetupError> {
                 ));
             }
             state.runtimes.insert(adapter.clone(), runtime.clone());
+        }
+        // An adapter installed after that version was left has no runtime of its own there.
+        for adapter in state.adapters.keys() {
+            if !rec.runtimes.contains_key(adapter) && state.runtimes.contains_key(adapter) {
+                report.step(format!(
+                    "note: {adapter} was never provisioned for {previous}; if its entries do not \
+                     start, run `scimcp-setup repair --adapter {adapter}`"
+                ));
+            }
         }
     }
     finish(setup, &before, &state, &mut report)?;

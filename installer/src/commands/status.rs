@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
-use scimcp_core::install_state::SignatureRecord;
+use scimcp_core::install_state::{AdapterSource, PackageSources, SignatureRecord};
 use serde::Serialize;
 
 use super::{Setup, print_stdout};
 use crate::error::SetupError;
 use crate::register::{ClientStatus, status as client_status};
+use scimcp_core::install_state::entry_name;
 
 /// The `status` report.
 #[derive(Debug, Serialize)]
@@ -23,10 +24,36 @@ pub struct Status {
     /// How the active version's files were vouched for when they were unpacked (absent when
     /// the receipt has no record of it).
     pub active_signature: Option<SignatureRecord>,
-    pub server_command: Option<Vec<String>>,
+    /// Every installed adapter (or the ones named with --adapter).
+    pub adapters: Vec<AdapterStatus>,
+    /// The folders the server may read datasets from, and whether each is there.
+    pub data_dirs: Vec<DataDirStatus>,
     pub runtimes: Vec<RuntimeStatus>,
     pub clients: Vec<ClientStatus>,
     pub runs_dir: PathBuf,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AdapterStatus {
+    pub name: String,
+    pub installed: bool,
+    /// `shipped` or `file`.
+    pub source: String,
+    /// The manifest file the user named (file adapters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original: Option<PathBuf>,
+    /// Its entry's name in every client.
+    pub entry: String,
+    /// The command its entries run.
+    pub server_command: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "PackageSources::is_default")]
+    pub packages: PackageSources,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DataDirStatus {
+    pub path: PathBuf,
+    pub present: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -36,18 +63,47 @@ pub struct RuntimeStatus {
     pub present: bool,
     pub python: String,
     pub package_sha256: Option<String>,
+    /// The interpreter it was built from, where it was found and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<scimcp_core::install_state::BaseInterpreter>,
 }
 
 pub fn run(setup: &Setup) -> Result<i32, SetupError> {
     let state = setup.load_state()?;
-    let server = setup.server();
     let cx = setup.client_context();
-    let recorded: Vec<String> = state.clients.keys().cloned().collect();
-    let clients = setup
-        .select(&recorded)?
-        .into_iter()
-        .map(|c| client_status(cx, &server, c))
-        .collect();
+    let names = setup.installed_adapters(&state)?;
+    let mut clients = Vec::new();
+    let mut adapters = Vec::new();
+    for name in &names {
+        let record = state.adapters.get(name);
+        let server = setup.adapter_server(&state, name);
+        let recorded: Vec<String> = record
+            .map(|a| a.clients.keys().cloned().collect())
+            .unwrap_or_default();
+        for client in setup.select(&recorded)? {
+            let entry = record
+                .and_then(|a| a.clients.get(client.id()))
+                .map_or_else(|| entry_name(name), |r| r.name.clone());
+            clients.push(client_status(cx, name, &entry, &server, client));
+        }
+        let (source, original) = match record.map(|a| &a.source) {
+            Some(AdapterSource::File { original, .. }) => ("file", Some(original.clone())),
+            _ => ("shipped", None),
+        };
+        adapters.push(AdapterStatus {
+            name: name.clone(),
+            installed: record.is_some(),
+            source: source.into(),
+            original,
+            entry: entry_name(name),
+            server_command: record.and_then(|a| a.server.as_ref()).map(|s| {
+                std::iter::once(s.command.display().to_string())
+                    .chain(s.args.iter().cloned())
+                    .collect()
+            }),
+            packages: record.map(|a| a.packages.clone()).unwrap_or_default(),
+        });
+    }
     let status = Status {
         schema_version: 1,
         data_root: setup.layout.root.clone(),
@@ -61,20 +117,26 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
             .as_ref()
             .and_then(|v| state.versions.get(v))
             .and_then(|r| r.signature.clone()),
-        server_command: state.server.as_ref().map(|s| {
-            std::iter::once(s.command.display().to_string())
-                .chain(s.args.iter().cloned())
-                .collect()
-        }),
+        adapters,
+        data_dirs: setup
+            .data_dirs(&state)
+            .into_iter()
+            .map(|path| DataDirStatus {
+                present: path.is_dir(),
+                path,
+            })
+            .collect(),
         runtimes: state
             .runtimes
             .iter()
+            .filter(|(a, _)| names.contains(a))
             .map(|(a, r)| RuntimeStatus {
                 adapter: a.clone(),
                 interpreter: r.interpreter.clone(),
                 present: r.interpreter.is_file(),
                 python: r.python_version.clone(),
                 package_sha256: r.package.as_ref().and_then(|p| p.sha256.clone()),
+                base: r.base.clone(),
             })
             .collect(),
         clients,
@@ -128,20 +190,65 @@ fn human(s: &Status) -> String {
         "previous        {}",
         s.previous.as_deref().unwrap_or("-")
     );
-    if let Some(cmd) = &s.server_command {
-        let _ = writeln!(out, "server command  {}", cmd.join(" "));
-    }
-    for r in &s.runtimes {
+    for a in &s.adapters {
         let _ = writeln!(
             out,
-            "runtime         {}: Python {} at {}{}",
-            r.adapter,
-            r.python,
-            r.interpreter.display(),
-            if r.present {
+            "adapter         {}{}{}",
+            a.name,
+            match &a.original {
+                Some(path) => format!(" (from {})", path.display()),
+                None => String::new(),
+            },
+            if a.installed {
+                format!(", entry `{}` in the clients", a.entry)
+            } else {
+                " (not installed)".to_string()
+            }
+        );
+        if let Some(cmd) = &a.server_command {
+            let _ = writeln!(out, "  command       {}", cmd.join(" "));
+        }
+        for r in s.runtimes.iter().filter(|r| r.adapter == a.name) {
+            let _ = writeln!(
+                out,
+                "  runtime       Python {} at {}{}",
+                r.python,
+                r.interpreter.display(),
+                if r.present {
+                    ""
+                } else {
+                    "  (missing: run repair)"
+                }
+            );
+            if let Some(base) = &r.base {
+                let _ = writeln!(
+                    out,
+                    "  built from    {} ({})",
+                    base.path.display(),
+                    base.found_by
+                );
+            }
+        }
+        let p = &a.packages;
+        for dir in &p.find_links {
+            let _ = writeln!(out, "  wheelhouse    {}", dir.display());
+        }
+        if let Some(url) = &p.index_url {
+            let _ = writeln!(out, "  index         {url}");
+        }
+        if p.no_index {
+            let _ = writeln!(out, "  index         none (--no-index)");
+        }
+    }
+    for d in &s.data_dirs {
+        let _ = writeln!(
+            out,
+            "data folder     {}{}",
+            d.path.display(),
+            if d.present {
                 ""
             } else {
-                "  (missing: run repair)"
+                "  (missing: run repair, or create it)"
             }
         );
     }

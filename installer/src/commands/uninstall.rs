@@ -11,22 +11,35 @@ use crate::error::SetupError;
 use crate::register::Intent;
 
 pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
+    if !setup.adapters.is_empty() {
+        return adapters(setup, args);
+    }
     let mut report = Report::new("uninstall", setup);
     if args.purge && !setup.dry_run && !setup.yes {
         confirm_purge(setup)?;
     }
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
-    let recorded: Vec<String> = state.clients.keys().cloned().collect();
-    let clients = setup.select(&recorded)?;
-    register_clients(setup, &mut state, &clients, Intent::Uninstall, &mut report);
+    for adapter in state.adapters.keys().cloned().collect::<Vec<_>>() {
+        let recorded: Vec<String> = state.adapters[&adapter].clients.keys().cloned().collect();
+        let clients = setup.select(&recorded)?;
+        register_clients(
+            setup,
+            &mut state,
+            &adapter,
+            &clients,
+            Intent::Uninstall,
+            &mut report,
+        );
+    }
     let failures = report.failures();
     let layout = &setup.layout;
     let mut doomed = vec![
         layout.current(),
         layout.versions_dir(),
         layout.runtimes_dir(),
+        layout.adapters_dir(),
         layout.launcher_dir(),
         layout.scratch_dir(),
     ];
@@ -50,6 +63,12 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     if !args.purge && layout.runs_dir().exists() {
         report.step(format!("keep run data in {}", layout.runs_dir().display()));
     }
+    // The data folders hold the user's own datasets: never deleted, not even by --purge.
+    for dir in setup.data_dirs(&state) {
+        if dir.is_dir() {
+            report.step(format!("keep your data folder {}", dir.display()));
+        }
+    }
     if setup.dry_run {
         return Ok(report);
     }
@@ -58,8 +77,11 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     state.previous = None;
     state.versions.clear();
     state.runtimes.clear();
-    state.server = None;
-    if state.clients.is_empty() && failures == 0 {
+    state.adapters.retain(|_, a| !a.clients.is_empty());
+    for a in state.adapters.values_mut() {
+        a.server = None;
+    }
+    if state.adapters.is_empty() && failures == 0 {
         let path = scimcp_core::install_state::InstallState::path(&layout.root);
         if path.exists() {
             report.step(format!("remove {}", path.display()));
@@ -73,6 +95,81 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
         return Ok(report);
     }
     finish(setup, &before, &state, &mut report)?;
+    Ok(report)
+}
+
+/// `uninstall --adapter NAME…`: only these adapters' entries (where they are still what
+/// scimcp wrote), runtimes, managed copies and records; the version, the other adapters and
+/// every other entry stay exactly as they are.
+fn adapters(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
+    if args.purge {
+        return Err(SetupError::PurgeWithAdapter);
+    }
+    let mut report = Report::new("uninstall", setup);
+    let _lock = lock(setup, &mut report)?;
+    let before = setup.load_state()?;
+    let mut state = before.clone();
+    let names = setup.installed_adapters(&state)?;
+    for name in &names {
+        if !state.adapters.contains_key(name) {
+            return Err(SetupError::AdapterNotInstalled { name: name.clone() });
+        }
+    }
+    let layout = &setup.layout;
+    for name in &names {
+        let failures = report.failures();
+        let recorded: Vec<String> = state.adapters[name].clients.keys().cloned().collect();
+        let clients = setup.select(&recorded)?;
+        register_clients(
+            setup,
+            &mut state,
+            name,
+            &clients,
+            Intent::Uninstall,
+            &mut report,
+        );
+        let mut dirs: Vec<std::path::PathBuf> = fs_err::read_dir(layout.runtimes_dir())
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| {
+                        crate::adapters::owns_runtime(name, &e.file_name().to_string_lossy())
+                    })
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        dirs.sort();
+        for dir in dirs {
+            report.step(format!("remove the {name} runtime {}", dir.display()));
+            if !setup.dry_run {
+                remove_tree(&dir)?;
+            }
+        }
+        if let Some(record) = state.adapters.get(name)
+            && let scimcp_core::install_state::AdapterSource::File { manifest, .. } = &record.source
+        {
+            report.step(format!(
+                "remove the copy of the adapter {name} ({})",
+                manifest.display()
+            ));
+            if !setup.dry_run {
+                crate::adapters::remove_copy(layout, record)?;
+            }
+        }
+        state.runtimes.remove(name);
+        for v in state.versions.values_mut() {
+            v.runtimes.remove(name);
+        }
+        // Entries that could not be removed stay recorded, so a later uninstall retries them.
+        if report.failures() == failures {
+            state.adapters.remove(name);
+        } else if let Some(a) = state.adapters.get_mut(name) {
+            a.server = None;
+        }
+    }
+    if !setup.dry_run {
+        finish(setup, &before, &state, &mut report)?;
+    }
     Ok(report)
 }
 

@@ -10,8 +10,11 @@ use std::path::{Path, PathBuf};
 
 use semver::Version;
 
-use super::install::{Checked, activate, clean_scratch, finish, lock};
-use super::{Report, Setup, register_clients};
+use super::install::{
+    Checked, Runtimes, Target, activate, clean_scratch, create_data_folders, finish, lock,
+    register_adapters,
+};
+use super::{Report, Setup};
 use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::cli::UpgradeArgs;
 use crate::error::SetupError;
@@ -105,7 +108,7 @@ pub fn run(
             }
         }
     };
-    let _lock = lock(setup)?;
+    let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
     let mut state = before.clone();
     // Again under the lock: another setup may have moved the active version meanwhile.
@@ -129,7 +132,28 @@ pub fn run(
     if !setup.dry_run {
         clean_scratch(&setup.layout);
     }
-    activate(
+    let missing = super::install::data_folders(setup, &mut state, &[])?;
+    // Every installed adapter needs a runtime for the new version; --adapter adds others.
+    let mut targets: Vec<Target> = state
+        .adapters
+        .keys()
+        .cloned()
+        .map(Target::Installed)
+        .collect();
+    for arg in &setup.adapters {
+        let target = if !crate::adapters::is_path(arg) && state.adapters.contains_key(arg) {
+            Target::Installed(arg.clone())
+        } else {
+            Target::Request(arg.clone())
+        };
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
+    }
+    if targets.is_empty() {
+        targets.push(Target::Request(crate::layout::DEFAULT_ADAPTER.to_string()));
+    }
+    let adapters = activate(
         setup,
         &mut state,
         Checked {
@@ -137,19 +161,30 @@ pub fn run(
             signature: Some(signature),
             origin: candidate.origin.clone(),
         },
-        args.python.as_deref(),
-        args.skip_runtime,
+        Runtimes {
+            targets,
+            python: args.python.as_deref(),
+            skip_runtime: args.skip_runtime,
+            packages: &args.packages,
+        },
         progress,
         &mut report,
     )?;
+    create_data_folders(setup, &missing, &mut report)?;
     if !setup.dry_run {
         prune(setup, &mut state, &mut report)?;
     }
     // Entries point at the stable `current` path, so this changes nothing unless a client
-    // entry was damaged; it also registers clients installed since.
-    let recorded: Vec<String> = state.clients.keys().cloned().collect();
-    let clients = setup.select(&recorded)?;
-    register_clients(setup, &mut state, &clients, Intent::Install, &mut report);
+    // entry was damaged (or an older scimcp named it `scimcp`); it also registers clients
+    // installed since.
+    register_adapters(
+        setup,
+        &mut state,
+        &adapters,
+        Intent::Install,
+        true,
+        &mut report,
+    )?;
     finish(setup, &before, &state, &mut report)?;
     Ok(report)
 }

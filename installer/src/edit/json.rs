@@ -6,7 +6,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::Value as Json;
 
-use super::{EditError, Slot};
+use super::{EditError, Slot, line_column};
 use crate::entry::Entry;
 
 /// Comments and trailing commas (JSONC) are accepted; the looser JSON5 forms are not, so a
@@ -26,12 +26,72 @@ fn options() -> ParseOptions {
     }
 }
 
+/// Parse `text`, refusing a key that appears twice in the top-level object or in any object
+/// on the way to the entry (`container`): clients disagree on which of two blocks counts
+/// (some keep the first, most the last), so an edit of either could be the one never read.
+fn parse_checked(text: &str, container: &[&str]) -> Result<CstRootNode, EditError> {
+    let root = parse(text)?;
+    duplicates(text, container)?;
+    Ok(root)
+}
+
 fn parse(text: &str) -> Result<CstRootNode, EditError> {
     CstRootNode::parse(text, &options()).map_err(|e| EditError::Syntax {
         line: e.line_display(),
         column: e.column_display(),
         message: e.kind().to_string(),
     })
+}
+
+/// The first repeated key in the root object or along `container`, with both positions.
+fn duplicates(text: &str, container: &[&str]) -> Result<(), EditError> {
+    use jsonc_parser::ast::Value as Ast;
+    let collect = jsonc_parser::CollectOptions::default();
+    let Ok(parsed) = jsonc_parser::parse_to_ast(text, &collect, &options()) else {
+        return Ok(()); // the CST parse reports the syntax error
+    };
+    let mut object = match parsed.value {
+        Some(Ast::Object(o)) => o,
+        _ => return Ok(()),
+    };
+    let mut path: Vec<String> = Vec::new();
+    for depth in 0..=container.len() {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for prop in &object.properties {
+            let name = prop.name.as_str();
+            if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+                let (line, column) = line_column(text, prop.range.start);
+                let (first_line, _) = line_column(text, *first);
+                let mut key = path.clone();
+                key.push(name.to_string());
+                return Err(EditError::Duplicate {
+                    key: key.join("."),
+                    line,
+                    column,
+                    first_line,
+                });
+            }
+            seen.push((name, prop.range.start));
+        }
+        let Some(key) = container.get(depth) else {
+            break;
+        };
+        path.push((*key).to_string());
+        let next = object
+            .properties
+            .iter()
+            .rev()
+            .find(|p| p.name.as_str() == *key)
+            .and_then(|p| match &p.value {
+                Ast::Object(o) => Some(o.clone()),
+                _ => None,
+            });
+        match next {
+            Some(o) => object = o,
+            None => break,
+        }
+    }
+    Ok(())
 }
 
 /// The root object; `None` for an empty file.
@@ -62,8 +122,47 @@ pub(super) fn check(text: &str) -> Result<(), EditError> {
     root_object(&parse(text)?).map(|_| ())
 }
 
-pub(super) fn read(text: &str, slot: Slot<'_>) -> Result<Option<Json>, EditError> {
+/// The whole document as JSON (`Null` for an empty file).
+pub(super) fn document(text: &str) -> Result<Json, EditError> {
     let root = parse(text)?;
+    Ok(root_object(&root)?
+        .and_then(|o| o.to_serde_value())
+        .unwrap_or(Json::Null))
+}
+
+/// `text` without the property at `keys` when its value is an empty object (a container
+/// scimcp created and nothing else uses any more); otherwise `text` unchanged.
+pub(super) fn remove_empty(text: &str, keys: &[&str]) -> Result<String, EditError> {
+    let root = parse_checked(text, keys)?;
+    let (Some((last, parents)), Some(top)) = (keys.split_last(), root_object(&root)?) else {
+        return Ok(text.to_string());
+    };
+    let Some(parent) = descend(top, parents)? else {
+        return Ok(text.to_string());
+    };
+    match parent.get(last) {
+        Some(prop)
+            if prop
+                .object_value()
+                .is_some_and(|o| o.properties().is_empty() && !has_comments(&o)) =>
+        {
+            prop.remove();
+            Ok(root.to_string())
+        }
+        _ => Ok(text.to_string()),
+    }
+}
+
+/// Whether an object holds a comment (which would go with it).
+fn has_comments(object: &CstObject) -> bool {
+    object
+        .children()
+        .iter()
+        .any(|c| c.is_comment() || c.children().iter().any(|c| c.is_comment()))
+}
+
+pub(super) fn read(text: &str, slot: Slot<'_>) -> Result<Option<Json>, EditError> {
+    let root = parse_checked(text, slot.container)?;
     let Some(obj) = root_object(&root)? else {
         return Ok(None);
     };
@@ -73,7 +172,7 @@ pub(super) fn read(text: &str, slot: Slot<'_>) -> Result<Option<Json>, EditError
 }
 
 pub(super) fn set(text: &str, slot: Slot<'_>, entry: &Entry) -> Result<String, EditError> {
-    let root = parse(text)?;
+    let root = parse_checked(text, slot.container)?;
     let mut obj = match root_object(&root)? {
         Some(o) => o,
         None => root.object_value_or_set(),
@@ -104,7 +203,7 @@ pub(super) fn set(text: &str, slot: Slot<'_>, entry: &Entry) -> Result<String, E
 }
 
 pub(super) fn remove(text: &str, slot: Slot<'_>) -> Result<(String, bool), EditError> {
-    let root = parse(text)?;
+    let root = parse_checked(text, slot.container)?;
     let Some(top) = root_object(&root)? else {
         return Ok((text.to_string(), true));
     };

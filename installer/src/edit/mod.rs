@@ -4,6 +4,10 @@
 //! byte alone: other keys, comments, indentation and line endings. None of them ever
 //! replaces a file it cannot parse: the caller gets a [`EditError::Syntax`] with the line
 //! and column instead.
+//!
+//! A UTF-8 byte order mark at the start of a file (Windows editors write one) is set aside
+//! before parsing and put back in front of the edited text, so such a file is edited like any
+//! other and keeps its mark.
 
 mod json;
 mod toml;
@@ -51,11 +55,36 @@ pub enum EditError {
     /// than the entry.
     #[error("{0}")]
     Shape(String),
+    /// A key appears twice where scimcp's entry lives (the top-level object, or an object
+    /// on the way to the entry): clients disagree on which of the two counts.
+    #[error(
+        "line {line}, column {column}: the key \"{key}\" appears a second time (first on line \
+         {first_line}); clients disagree on which of the two counts (most read the last, some \
+         the first), so an entry added to either may never be seen. Merge the two into one"
+    )]
+    Duplicate {
+        key: String,
+        line: usize,
+        column: usize,
+        first_line: usize,
+    },
+}
+
+/// The UTF-8 byte order mark.
+const BOM: &str = "\u{feff}";
+
+/// `text` split into its byte order mark (or `""`) and the rest.
+fn split_bom(text: &str) -> (&'static str, &str) {
+    match text.strip_prefix(BOM) {
+        Some(rest) => (BOM, rest),
+        None => ("", text),
+    }
 }
 
 impl Format {
     /// The entry currently in `text`, as JSON; `None` when it is absent.
     pub fn read(self, text: &str, slot: Slot<'_>) -> Result<Option<Json>, EditError> {
+        let (_, text) = split_bom(text);
         match self {
             Format::Json => json::read(text, slot),
             Format::Toml => toml::read(text, slot),
@@ -66,27 +95,56 @@ impl Format {
 
     /// `text` with the entry set to `entry` (added or replaced in place).
     pub fn set(self, text: &str, slot: Slot<'_>, entry: &Entry) -> Result<String, EditError> {
-        match self {
+        let (bom, text) = split_bom(text);
+        let out = match self {
             Format::Json => json::set(text, slot, entry),
             Format::Toml => toml::set(text, slot, entry),
             Format::Yaml => yaml::set(text, slot, entry),
             Format::OwnedYaml => Ok(yaml::render_document(entry)),
-        }
+        }?;
+        Ok(format!("{bom}{out}"))
     }
 
     /// `text` without the entry; `None` when what is left is nothing at all (an owned file,
     /// or a document holding only the now-empty container), so a file scimcp created can go.
     pub fn remove(self, text: &str, slot: Slot<'_>) -> Result<(String, bool), EditError> {
-        match self {
+        let (bom, text) = split_bom(text);
+        let (out, empty) = match self {
             Format::Json => json::remove(text, slot),
             Format::Toml => toml::remove(text, slot),
             Format::Yaml => yaml::remove(text, slot),
             Format::OwnedYaml => Ok((String::new(), true)),
+        }?;
+        Ok((format!("{bom}{out}"), empty))
+    }
+
+    /// `text` without the object at `keys` when it is empty: a container scimcp created for
+    /// its entry, once the entry is gone. Anything else is returned unchanged.
+    pub fn remove_empty(self, text: &str, keys: &[&str]) -> Result<String, EditError> {
+        let (bom, body) = split_bom(text);
+        let out = match self {
+            Format::Json => json::remove_empty(body, keys),
+            Format::Toml => toml::remove_empty(body, keys),
+            Format::Yaml => yaml::remove_empty(body, keys),
+            Format::OwnedYaml => return Ok(text.to_string()),
+        }?;
+        Ok(format!("{bom}{out}"))
+    }
+
+    /// The whole document as JSON (`null` for an empty file), to compare two versions of a
+    /// file by meaning.
+    pub fn document(self, text: &str) -> Result<Json, EditError> {
+        let (_, text) = split_bom(text);
+        match self {
+            Format::Json => json::document(text),
+            Format::Toml => toml::document(text),
+            Format::Yaml | Format::OwnedYaml => yaml::document(text),
         }
     }
 
     /// Parse the whole file (after writing it, to verify it).
     pub fn check(self, text: &str) -> Result<(), EditError> {
+        let (_, text) = split_bom(text);
         match self {
             Format::Json => json::check(text),
             Format::Toml => toml::check(text),

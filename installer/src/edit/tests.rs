@@ -228,3 +228,98 @@ fn json_follows_the_files_own_style() {
         "{\r\n\t\"mcpServers\": {\r\n\t\t\"scimcp\": {\r\n\t\t\t\"command\": \"/opt/Données/current/bin/scimcp\",\r\n\t\t\t\"args\": [\"serve\", \"--adapter\", \"refsci\"]\r\n\t\t}\r\n\t},\r\n\t\"x\": 1\r\n}\r\n"
     );
 }
+
+#[test]
+fn a_byte_order_mark_is_accepted_and_kept_in_every_format() {
+    let cases: [(Format, &[&str], &str); 3] = [
+        (Format::Json, &["mcpServers"], "{\n  \"theme\": 1\n}\n"),
+        (Format::Toml, &["mcp_servers"], "model = \"o3\"\n"),
+        (Format::Yaml, &["extensions"], "GOOSE_MODEL: x\n"),
+    ];
+    for (format, container, body) in cases {
+        let slot = Slot {
+            container,
+            name: "scimcp",
+        };
+        let original = format!("\u{feff}{body}");
+        let set = format.set(&original, slot, &entry()).unwrap();
+        assert!(set.starts_with('\u{feff}'), "{format:?}: {set:?}");
+        assert_eq!(set.matches('\u{feff}').count(), 1);
+        assert_eq!(format.read(&set, slot).unwrap(), Some(entry().to_json()));
+        format.check(&set).unwrap();
+        let (removed, _) = format.remove(&set, slot).unwrap();
+        let removed = format.remove_empty(&removed, container).unwrap();
+        assert_eq!(removed, original, "{format:?}");
+    }
+}
+
+#[test]
+fn duplicate_keys_on_the_way_to_the_entry_are_refused_with_their_position() {
+    let top = "{\n  \"mcpServers\": {},\n  \"x\": 1,\n  \"mcpServers\": {\"a\": {}}\n}\n";
+    let err = Format::Json.set(top, MCP, &entry()).unwrap_err();
+    assert_eq!(
+        err,
+        EditError::Duplicate {
+            key: "mcpServers".into(),
+            line: 4,
+            column: 3,
+            first_line: 2
+        }
+    );
+    let inner = "{\"mcpServers\": {\n  \"a\": {},\n  \"a\": {}\n}}";
+    let err = Format::Json.read(inner, MCP).unwrap_err();
+    assert!(
+        matches!(&err, EditError::Duplicate { key, line: 3, .. } if key == "mcpServers.a"),
+        "{err:?}"
+    );
+    // Elsewhere in the file a repeated key is not scimcp's business.
+    let elsewhere = "{\"other\": {\"a\": 1, \"a\": 2}, \"mcpServers\": {}}";
+    Format::Json.set(elsewhere, MCP, &entry()).unwrap();
+    // TOML forbids them itself; YAML mappings too.
+    let toml = Slot {
+        container: &["mcp_servers"],
+        name: "scimcp",
+    };
+    let err = Format::Toml
+        .set(
+            "[mcp_servers]\na = 1\n[mcp_servers]\nb = 2\n",
+            toml,
+            &entry(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, EditError::Syntax { line: 3, .. }), "{err:?}");
+    let yaml = Slot {
+        container: &["extensions"],
+        name: "scimcp",
+    };
+    let err = Format::Yaml
+        .set("extensions: {}\nx: 1\nextensions: {}\n", yaml, &entry())
+        .unwrap_err();
+    assert!(matches!(err, EditError::Syntax { .. }), "{err:?}");
+}
+
+#[test]
+fn a_created_container_is_removed_again_exactly() {
+    for (original, container) in [
+        (
+            "{\n  // mine\n  \"theme\": \"dark\"\n}\n",
+            "context_servers",
+        ),
+        ("{\n\t\"a\": [1, 2],\n\t\"b\": {}\n}", "servers"),
+        ("{}\n", "mcpServers"),
+    ] {
+        let slot = Slot {
+            container: &[container],
+            name: "scimcp",
+        };
+        let set = Format::Json.set(original, slot, &entry()).unwrap();
+        let (removed, _) = Format::Json.remove(&set, slot).unwrap();
+        let back = Format::Json.remove_empty(&removed, &[container]).unwrap();
+        assert_eq!(back, original, "{set}\n---\n{removed}");
+    }
+    // (A one-line root object becomes multi-line when the entry is added; uninstall puts the
+    // pristine bytes back when nothing else changed, see `register`.)
+    // An object that still holds something, or a comment, stays.
+    let keep = "{\"servers\": {\n  // mine\n}}";
+    assert_eq!(Format::Json.remove_empty(keep, &["servers"]).unwrap(), keep);
+}

@@ -22,6 +22,35 @@ pub(super) fn check(text: &str) -> Result<(), EditError> {
     parse(text).map(|_| ())
 }
 
+/// The whole document as JSON.
+pub(super) fn document(text: &str) -> Result<Json, EditError> {
+    Ok(item_to_json(parse(text)?.as_item()))
+}
+
+/// `text` without the table at `keys` when it is empty.
+pub(super) fn remove_empty(text: &str, keys: &[&str]) -> Result<String, EditError> {
+    let mut doc = parse(text)?;
+    let Some((last, parents)) = keys.split_last() else {
+        return Ok(text.to_string());
+    };
+    let mut item: Option<&mut Item> = Some(doc.as_item_mut());
+    for key in parents {
+        item = item.and_then(|i| i.get_mut(key));
+    }
+    let Some(parent) = item.and_then(Item::as_table_like_mut) else {
+        return Ok(text.to_string());
+    };
+    let empty = parent
+        .get(last)
+        .and_then(Item::as_table_like)
+        .is_some_and(|t| t.is_empty());
+    if !empty {
+        return Ok(text.to_string());
+    }
+    parent.remove(last);
+    Ok(doc.to_string())
+}
+
 pub(super) fn read(text: &str, slot: Slot<'_>) -> Result<Option<Json>, EditError> {
     let doc = parse(text)?;
     let mut item: &Item = doc.as_item();

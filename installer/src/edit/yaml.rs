@@ -47,6 +47,48 @@ pub(super) fn check(text: &str) -> Result<(), EditError> {
     parse(text).map(|_| ())
 }
 
+/// The whole document as JSON.
+pub(super) fn document(text: &str) -> Result<Json, EditError> {
+    to_json(&parse(text)?)
+}
+
+/// `text` without the top-level `key: {}` line when `keys` is that one key and its mapping
+/// is empty; checked by parsing the result again.
+pub(super) fn remove_empty(text: &str, keys: &[&str]) -> Result<String, EditError> {
+    let [key] = keys else {
+        return Ok(text.to_string());
+    };
+    let before = parse(text)?;
+    let Yaml::Mapping(map) = &before else {
+        return Ok(text.to_string());
+    };
+    if !matches!(map.get(*key), Some(Yaml::Mapping(m)) if m.is_empty()) {
+        return Ok(text.to_string());
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let header = lines.iter().position(|l| {
+        indent_of(l) == 0 && key_rest(l.trim_end(), key).is_some_and(|rest| rest == "{}")
+    });
+    let Some(h) = header else {
+        return Ok(text.to_string());
+    };
+    let out: String = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != h)
+        .map(|(_, l)| *l)
+        .collect();
+    let mut expected = map.clone();
+    expected.remove(*key);
+    let after = parse(&out)?;
+    let same = match &after {
+        Yaml::Null => expected.is_empty(),
+        Yaml::Mapping(m) => *m == expected,
+        _ => false,
+    };
+    Ok(if same { out } else { text.to_string() })
+}
+
 pub(super) fn read_document(text: &str) -> Result<Option<Json>, EditError> {
     match parse(text)? {
         Yaml::Null => Ok(None),

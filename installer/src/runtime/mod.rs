@@ -8,8 +8,14 @@
 //! `.scimcp-runtime.json` exists, which is written last: a killed provisioning leaves a
 //! directory without a marker, which the next run deletes and rebuilds.
 
+pub mod files;
 mod interpreter;
 mod provision;
 
-pub use interpreter::{Interpreter, InterpreterError, find_interpreter};
-pub use provision::{ProvisionError, provision, runtime_key};
+pub use interpreter::{
+    Choice, Interpreter, InterpreterError, allowed_minors, find_interpreter, py_list,
+};
+pub use provision::{
+    ProvisionError, Provisioned, Request, Unavailable, platform_text, provision, runtime_key,
+    unavailable_requirement,
+};

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod adapter;
 pub mod fake_github;
 pub mod signed;
 
@@ -12,6 +13,9 @@ use std::process::{Command, Output};
 
 use scimcp_installer::clients::{self, Client, ClientContext};
 use scimcp_installer::edit::Format;
+
+/// The entry the default adapter (refsci) has in every client.
+pub const ENTRY: &str = "scimcp-refsci";
 
 /// The repository root (the parent of `installer/`).
 pub fn repo_root() -> PathBuf {
@@ -46,13 +50,9 @@ pub fn fake_bundle(parent: &Path, name: &str, release: Option<&str>) -> PathBuf 
             fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
     }
-    let adapters = dir.join("adapters");
-    fs_err::create_dir_all(&adapters).unwrap();
-    fs_err::copy(
-        repo_root().join("adapters/refsci.toml"),
-        adapters.join("refsci.toml"),
-    )
-    .unwrap();
+    // Every shipped adapter, with the files its manifest refers to (as a bundle has them).
+    scimcp_installer::bundle::copy_tree(&repo_root().join("adapters"), &dir.join("adapters"))
+        .unwrap();
     fs_err::create_dir_all(dir.join("refsci")).unwrap();
     fs_err::write(dir.join("refsci/README.md"), "refsci\n").unwrap();
     if let Some(v) = release {
@@ -93,7 +93,7 @@ pub fn seed_all(cx: ClientContext<'_>) -> Vec<(&'static str, PathBuf, String)> {
         if client.id() == "generic" {
             continue;
         }
-        let Some(file) = client.file(cx) else {
+        let Some(file) = client.file(cx, ENTRY) else {
             continue;
         };
         let Some(text) = seed_text(file.format, file.container) else {
@@ -110,7 +110,7 @@ pub fn seed_all(cx: ClientContext<'_>) -> Vec<(&'static str, PathBuf, String)> {
 pub fn client_files(cx: ClientContext<'_>) -> Vec<(&'static dyn Client, PathBuf)> {
     clients::all()
         .into_iter()
-        .filter_map(|c| c.file(cx).map(|f| (c, f.path)))
+        .filter_map(|c| c.file(cx, ENTRY).map(|f| (c, f.path)))
         .collect()
 }
 
@@ -167,4 +167,77 @@ pub fn refused(out: &Output, needles: &[&str]) {
 /// Bytes of a file, or `None` when it is absent.
 pub fn bytes(path: &Path) -> Option<Vec<u8>> {
     fs_err::read(path).ok()
+}
+
+/// Every entry under `dir` (recursively, links not followed, FIFOs and devices never opened)
+/// with its kind and content: regular files by size and SHA-256, links by target. Comparing
+/// two of them shows whether anything under `dir` was written. `.setup.lock` is left out.
+pub fn fingerprint(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    if let Ok(meta) = fs_err::symlink_metadata(dir) {
+        out.insert(".".to_string(), describe(dir, &meta));
+    }
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs_err::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name() == ".setup.lock" {
+                continue;
+            }
+            let meta = fs_err::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            out.insert(rel, describe(&path, &meta));
+        }
+    }
+    out
+}
+
+fn describe(path: &Path, meta: &std::fs::Metadata) -> String {
+    let kind = scimcp_core::fs::kind_of(meta.file_type());
+    if meta.file_type().is_symlink() {
+        return format!("link -> {}", fs_err::read_link(path).unwrap().display());
+    }
+    if meta.is_file() {
+        let (sha, _) = scimcp_core::hash::sha256_file(path).unwrap();
+        return format!("file {} {sha}", meta.len());
+    }
+    if meta.is_dir() {
+        return "directory".to_string();
+    }
+    kind.to_string()
+}
+
+/// Run `cmd` and wait at most `limit` for it; panic (after killing it) when it hangs.
+pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> (Output, std::time::Duration) {
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{cmd:?} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let took = start.elapsed();
+    (child.wait_with_output().unwrap(), took)
 }

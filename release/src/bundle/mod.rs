@@ -1,7 +1,8 @@
 //! `scimcp-release bundle`: one deterministic MCP bundle zip per target.
 //!
 //! A bundle holds `manifest.json` (MCP Bundle manifest), `bin/` (the suite's binaries for
-//! the target), `adapters/`, `refsci/` (the reference CLI's source, no tests), `LICENSE` and
+//! the target), `adapters/` (every adapter: each manifest and every file under `adapters/`
+//! it may refer to), `refsci/` (the reference CLI's source, no tests), `LICENSE` and
 //! `RELEASE.json` (every other file's path, size, mode and SHA-256; the suite and adapter
 //! versions; the git commit). Beside the zips, a release-level `RELEASE.json` lists every
 //! bundle with its SHA-256: that file and each zip are what gets signed.
@@ -141,7 +142,7 @@ pub struct ReleaseIndex {
 /// Build every target's bundle and the release index; returns the index.
 pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
     let allowlist = Allowlist::load(&opts.repo_root.join("release/bundle.toml"))?;
-    let repo_files = allowlist.select(&opts.repo_root)?;
+    let repo_files = with_adapter_files(&opts.repo_root, allowlist.select(&opts.repo_root)?)?;
     let adapters = adapters(&opts.repo_root)?;
     fs_err::create_dir_all(&opts.out_dir).map_err(|e| BundleError::io(&opts.out_dir, e))?;
     let version = scimcp_core::version::SUITE_VERSION.to_string();
@@ -269,6 +270,43 @@ fn tool_list() -> Vec<(String, String)> {
         .collect()
 }
 
+/// `selected` plus every file under `adapters/` (what the deny list refuses excepted): an
+/// adapter is shipped whole, whatever files its manifest refers to and wherever they sit,
+/// so adding an adapter never needs an allowlist edit.
+fn with_adapter_files(root: &Path, mut selected: Vec<String>) -> Result<Vec<String>, BundleError> {
+    let mut stack = vec![root.join("adapters")];
+    while let Some(dir) = stack.pop() {
+        let entries = match fs_err::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if dir == root.join("adapters") => return Err(BundleError::io(&dir, e)),
+            Err(_) => continue,
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                if allowlist::denied(&rel).is_none() {
+                    selected.push(rel);
+                }
+            }
+        }
+    }
+    selected.sort();
+    selected.dedup();
+    Ok(selected)
+}
+
 /// Every adapter manifest under `adapters/`, validated, sorted by name.
 fn adapters(root: &Path) -> Result<Vec<AdapterRecord>, BundleError> {
     let dir = root.join("adapters");
@@ -326,4 +364,43 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_of_every_adapter_ships_and_nothing_denied() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = root.path().join(rel);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
+        };
+        write("adapters/refsci.toml", "x");
+        write("adapters/refsci/schemas/a.json", "{}");
+        write("adapters/demo.toml", "x");
+        write("adapters/demo/plans/isolation_forest.json", "{}");
+        write("adapters/demo/README.md", "demo");
+        write("adapters/demo/tests/test_demo.py", "no");
+        write("adapters/demo/plans/x.json~", "no");
+        write("refsci/README.md", "r");
+        let selected = vec![
+            "adapters/refsci.toml".to_string(),
+            "refsci/README.md".to_string(),
+        ];
+        let all = with_adapter_files(root.path(), selected).unwrap();
+        assert_eq!(
+            all,
+            [
+                "adapters/demo.toml",
+                "adapters/demo/README.md",
+                "adapters/demo/plans/isolation_forest.json",
+                "adapters/refsci.toml",
+                "adapters/refsci/schemas/a.json",
+                "refsci/README.md",
+            ]
+        );
+    }
 }

@@ -25,6 +25,16 @@ pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
         skip: args.skip.clone(),
         bin_dir,
         python: args.python.as_deref().map(absolute),
+        adapter_python: args
+            .adapter_python
+            .iter()
+            .map(|pair| match pair.split_once('=') {
+                Some((name, path)) => {
+                    format!("{name}={}", absolute(std::path::Path::new(path)).display())
+                }
+                None => pair.clone(),
+            })
+            .collect(),
         report_dir: args.report_dir.as_deref().map(absolute),
         keep_workdir: args.keep_workdir,
     };

@@ -48,6 +48,8 @@ pub struct PreflightOptions {
     pub bin_dir: PathBuf,
     /// The development Python for parity and the lifecycle's runtime.
     pub python: Option<PathBuf>,
+    /// `ADAPTER=PATH` interpreters of adapters' runtimes, passed to the parity gate.
+    pub adapter_python: Vec<String>,
     /// Where preflight.json and preflight.md go (default: <repo>/target/preflight).
     pub report_dir: Option<PathBuf>,
     pub keep_workdir: bool,
@@ -389,6 +391,9 @@ impl Ctx<'_> {
         );
         if let Some(py) = self.python() {
             cmd.arg("--python").arg(py);
+        }
+        for pair in &self.opts.adapter_python {
+            cmd.arg("--adapter-python").arg(pair);
         }
         run_cmd(&mut cmd, "scimcp-parity check")?;
         Ok(if self.opts.quick {

@@ -2,3 +2,4 @@
 
 pub(crate) mod adapter;
 pub(crate) mod serve;
+pub(crate) mod token;

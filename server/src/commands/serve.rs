@@ -1,5 +1,6 @@
 //! `scimcp serve`: resolve settings, then serve MCP over stdio until the client hangs up, or
-//! over Streamable HTTP on a loopback address until SIGINT/SIGTERM.
+//! over Streamable HTTP until SIGINT/SIGTERM (on a loopback address, or on a network with
+//! bearer tokens).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -8,8 +9,9 @@ use anyhow::Context as _;
 use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::{ServeArgs, Transport};
-use crate::server::{ScimcpServer, ServerContext, ServerSettings};
+use crate::cli::{ConfirmArg, ServeArgs, Transport};
+use crate::http::{HttpArgs, HttpConfig, TokenLimits};
+use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     init_logging();
@@ -47,21 +49,94 @@ fn init_logging() {
 const STOP_WAIT: Duration = Duration::from_secs(15);
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    if args.transport == Transport::Http {
-        // Refused before any state is opened: a wrong address changes nothing.
-        crate::http::loopback_address(&args.listen)?;
-    }
-    let settings = ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
-        .context("cannot start the scimcp server")?;
+    // The HTTP settings are checked before any state is opened: a refused address, a missing
+    // token or an unreadable certificate changes nothing.
+    let http = match args.transport {
+        Transport::Http => Some(http_config(&args)?),
+        Transport::Stdio => {
+            warn_unused_http_flags(&args);
+            None
+        }
+    };
+    let mut settings =
+        ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
+            .context("cannot start the scimcp server")?;
+    let remote = http.as_ref().is_some_and(HttpConfig::is_remote);
+    settings.confirm = match args.confirm {
+        Some(ConfirmArg::Required) => ConfirmMode::Required,
+        Some(ConfirmArg::Optional) if remote => {
+            tracing::warn!(
+                "--confirm optional on a server reachable from the network: a client may start                  and cancel runs without showing the person the plan first"
+            );
+            ConfirmMode::Optional
+        }
+        Some(ConfirmArg::Optional) => ConfirmMode::Optional,
+        None if remote => ConfirmMode::Required,
+        None => ConfirmMode::Optional,
+    };
+    tracing::info!(
+        "plan-then-confirm: {} (start_analysis and cancel_run {})",
+        settings.confirm.word(),
+        match settings.confirm {
+            ConfirmMode::Required => "act only with confirm: true",
+            ConfirmMode::Optional => "act at once unless confirm is false",
+        }
+    );
     let context = ServerContext::open(settings).await?;
     let server = ScimcpServer::new(context.clone());
-    let served = match args.transport {
-        Transport::Http => crate::http::serve(server, &args.listen).await,
-        Transport::Stdio => serve_stdio(server).await,
+    let served = match http {
+        Some(config) => crate::http::serve(server, config).await,
+        None => serve_stdio(server).await,
     };
     // Whatever ended the session, live runs end with the server, recorded as interrupted.
     context.runs.shutdown(STOP_WAIT).await;
     served
+}
+
+fn http_config(args: &ServeArgs) -> anyhow::Result<HttpConfig> {
+    if !(args.token_rate.is_finite() && args.token_rate > 0.0) {
+        anyhow::bail!(
+            "--token-rate {} is not a positive number of requests per second",
+            args.token_rate
+        );
+    }
+    if args.token_concurrency == 0 {
+        anyhow::bail!("--token-concurrency must be at least 1");
+    }
+    HttpConfig::resolve(HttpArgs {
+        listen: args.listen.clone(),
+        tls_cert: args.tls_cert.clone(),
+        tls_key: args.tls_key.clone(),
+        token_file: args.token_file.clone(),
+        data_root: scimcp_core::dirs::data_root()?,
+        env_token: std::env::var(crate::auth::TOKEN_ENV).ok(),
+        require_token: args.require_token,
+        allow_plain_http: args.allow_plain_http,
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        limits: Some(TokenLimits {
+            requests_per_s: args.token_rate,
+            burst: (args.token_rate * 5.0).max(1.0),
+            max_in_flight: args.token_concurrency,
+        }),
+    })
+}
+
+/// HTTP-only flags given to a stdio server do nothing: say so rather than ignore them.
+fn warn_unused_http_flags(args: &ServeArgs) {
+    let given = [
+        ("--token-file", args.token_file.is_some()),
+        ("--require-token", args.require_token),
+        ("--tls-cert", args.tls_cert.is_some()),
+        ("--allow-plain-http", args.allow_plain_http),
+        ("--allowed-host", !args.allowed_hosts.is_empty()),
+        ("--allowed-origin", !args.allowed_origins.is_empty()),
+    ];
+    for (flag, set) in given {
+        if set {
+            tracing::warn!("{flag} applies to --transport http only; ignored over stdio");
+        }
+    }
 }
 
 /// Until the client closes stdin, or SIGINT/SIGTERM.

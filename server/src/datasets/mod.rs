@@ -6,13 +6,13 @@
 //! non-regular files, size) runs before a byte of content is read.
 
 mod inspect;
-mod open;
+pub(crate) mod open;
 pub mod roots;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-pub use inspect::{ColumnInfo, ColumnType, Inspection, inspect};
+pub use inspect::{ColumnInfo, ColumnType, Inspection, SheetInfo, inspect};
 pub use open::Opened;
 
 use schemars::JsonSchema;
@@ -230,34 +230,27 @@ impl DatasetCatalog {
         id: &str,
         runtime: &ScientificRuntime,
     ) -> Result<(PathBuf, PathBuf), ToolError> {
-        let valid_id = !id.is_empty()
-            && id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        let dir = self.builtin_dir(runtime).await?;
-        let name = format!("{id}.csv");
-        if valid_id && dir.join(&name).is_file() {
-            return Ok((dir, PathBuf::from(name)));
+        let (dir, entries) = self.builtins(runtime).await?;
+        if let Some(b) = entries.iter().find(|b| b.id == id) {
+            return Ok((dir, PathBuf::from(&b.file_name)));
         }
-        let known = list_csv(&dir)
-            .into_iter()
-            .map(|(name, _)| format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")));
         Err(ToolError::new(
             ErrorCode::DatasetNotFound,
             format!("the adapter has no built-in dataset '{id}'"),
             "use one of the allowed references",
         )
         .field("dataset")
-        .allowed(known))
+        .allowed(entries.iter().map(|b| format!("{BUILTIN_PREFIX}{}", b.id))))
     }
 
-    /// The directory holding the built-in datasets, exporting them on first use.
+    /// The directory the export command wrote the built-in datasets into, exporting them on
+    /// first use.
     async fn builtin_dir(&self, runtime: &ScientificRuntime) -> Result<PathBuf, ToolError> {
         let Some(spec) = &self.builtin_spec else {
             return Err(ToolError::new(
                 ErrorCode::DatasetNotFound,
                 "this adapter declares no built-in datasets",
-                "pass the path of a CSV file instead",
+                "pass the path of a data file instead",
             )
             .field("dataset"));
         };
@@ -269,9 +262,68 @@ impl DatasetCatalog {
             ToolError::new(
                 ErrorCode::RuntimeUnavailable,
                 format!("cannot prepare the built-in datasets: {problem}"),
-                "check the scientific runtime with get_environment, or pass the path of a CSV file",
+                "check the scientific runtime with get_environment, or pass the path of a data file",
             )
         })
+    }
+
+    /// The built-in datasets: their directory and each one's id, file and size.
+    async fn builtins(
+        &self,
+        runtime: &ScientificRuntime,
+    ) -> Result<(PathBuf, Vec<Builtin>), ToolError> {
+        let Some(spec) = &self.builtin_spec else {
+            return Err(ToolError::new(
+                ErrorCode::DatasetNotFound,
+                "this adapter declares no built-in datasets",
+                "pass the path of a data file instead",
+            )
+            .field("dataset"));
+        };
+        let dir = match &spec.package_dir {
+            Some(rel) => {
+                let probe = runtime.probe().await?;
+                let package = probe.package.as_ref().and_then(|p| p.path.clone()).ok_or_else(|| {
+                    ToolError::new(
+                        ErrorCode::RuntimeUnavailable,
+                        "the runtime's package is not installed, so its built-in datasets cannot be found",
+                        "check the scientific runtime with get_environment",
+                    )
+                })?;
+                fs_err::canonicalize(Path::new(&package).join(rel)).map_err(|e| {
+                    ToolError::new(
+                        ErrorCode::RuntimeUnavailable,
+                        format!("the package's dataset directory {rel} is missing: {e}"),
+                        "repair the scientific runtime (scimcp-setup repair)",
+                    )
+                })?
+            }
+            None => self.builtin_dir(runtime).await?,
+        };
+        let files = list_data_files(&dir);
+        let entries = if spec.files.is_empty() {
+            files
+                .into_iter()
+                .map(|(name, size)| Builtin {
+                    id: builtin_id(&name),
+                    file_name: name,
+                    size,
+                })
+                .collect()
+        } else {
+            spec.files
+                .iter()
+                .filter_map(|(id, name)| {
+                    let size = files.iter().find(|(n, _)| n == name)?.1;
+                    Some(Builtin {
+                        id: id.clone(),
+                        file_name: name.clone(),
+                        size,
+                    })
+                })
+                .collect()
+        };
+        Ok((dir, entries))
     }
 
     /// Built-in datasets (when the runtime can export them) and the CSV files at the top of
@@ -280,20 +332,18 @@ impl DatasetCatalog {
         let mut entries = Vec::new();
         let mut notes = Vec::new();
         if self.builtin_spec.is_some() {
-            match self.builtin_dir(runtime).await {
-                Ok(dir) => {
-                    entries.extend(list_csv(&dir).into_iter().map(|(name, size)| DatasetEntry {
-                        reference: format!("{BUILTIN_PREFIX}{}", name.trim_end_matches(".csv")),
-                        source: DatasetSource::Builtin,
-                        file_name: name,
-                        size_bytes: size,
-                    }))
-                }
+            match self.builtins(runtime).await {
+                Ok((_, builtins)) => entries.extend(builtins.into_iter().map(|b| DatasetEntry {
+                    reference: format!("{BUILTIN_PREFIX}{}", b.id),
+                    source: DatasetSource::Builtin,
+                    file_name: b.file_name,
+                    size_bytes: b.size,
+                })),
                 Err(e) => notes.push(e.message),
             }
         }
         for (i, root) in self.file_roots.iter().enumerate() {
-            for (name, size) in list_csv(root) {
+            for (name, size) in list_data_files(root) {
                 if roots::secret_component(&root.join(&name)).is_some() {
                     continue;
                 }
@@ -317,8 +367,34 @@ impl DatasetCatalog {
     }
 }
 
-/// Regular `*.csv` files directly in `dir` (no symlinks), with sizes, sorted by name.
-fn list_csv(dir: &Path) -> Vec<(String, u64)> {
+/// A built-in dataset.
+#[derive(Debug, Clone)]
+struct Builtin {
+    id: String,
+    file_name: String,
+    size: u64,
+}
+
+/// The id of a built-in data file: its stem in lower case, other characters as `_`.
+fn builtin_id(file_name: &str) -> String {
+    let stem = file_name.rsplit_once('.').map_or(file_name, |(s, _)| s);
+    stem.chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// File extensions read as tables: CSV/TSV and spreadsheets.
+pub const DATA_EXTENSIONS: &[&str] = &["csv", "tsv", "xlsx", "xlsm", "xls", "ods"];
+
+/// Regular data files directly in `dir` (no symlinks), with sizes, sorted by name.
+fn list_data_files(dir: &Path) -> Vec<(String, u64)> {
     let Ok(read) = fs_err::read_dir(dir) else {
         return Vec::new();
     };
@@ -327,7 +403,8 @@ fn list_csv(dir: &Path) -> Vec<(String, u64)> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let meta = e.metadata().ok()?;
-            (meta.is_file() && name.to_ascii_lowercase().ends_with(".csv"))
+            let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
+            (meta.is_file() && DATA_EXTENSIONS.contains(&ext.as_str()))
                 .then_some((name, meta.len()))
         })
         .collect();
@@ -357,6 +434,23 @@ fn check_and_hash(
                 reference.escape_debug()
             ),
             "rename the file without control characters",
+        )
+        .field("dataset"));
+    }
+    // The plan names run paths symbolically and the server substitutes them when the run
+    // starts: a file named after one would have its name replaced too.
+    if let Some(token) = scimcp_core::manifest::ABSOLUTE_RUN_VALUES
+        .iter()
+        .map(|v| format!("{{{v}}}"))
+        .find(|t| file_name.contains(t.as_str()))
+    {
+        return Err(ToolError::new(
+            ErrorCode::DatasetNotRegular,
+            format!(
+                "dataset '{}' has {token} in its file name, text the server replaces with a run path",
+                reference.escape_debug()
+            ),
+            "rename the file",
         )
         .field("dataset"));
     }
@@ -395,7 +489,22 @@ async fn materialize(
         let t = Template::parse(arg).map_err(|e| e.to_string())?;
         args.push(t.render(|_| Ok::<_, String>(scratch_text.clone()))?);
     }
-    let cmd = crate::runs::child::isolated_std_command(program, &args, &scratch, runtime.env());
+    // The export runs like a run: its home and temporary files in a directory of its own
+    // (removed before the datasets are published).
+    let private = parent.join(format!(".export-home-{}", uuid::Uuid::new_v4().simple()));
+    for dir in scimcp_core::run_env::DEFAULT_RUN_DIRS {
+        scimcp_core::fs::create_private_dir(&private.join(dir)).map_err(|e| e.to_string())?;
+    }
+    let paths = crate::plan::RunPaths {
+        work_dir: private.clone(),
+        state_dir: private.clone(),
+    };
+    let env: std::collections::BTreeMap<String, String> = runtime
+        .env()
+        .iter()
+        .map(|(k, v)| (k.clone(), paths.substitute(v, crate::plan::Escape::None)))
+        .collect();
+    let cmd = crate::runs::child::isolated_std_command(program, &args, &scratch, &env);
     let step =
         scimcp_process::Step::new("the built-in dataset export", cmd).timeout(EXPORT_TIMEOUT);
     let outcome = tokio::task::spawn_blocking(move || scimcp_process::run(step))
@@ -405,6 +514,7 @@ async fn materialize(
             r.and_then(scimcp_process::Captured::check)
                 .map_err(|e| e.to_string())
         });
+    let _ = fs_err::remove_dir_all(&private);
     if let Err(e) = outcome {
         let _ = fs_err::remove_dir_all(&scratch);
         return Err(e);

@@ -1,13 +1,15 @@
 //! Matching the files a run produced against the manifest's declarations, hashing and
-//! indexing them. Only regular files inside the output directory are ever indexed:
-//! symbolic links are not followed, and nothing outside the directory is looked at.
+//! indexing them. Every regular file inside the output directory is indexed; elsewhere in
+//! the working directory, only files a `base = "work"` declaration matches (a CLI that
+//! writes its results where it chooses). Symbolic links are never followed, and nothing
+//! outside the working directory is looked at.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 use scimcp_core::Limits;
-use scimcp_core::manifest::ArtifactSpec;
+use scimcp_core::manifest::{ArtifactBase, ArtifactSpec};
 use serde_json::Value;
 
 use super::state::{ArtifactProblem, ArtifactRecord};
@@ -40,11 +42,38 @@ impl Matcher<'_> {
     }
 }
 
-/// Walk `output_dir`, index every regular file, and check the declarations.
-pub fn collect(output_dir: &Path, specs: &[ArtifactSpec], limits: &Limits) -> Collected {
-    let mut files = Vec::new();
+/// Walk the output directory (`work/output_rel`), index every regular file, add the files
+/// of the working directory that `base = "work"` declarations match, and check the
+/// declarations.
+pub fn collect(
+    work_dir: &Path,
+    output_rel: &str,
+    specs: &[ArtifactSpec],
+    limits: &Limits,
+) -> Collected {
+    let output_dir = work_dir.join(output_rel);
+    let mut files: Vec<(ArtifactBase, String)> = Vec::new();
     let mut skipped = Vec::new();
-    walk(output_dir, output_dir, 0, &mut files, &mut skipped);
+    if output_dir.is_dir() {
+        let mut found = Vec::new();
+        walk(&output_dir, &output_dir, 0, &mut found, &mut skipped, None);
+        files.extend(found.into_iter().map(|f| (ArtifactBase::Output, f)));
+    }
+    if specs.iter().any(|s| s.base == ArtifactBase::Work) {
+        // Only declared files count from here: a CLI's working directory also holds its
+        // inputs, caches and logs.
+        let mut found = Vec::new();
+        let mut ignored = Vec::new();
+        walk(
+            work_dir,
+            work_dir,
+            0,
+            &mut found,
+            &mut ignored,
+            Some(output_rel),
+        );
+        files.extend(found.into_iter().map(|f| (ArtifactBase::Work, f)));
+    }
     files.sort();
     let matchers: Vec<Matcher<'_>> = specs
         .iter()
@@ -64,8 +93,17 @@ pub fn collect(output_dir: &Path, specs: &[ArtifactSpec], limits: &Limits) -> Co
         ..Collected::default()
     };
     let mut counts = vec![0u32; specs.len()];
-    for rel in files {
-        let path = output_dir.join(&rel);
+    for (base, rel) in files {
+        let found = matchers
+            .iter()
+            .position(|m| m.spec.base == base && m.matches(&rel));
+        if base == ArtifactBase::Work && found.is_none() {
+            continue;
+        }
+        let path = match base {
+            ArtifactBase::Output => output_dir.join(&rel),
+            ArtifactBase::Work => work_dir.join(&rel),
+        };
         let Ok(meta) = fs_err::symlink_metadata(&path) else {
             continue;
         };
@@ -87,7 +125,6 @@ pub fn collect(output_dir: &Path, specs: &[ArtifactSpec], limits: &Limits) -> Co
             out.skipped.push(format!("{rel} (unreadable)"));
             continue;
         };
-        let found = matchers.iter().position(|m| m.matches(&rel));
         let (id, media_type) = match found {
             Some(i) => {
                 counts[i] += 1;
@@ -105,6 +142,7 @@ pub fn collect(output_dir: &Path, specs: &[ArtifactSpec], limits: &Limits) -> Co
             media_type,
             size_bytes,
             sha256,
+            base,
         });
     }
     for (spec, count) in specs.iter().zip(counts) {
@@ -176,7 +214,14 @@ fn check_json(path: &Path, rel: &str, spec: &ArtifactSpec, out: &mut Collected) 
     }
 }
 
-fn walk(root: &Path, dir: &Path, depth: usize, files: &mut Vec<String>, skipped: &mut Vec<String>) {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    files: &mut Vec<String>,
+    skipped: &mut Vec<String>,
+    leave_out: Option<&str>,
+) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -197,10 +242,13 @@ fn walk(root: &Path, dir: &Path, depth: usize, files: &mut Vec<String>, skipped:
                     .join("/")
             })
             .unwrap_or_default();
+        if leave_out == Some(rel.as_str()) {
+            continue;
+        }
         if kind.is_symlink() {
             skipped.push(format!("{rel} (symbolic link, not followed)"));
         } else if kind.is_dir() {
-            walk(root, &path, depth + 1, files, skipped);
+            walk(root, &path, depth + 1, files, skipped, leave_out);
         } else if kind.is_file() {
             files.push(rel);
         } else {
@@ -244,13 +292,15 @@ mod tests {
             json_keys: keys.iter().map(|s| s.to_string()).collect(),
             min_count: None,
             max_count: None,
+            base: Default::default(),
         }
     }
 
     #[test]
     fn indexes_matches_and_reports_problems() {
         let dir = tempfile::tempdir().unwrap();
-        let out = dir.path();
+        let out = &dir.path().join("output");
+        fs_err::create_dir_all(out).unwrap();
         fs_err::write(out.join("metrics.json"), r#"{"r2": 0.5}"#).unwrap();
         fs_err::create_dir_all(out.join("plots")).unwrap();
         fs_err::write(out.join("plots/a.csv"), "x\n").unwrap();
@@ -260,7 +310,7 @@ mod tests {
             spec("plots", "plots/*.csv", true, &[]),
             spec("predictions", "predictions.csv", true, &[]),
         ];
-        let c = collect(out, &specs, &Limits::DEFAULT);
+        let c = collect(dir.path(), "output", &specs, &Limits::DEFAULT);
         let paths: Vec<_> = c
             .artifacts
             .iter()
@@ -300,8 +350,55 @@ mod tests {
             dir.path().join("link.txt"),
         )
         .unwrap();
-        let c = collect(dir.path(), &[], &Limits::DEFAULT);
+        let c = collect(dir.path(), ".", &[], &Limits::DEFAULT);
         assert!(c.artifacts.is_empty());
         assert_eq!(c.skipped.len(), 1);
+    }
+
+    #[test]
+    fn declared_files_of_the_working_directory_are_indexed_and_nothing_else_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path();
+        let run = work.join("geopi_output/scimcp/run");
+        fs_err::create_dir_all(run.join("metrics")).unwrap();
+        fs_err::create_dir_all(work.join("output")).unwrap();
+        fs_err::create_dir_all(work.join("home/.cache")).unwrap();
+        fs_err::write(
+            run.join("metrics/Model Score - KMeans.txt"),
+            r#"{"silhouette_score": 0.35}"#,
+        )
+        .unwrap();
+        fs_err::write(work.join("events.json"), r#"{"status": "completed"}"#).unwrap();
+        fs_err::write(work.join("home/.cache/font.json"), "{}").unwrap();
+        fs_err::write(work.join("output/a.csv"), "x\n").unwrap();
+        let mut score = spec(
+            "score",
+            "geopi_output/*/*/metrics/Model Score - *.txt",
+            true,
+            &["silhouette_score"],
+        );
+        score.media_type = "application/json".into();
+        score.base = ArtifactBase::Work;
+        let mut events = spec("events", "events.json", true, &["status"]);
+        events.base = ArtifactBase::Work;
+        let c = collect(work, "output", &[score, events], &Limits::DEFAULT);
+        let found: Vec<(&str, ArtifactBase)> = c
+            .artifacts
+            .iter()
+            .map(|a| (a.path.as_str(), a.base))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("a.csv", ArtifactBase::Output),
+                ("events.json", ArtifactBase::Work),
+                (
+                    "geopi_output/scimcp/run/metrics/Model Score - KMeans.txt",
+                    ArtifactBase::Work
+                ),
+            ]
+        );
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.reported["score"]["silhouette_score"], 0.35);
     }
 }

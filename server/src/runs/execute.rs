@@ -79,7 +79,26 @@ impl RunManager {
     ) {
         let started = Instant::now();
         let finish = self.run_child(&dir, &live, &v).await;
-        self.finish(&dir, &live, &v, finish, started, runtime.as_ref());
+        // Hashing up to max_artifacts files is blocking work: off the async workers.
+        let collected = {
+            let work = dir.join(&v.plan.working_dir);
+            let (output, specs, limits) = (
+                v.plan.output_dir.clone(),
+                v.plan.artifacts.clone(),
+                self.limits,
+            );
+            tokio::task::spawn_blocking(move || artifacts::collect(&work, &output, &specs, &limits))
+                .await
+                .unwrap_or_default()
+        };
+        self.finish(
+            &dir,
+            &live,
+            &v,
+            (finish, collected),
+            started,
+            runtime.as_ref(),
+        );
     }
 
     async fn run_child(&self, dir: &Path, live: &LiveRun, v: &Validation) -> Finish {
@@ -106,9 +125,18 @@ impl RunManager {
         let work = dir.join(&v.plan.working_dir);
         // Copying and hashing a dataset of up to the size limit is blocking work: off the
         // async workers, so other tool calls keep their latency while a large run starts.
+        let paths = crate::plan::RunPaths {
+            work_dir: std::path::absolute(&work).unwrap_or_else(|_| work.clone()),
+            state_dir: self.state_dir.clone(),
+        };
         let prepared = {
-            let (work, v, max) = (work.clone(), v.clone(), self.limits.max_dataset_bytes);
-            tokio::task::spawn_blocking(move || prepare(&work, &v, max))
+            let (work, v, max, paths) = (
+                work.clone(),
+                v.clone(),
+                self.limits.max_dataset_bytes,
+                paths.clone(),
+            );
+            tokio::task::spawn_blocking(move || prepare(&work, &v, max, &paths))
                 .await
                 .unwrap_or_else(|e| {
                     Err(ToolError::internal(format!(
@@ -142,17 +170,26 @@ impl RunManager {
         // The CLI runs under the guard (same process group), which ends the group should
         // this server die; the plan still names the CLI, and its status is the CLI's own.
         let status_file = dir.join("cli-status.json");
-        let mut cmd =
-            match crate::guard::wrap(Path::new(&v.plan.program), &v.plan.args, &status_file) {
-                Some((guard, argv)) => {
-                    let mut cmd = isolated_command(&guard, &[], &work, &v.plan.env);
-                    cmd.args(argv);
-                    cmd
-                }
-                None => {
-                    isolated_command(Path::new(&v.plan.program), &v.plan.args, &work, &v.plan.env)
-                }
-            };
+        let args: Vec<String> = v
+            .plan
+            .args
+            .iter()
+            .map(|a| paths.substitute(a, crate::plan::Escape::None))
+            .collect();
+        let env: std::collections::BTreeMap<String, String> = v
+            .plan
+            .env
+            .iter()
+            .map(|(k, val)| (k.clone(), paths.substitute(val, crate::plan::Escape::None)))
+            .collect();
+        let mut cmd = match crate::guard::wrap(Path::new(&v.plan.program), &args, &status_file) {
+            Some((guard, argv)) => {
+                let mut cmd = isolated_command(&guard, &[], &work, &env);
+                cmd.args(argv);
+                cmd
+            }
+            None => isolated_command(Path::new(&v.plan.program), &args, &work, &env),
+        };
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -187,7 +224,9 @@ impl RunManager {
                 .plan
                 .stdin
                 .iter()
-                .flat_map(|l| format!("{l}\n").into_bytes())
+                .flat_map(|l| {
+                    format!("{}\n", paths.substitute(l, crate::plan::Escape::None)).into_bytes()
+                })
                 .collect();
             tokio::spawn(async move {
                 // A CLI that exits without reading its answers closes the pipe: its business.
@@ -288,17 +327,15 @@ impl RunManager {
         dir: &Path,
         live: &LiveRun,
         v: &Validation,
-        mut f: Finish,
+        (mut f, collected): (Finish, artifacts::Collected),
         started: Instant,
         runtime: Option<&RuntimeProbe>,
     ) {
         let work = dir.join(&v.plan.working_dir);
         let output = work.join(&v.plan.output_dir);
-        let collected = if output.is_dir() {
-            artifacts::collect(&output, &v.plan.artifacts, &self.limits)
-        } else {
-            artifacts::Collected::default()
-        };
+        if let Some(success) = &v.plan.success {
+            f = success_predicate(&work, success, f);
+        }
         if f.state == RunState::Succeeded && !collected.problems.is_empty() {
             let list: Vec<String> = collected
                 .problems
@@ -436,11 +473,20 @@ fn write_run_manifest(
 
 /// Copy the dataset into `work/inputs/` (checking its hash on the way) and write the
 /// plan's input files.
-fn prepare(work: &Path, v: &Validation, max_dataset_bytes: u64) -> Result<(), ToolError> {
+fn prepare(
+    work: &Path,
+    v: &Validation,
+    max_dataset_bytes: u64,
+    paths: &crate::plan::RunPaths,
+) -> Result<(), ToolError> {
     let internal = |e: &dyn std::fmt::Display| {
         ToolError::internal(format!("cannot prepare the run's working directory: {e}"))
     };
     create_private_dir(&work.join(&v.plan.output_dir)).map_err(|e| internal(&e))?;
+    for dir in scimcp_core::run_env::DEFAULT_RUN_DIRS {
+        create_private_dir(&work.join(dir)).map_err(|e| internal(&e))?;
+    }
+    create_private_dir(&paths.state_dir).map_err(|e| internal(&e))?;
     let target = work.join(&v.plan.dataset.run_path);
     if let Some(parent) = target.parent() {
         create_private_dir(parent).map_err(|e| internal(&e))?;
@@ -467,7 +513,69 @@ fn prepare(work: &Path, v: &Validation, max_dataset_bytes: u64) -> Result<(), To
         if let Some(parent) = path.parent() {
             fs_err::create_dir_all(parent).map_err(|e| internal(&e))?;
         }
-        write_atomic(&path, file.content.as_bytes(), Privacy::Private).map_err(|e| internal(&e))?;
+        let content = paths.substitute(&file.content, file.escape);
+        write_atomic(&path, content.as_bytes(), Privacy::Private).map_err(|e| internal(&e))?;
     }
     Ok(())
+}
+
+/// Hold a finished run to the workflow's success predicate: exit status 0 is not enough when
+/// the CLI records its own verdict in a JSON file. A run that failed anyway gets the reason
+/// the file gives (the CLI's own error message).
+fn success_predicate(
+    work: &Path,
+    success: &scimcp_core::manifest::SuccessSpec,
+    f: Finish,
+) -> Finish {
+    let file = work.join(&success.json);
+    let parsed: Option<serde_json::Value> = scimcp_core::fs::read_regular(&file, 16 * 1024 * 1024)
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let why = parsed.as_ref().map(|doc| {
+        success
+            .message
+            .iter()
+            .filter_map(|p| doc.pointer(p))
+            .filter(|v| !v.is_null())
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(": ")
+    });
+    let verdict = parsed
+        .as_ref()
+        .and_then(|doc| doc.pointer(&success.pointer));
+    match f.state {
+        RunState::Succeeded => {
+            if verdict == Some(&success.equals) {
+                return f;
+            }
+            let found = match (&parsed, verdict) {
+                (None, _) => format!("{} is missing or not JSON", success.json),
+                (Some(_), None) => format!("{} has no {}", success.json, success.pointer),
+                (Some(_), Some(v)) => format!(
+                    "{} says {} = {v}, not {}",
+                    success.json, success.pointer, success.equals
+                ),
+            };
+            let message = match why.filter(|w| !w.is_empty()) {
+                Some(w) => format!("the CLI exited 0 but {found}: {w}"),
+                None => format!("the CLI exited 0 but {found}"),
+            };
+            Finish {
+                state: RunState::Failed,
+                reason: "success_predicate".into(),
+                message,
+                ..f
+            }
+        }
+        RunState::Failed if f.reason == "exit_code" => match why.filter(|w| !w.is_empty()) {
+            Some(w) => Finish {
+                message: format!("{} ({w})", f.message),
+                ..f
+            },
+            None => f,
+        },
+        _ => f,
+    }
 }

@@ -45,6 +45,8 @@ struct LiveRun {
 #[derive(Debug)]
 pub struct RunManager {
     root: PathBuf,
+    /// The adapter's persistent state directory (`{state_dir}`), beside `runs/`.
+    state_dir: PathBuf,
     limits: Limits,
     adapter: AdapterIdentity,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
@@ -132,8 +134,13 @@ impl RunManager {
     pub fn open(root: PathBuf, adapter: &Adapter) -> std::io::Result<RunManager> {
         create_private_dir(&root)?;
         let limits = adapter.manifest.effective_limits();
+        let state_dir = root
+            .parent()
+            .map_or_else(|| root.join("state"), |p| p.join("state"))
+            .join(&adapter.manifest.name);
         let manager = RunManager {
             root,
+            state_dir,
             limits,
             adapter: AdapterIdentity {
                 name: adapter.manifest.name.clone(),

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
+use scimcp_core::manifest::ArtifactBase;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -70,11 +71,16 @@ pub struct ArtifactRecord {
     /// The declared artifact it satisfies, or none for an undeclared file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Relative to the output directory, `/`-separated.
+    /// Relative to the output directory (or, with `base: work`, to the working directory),
+    /// `/`-separated.
     pub path: String,
     pub media_type: String,
     pub size_bytes: u64,
     pub sha256: String,
+    /// `work` for a declared artifact the CLI wrote elsewhere in its working directory.
+    #[serde(default, skip_serializing_if = "ArtifactBase::is_output")]
+    #[schemars(with = "Option<String>")]
+    pub base: ArtifactBase,
 }
 
 /// A declared artifact that is absent or does not meet its declaration.

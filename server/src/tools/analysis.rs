@@ -1,25 +1,90 @@
-//! `validate_analysis` and `start_analysis`.
+//! `validate_analysis` and `start_analysis`, with plan-then-confirm: a start without
+//! `confirm: true` where confirmation is required (or with `confirm: false` anywhere)
+//! creates nothing and starts nothing, and answers with exactly what the confirmed call
+//! would run.
 
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::envelope::{ErrorCode, ToolError};
+use super::Call;
+use crate::envelope::{ErrorCode, Issue, ToolError};
+use crate::plan::Plan;
 use crate::request::{AnalysisRequest, StartRequest};
 use crate::runs::state::RunState;
-use crate::server::ServerContext;
+use crate::server::{ConfirmMode, ServerContext};
 use crate::validate::{Validation, validate as validate_request};
 
-/// `start_analysis` output.
+/// `start_analysis` output: a started run, or (`started: false`) a preview of one.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct StartOutput {
-    pub run_id: String,
-    pub state: RunState,
+    /// True when a run was created and started; false for a preview, which created and
+    /// started nothing.
+    pub started: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<RunState>,
     pub validation_id: String,
     pub plan_sha256: String,
     pub dataset_sha256: String,
+    /// What a confirmed start would do (previews only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<StartPreview>,
     pub next_action: String,
+}
+
+/// Exactly what `start_analysis` with `confirm: true` and this `validation_id` runs.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StartPreview {
+    /// True when this server starts runs only with `confirm: true`.
+    pub confirmation_required: bool,
+    /// True when the analysis can start now; otherwise `blockers` say why not.
+    pub ready: bool,
+    pub blockers: Vec<Issue>,
+    pub workflow: String,
+    /// The parameters after schema defaults were applied.
+    pub resolved_parameters: serde_json::Map<String, serde_json::Value>,
+    /// The plan the confirmed call executes, unchanged (its hash is `plan_sha256`).
+    pub plan: Plan,
+    /// The plan's program and arguments on one line, quoted for reading. The server never
+    /// runs a shell: the program receives exactly `plan.args`.
+    pub command_line: String,
+    /// Files the run must (or may) produce in its output directory.
+    pub expected_artifacts: Vec<ExpectedArtifact>,
+    pub estimated_resources: EstimatedResources,
+    /// The name the run would record as having started it.
+    pub started_by: String,
+}
+
+/// One artifact the workflow declares.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExpectedArtifact {
+    pub id: String,
+    /// Relative to the run's output directory; may be a glob.
+    pub path: String,
+    pub media_type: String,
+    pub required: bool,
+}
+
+/// What a run may use, from the adapter's limits and the dataset.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EstimatedResources {
+    /// The run is stopped (and reads `failed`, `timeout`) after this many seconds.
+    pub timeout_s: u64,
+    /// Bytes of the dataset copy the run reads.
+    pub dataset_bytes: u64,
+    /// Bytes kept of each of stdout and stderr.
+    pub max_log_bytes: u64,
+    /// Files indexed at most, and the largest indexed.
+    pub max_artifacts: u32,
+    pub max_artifact_bytes: u64,
+    /// Runs queued or running now in this server's runs directory, and the most allowed
+    /// (more are refused); at most `max_concurrent_runs` execute at once, others wait.
+    pub runs_pending_now: usize,
+    pub max_pending_runs: u32,
+    pub max_concurrent_runs: u32,
 }
 
 pub(super) async fn validate(
@@ -40,8 +105,19 @@ pub(super) async fn validate(
 
 pub(super) async fn start(
     ctx: &Arc<ServerContext>,
+    call: &Call,
     req: StartRequest,
 ) -> Result<StartOutput, ToolError> {
+    let required = ctx.confirm == ConfirmMode::Required;
+    let execute = req.confirm.unwrap_or(!required);
+    if execute && required && req.validation_id.is_none() {
+        return Err(ToolError::new(
+            ErrorCode::ConfirmationRequired,
+            "this server starts a run only with confirm: true together with the validation_id of the preview the person approved, and no validation_id was given",
+            "call start_analysis without confirm (or validate_analysis) to get the plan, show it to the person, and after they agree call start_analysis again with confirm: true and that validation_id",
+        )
+        .field("validation_id"));
+    }
     let analysis = req.analysis();
     // Validated afresh: the dataset is re-hashed now, so bytes changed since an earlier
     // validate_analysis are caught before any process exists.
@@ -79,17 +155,136 @@ pub(super) async fn start(
         )
         .field("validation_id"));
     }
-    let request = serde_json::to_value(&analysis).expect("request serializes");
+    if !execute {
+        ctx.remember_validation(&validation);
+        return Ok(preview(ctx, call, validation, required));
+    }
+    let mut request = serde_json::to_value(&analysis).expect("request serializes");
+    if let Some(recorded) = request.as_object_mut() {
+        // Who started the run (a token's name, `loopback` or `stdio`) and whether they
+        // confirmed a preview, kept with the run for good.
+        recorded.insert("started_by".into(), call.caller.name().into());
+        recorded.insert("confirmed".into(), (req.confirm == Some(true)).into());
+    }
     // The runtime identity goes into the run manifest; a runtime that cannot be probed is
     // recorded as unknown rather than blocking a run the plan says can start.
     let probe = ctx.runtime.probe().await.ok();
     let status = ctx.runs.start(&validation, &request, probe)?;
     Ok(StartOutput {
-        run_id: status.run_id.clone(),
-        state: status.state,
+        started: true,
+        run_id: Some(status.run_id.clone()),
+        state: Some(status.state),
         validation_id: validation.validation_id,
         plan_sha256: validation.plan_sha256,
         dataset_sha256: validation.dataset.sha256,
+        preview: None,
         next_action: format!("call get_run_result with run_id \"{}\"", status.run_id),
     })
+}
+
+fn preview(
+    ctx: &ServerContext,
+    call: &Call,
+    validation: Validation,
+    required: bool,
+) -> StartOutput {
+    let limits = ctx.adapter.manifest.effective_limits();
+    let runs_pending_now = ctx
+        .runs
+        .list()
+        .iter()
+        .filter(|r| !r.state.is_terminal())
+        .count();
+    let plan = validation.plan;
+    let next_action = if validation.ready {
+        format!(
+            "nothing was started: show the person this plan (command_line, expected_artifacts, estimated_resources) and wait for their explicit go-ahead; then call start_analysis again with the same arguments, confirm: true and validation_id \"{}\"",
+            validation.validation_id
+        )
+    } else {
+        "nothing was started, and the analysis cannot start yet: resolve the blockers, then ask for a new preview".to_string()
+    };
+    StartOutput {
+        started: false,
+        run_id: None,
+        state: None,
+        validation_id: validation.validation_id,
+        plan_sha256: validation.plan_sha256,
+        dataset_sha256: validation.dataset.sha256.clone(),
+        preview: Some(StartPreview {
+            confirmation_required: required,
+            ready: validation.ready,
+            blockers: validation.blockers,
+            workflow: validation.workflow,
+            resolved_parameters: validation.resolved_parameters,
+            command_line: command_line(&plan.program, &plan.args),
+            expected_artifacts: plan
+                .artifacts
+                .iter()
+                .map(|a| ExpectedArtifact {
+                    id: a.id.clone(),
+                    path: a.path.clone(),
+                    media_type: a.media_type.clone(),
+                    required: a.required,
+                })
+                .collect(),
+            estimated_resources: EstimatedResources {
+                timeout_s: plan.timeout_s,
+                dataset_bytes: validation.dataset.size_bytes,
+                max_log_bytes: limits.max_log_bytes,
+                max_artifacts: limits.max_artifacts,
+                max_artifact_bytes: limits.max_artifact_bytes,
+                runs_pending_now,
+                max_pending_runs: limits.max_pending_runs,
+                max_concurrent_runs: limits.max_concurrent_runs,
+            },
+            started_by: call.caller.name().to_string(),
+            plan,
+        }),
+        next_action,
+    }
+}
+
+/// `program args…` quoted the way a POSIX shell reader expects, for display only.
+fn command_line(program: &str, args: &[String]) -> String {
+    std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .map(quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',')
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_quote_what_a_shell_would_split() {
+        assert_eq!(
+            command_line(
+                "/opt/py thon/bin/python",
+                &[
+                    "-m".into(),
+                    "refsci".into(),
+                    "it's".into(),
+                    "".into(),
+                    "{\"a\":1}".into()
+                ]
+            ),
+            r#"'/opt/py thon/bin/python' -m refsci 'it'\''s' '' '{"a":1}'"#
+        );
+    }
 }

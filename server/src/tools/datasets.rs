@@ -25,6 +25,10 @@ pub struct DatasetsOutput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct InspectOutput {
     pub dataset: ResolvedDataset,
+    /// For a spreadsheet, every sheet (name, data rows, columns); the columns below are the
+    /// first sheet's, which is what a CLI reads unless told otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sheets: Vec<crate::datasets::SheetInfo>,
     pub row_count: u64,
     pub column_count: usize,
     /// A page of the columns, in file order.
@@ -76,6 +80,7 @@ pub(super) async fn inspect(
     let columns = Page::of(&full.columns, req.column_offset, limit);
     let sample_rows = full.sample_rows;
     Ok(InspectOutput {
+        sheets: full.sheets,
         dataset: full.dataset,
         row_count: full.row_count,
         column_count: full.column_count,

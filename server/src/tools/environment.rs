@@ -39,15 +39,14 @@ pub struct EnvironmentOutput {
 pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolError> {
     let probe = ctx.runtime.probe().await?;
     let rt = &ctx.adapter.manifest.runtime;
-    let mismatches: Vec<Mismatch> = rt
-        .requirements
-        .iter()
+    let mismatches: Vec<Mismatch> = scimcp_core::pins::applicable(&rt.requirements)
+        .into_iter()
         .filter_map(|pin| {
-            let (name, version) = pin.split_once("==")?;
-            let installed = probe.versions.get(name).cloned().flatten();
-            (installed.as_deref() != Some(version)).then(|| Mismatch {
-                name: name.into(),
-                pinned: version.into(),
+            let installed = probe.versions.get(&pin.name).cloned().flatten();
+            let differs = installed.as_deref() != Some(pin.version.as_str());
+            differs.then_some(Mismatch {
+                name: pin.name,
+                pinned: pin.version,
                 installed,
             })
         })

@@ -19,12 +19,64 @@ use crate::envelope::{ErrorCode, ToolError, parse_args};
 use crate::paging::COMPACT_CEILING;
 use crate::paging::Detail;
 use crate::request::{
-    AnalysisRequest, CapabilitiesRequest, DatasetsRequest, InspectRequest, ListRunsRequest,
-    LogRequest, NoArguments, ResultRequest, RunRef, StartRequest,
+    AnalysisRequest, CancelRequest, CapabilitiesRequest, DatasetsRequest, InspectRequest,
+    ListRunsRequest, LogRequest, NoArguments, ResultRequest, RunRef, StartRequest,
 };
 use crate::server::ServerContext;
 
-pub use analysis::StartOutput;
+/// Who is calling a tool, and where to report progress.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub caller: crate::auth::Caller,
+    /// Set when the client asked for progress notifications (`_meta.progressToken`).
+    pub progress: Option<Progress>,
+}
+
+impl Call {
+    /// A call from the stdio client without progress (tests, in-process use).
+    pub fn stdio() -> Call {
+        Call {
+            caller: crate::auth::Caller::Stdio,
+            progress: None,
+        }
+    }
+}
+
+/// Sends `notifications/progress` for one request.
+#[derive(Clone)]
+pub struct Progress {
+    peer: rmcp::Peer<rmcp::RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress")
+            .field("token", &self.token)
+            .finish()
+    }
+}
+
+impl Progress {
+    pub fn new(peer: rmcp::Peer<rmcp::RoleServer>, token: rmcp::model::ProgressToken) -> Self {
+        Progress { peer, token }
+    }
+
+    /// Report `progress` (which only grows) of `total`, with a message; a client that went
+    /// away is not an error of the tool.
+    pub async fn report(&self, progress: f64, total: Option<f64>, message: String) {
+        let mut param = rmcp::model::ProgressNotificationParam::new(self.token.clone(), progress)
+            .with_message(message);
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
+        if let Err(e) = self.peer.notify_progress(param).await {
+            tracing::debug!("progress notification not delivered: {e}");
+        }
+    }
+}
+
+pub use analysis::{StartOutput, StartPreview};
 pub use capabilities::CapabilitiesOutput;
 pub use datasets::{DatasetsOutput, InspectOutput};
 pub use environment::EnvironmentOutput;
@@ -192,7 +244,7 @@ pub fn catalog() -> Vec<Tool> {
         ),
         tool::<StartRequest, StartOutput>(
             "start_analysis",
-            "Start an analysis in the background after validating it again (and re-checking the dataset bytes). Returns a run id at once; then call get_run_result.",
+            "Start an analysis in the background after validating it again (and re-checking the dataset bytes). Returns a run id at once; then call get_run_result. Without `confirm: true` where this server requires confirmation (or with `confirm: false` anywhere) it starts nothing and returns a preview: the exact plan and command line, the expected artifacts and the estimated resources. Show the preview to the person and call again with `confirm: true` and its `validation_id` only after they agree.",
             false,
         ),
         tool::<RunRef, StatusOutput>(
@@ -202,12 +254,12 @@ pub fn catalog() -> Vec<Tool> {
         ),
         tool::<ResultRequest, ResultOutput>(
             "get_run_result",
-            "Wait up to `wait_s` seconds (default 300) for a run to finish; returns its result (artifacts with SHA-256, reported metrics, problems) or a pending receipt to call again.",
+            "Wait up to `wait_s` seconds (default 300) for a run to finish, sending progress notifications (state, elapsed time) when the request carries a progress token; returns its result (artifacts with SHA-256, reported metrics, problems) or a pending receipt to call again. Cancelling this call ends the wait, not the run.",
             true,
         ),
-        tool::<RunRef, CancelOutput>(
+        tool::<CancelRequest, CancelOutput>(
             "cancel_run",
-            "Stop a queued or running run: its whole process tree is ended and the run reads `cancelled`.",
+            "Stop a queued or running run: its whole process tree is ended and the run reads `cancelled`. Without `confirm: true` where this server requires confirmation (or with `confirm: false` anywhere) it cancels nothing and returns the run's status: show it to the person and call again with `confirm: true` only after they agree.",
             false,
         ),
         tool::<ListRunsRequest, RunsOutput>(
@@ -264,8 +316,13 @@ fn detail_of(args: &Args) -> Detail {
         .unwrap_or_default()
 }
 
-/// Run tool `name`; `None` when no tool has that name.
-pub async fn dispatch(ctx: &Arc<ServerContext>, name: &str, args: Args) -> Option<CallToolResult> {
+/// Run tool `name` for `call`; `None` when no tool has that name.
+pub async fn dispatch(
+    ctx: &Arc<ServerContext>,
+    call: &Call,
+    name: &str,
+    args: Args,
+) -> Option<CallToolResult> {
     let d = detail_of(&args);
     let result = match name {
         "get_capabilities" => respond(
@@ -285,7 +342,7 @@ pub async fn dispatch(ctx: &Arc<ServerContext>, name: &str, args: Args) -> Optio
             d,
         ),
         "start_analysis" => respond(
-            async { analysis::start(ctx, parse_args(name, args)?).await }.await,
+            async { analysis::start(ctx, call, parse_args(name, args)?).await }.await,
             d,
         ),
         "get_run_status" => respond(
@@ -293,11 +350,11 @@ pub async fn dispatch(ctx: &Arc<ServerContext>, name: &str, args: Args) -> Optio
             d,
         ),
         "get_run_result" => respond(
-            async { runs::result(ctx, parse_args(name, args)?).await }.await,
+            async { runs::result(ctx, call, parse_args(name, args)?).await }.await,
             d,
         ),
         "cancel_run" => respond(
-            async { runs::cancel(ctx, parse_args(name, args)?).await }.await,
+            async { runs::cancel(ctx, call, parse_args(name, args)?).await }.await,
             d,
         ),
         "list_runs" => respond(

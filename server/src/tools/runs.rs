@@ -7,15 +7,21 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::{Call, Progress};
 use crate::envelope::ToolError;
 use crate::paging::{Detail, Page};
 use crate::plan::PlannedDataset;
-use crate::request::{ListRunsRequest, LogRequest, LogStream, ResultRequest, RunRef};
+use crate::request::{
+    CancelRequest, ListRunsRequest, LogRequest, LogStream, ResultRequest, RunRef,
+};
 use crate::runs::RunSummary;
 use crate::runs::state::{
     AdapterIdentity, ArtifactProblem, ArtifactRecord, RunResult, RunState, RunStatus,
 };
-use crate::server::ServerContext;
+use crate::server::{ConfirmMode, ServerContext};
+
+/// How often a waiting `get_run_result` reports progress (and looks at the run's state).
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// Largest reported value shown inline; larger ones are replaced by their size and hash.
 const MAX_REPORTED_VALUE_BYTES: usize = 4096;
@@ -132,13 +138,22 @@ pub struct ResultOutput {
     pub next_action: String,
 }
 
-/// `cancel_run` output.
+/// `cancel_run` output: the run after a confirmed cancel, or (`changed: false`,
+/// `status` set) the run a confirmed cancel would stop.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CancelOutput {
     pub run_id: String,
     pub state: RunState,
-    /// False when the run had already ended.
+    /// False when nothing changed: the run had already ended, or this was a preview.
     pub changed: bool,
+    /// True when this server cancels only with `confirm: true`.
+    pub confirmation_required: bool,
+    /// Who started the run (a token's name, `loopback` or `stdio`), when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
+    /// The run's full status (previews only): what a confirmed cancel would stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<RunStatus>,
     pub message: String,
 }
 
@@ -167,6 +182,7 @@ pub(super) fn status(ctx: &ServerContext, req: RunRef) -> Result<RunStatus, Tool
 
 pub(super) async fn result(
     ctx: &ServerContext,
+    call: &Call,
     req: ResultRequest,
 ) -> Result<ResultOutput, ToolError> {
     let started = Instant::now();
@@ -178,7 +194,10 @@ pub(super) async fn result(
         "a call waits at most 300 s; call again to wait longer",
     )?;
     let wait = Duration::from_secs(wait_s as u64);
-    let status = ctx.runs.wait_terminal(&req.run_id, wait).await?;
+    let status = match &call.progress {
+        Some(progress) => wait_reporting(ctx, &req.run_id, wait, progress).await?,
+        None => ctx.runs.wait_terminal(&req.run_id, wait).await?,
+    };
     let waited_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let base = |status: &RunStatus, next_action: String| ResultOutput {
         run_id: status.run_id.clone(),
@@ -240,6 +259,59 @@ pub(super) async fn result(
     })
 }
 
+/// Wait up to `wait` for the run to end, reporting its state and the time elapsed every
+/// [`PROGRESS_EVERY`] and once more when it ends.
+async fn wait_reporting(
+    ctx: &ServerContext,
+    run_id: &str,
+    wait: Duration,
+    progress: &Progress,
+) -> Result<RunStatus, ToolError> {
+    let begun = Instant::now();
+    let total = wait.as_secs_f64();
+    let mut last = 0.0_f64;
+    let mut status = ctx.runs.status(run_id)?;
+    loop {
+        // The progress value is the time waited, which only grows.
+        let waited = begun.elapsed().as_secs_f64().max(last + 0.001);
+        last = waited;
+        progress
+            .report(
+                waited,
+                Some(total.max(waited)),
+                progress_message(&status, waited, total),
+            )
+            .await;
+        let left = wait.saturating_sub(begun.elapsed());
+        if status.state.is_terminal() || left.is_zero() {
+            return Ok(status);
+        }
+        let slice = left.min(PROGRESS_EVERY);
+        let asked = Instant::now();
+        status = ctx.runs.wait_terminal(run_id, slice).await?;
+        // A run another server executes is read from disk: pace the polling.
+        if !status.state.is_terminal() {
+            tokio::time::sleep(slice.saturating_sub(asked.elapsed())).await;
+        }
+    }
+}
+
+fn progress_message(status: &RunStatus, waited: f64, total: f64) -> String {
+    let since_start = status
+        .started_at
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|t| jiff::Timestamp::now().duration_since(t).as_secs().max(0));
+    let state = state_word(status.state);
+    let what = match (status.state, since_start) {
+        (RunState::Queued, _) => format!("{} is queued, waiting for a free slot", status.run_id),
+        (RunState::Running, Some(s)) => format!("{} is running ({s} s so far)", status.run_id),
+        (_, _) if status.state.is_terminal() => format!("{} ended: {state}", status.run_id),
+        _ => format!("{} is {state}", status.run_id),
+    };
+    format!("{what}; waited {waited:.0} s of {total:.0} s")
+}
+
 fn state_word(state: RunState) -> String {
     serde_json::to_value(state)
         .ok()
@@ -247,7 +319,50 @@ fn state_word(state: RunState) -> String {
         .unwrap_or_default()
 }
 
-pub(super) async fn cancel(ctx: &ServerContext, req: RunRef) -> Result<CancelOutput, ToolError> {
+pub(super) async fn cancel(
+    ctx: &ServerContext,
+    call: &Call,
+    req: CancelRequest,
+) -> Result<CancelOutput, ToolError> {
+    let required = ctx.confirm == ConfirmMode::Required;
+    let started_by = crate::resources::started_by(ctx, &req.run_id);
+    if !req.confirm.unwrap_or(!required) {
+        let status = ctx.runs.status(&req.run_id)?;
+        let message = if status.state.is_terminal() {
+            format!(
+                "run {} has already ended ({}); there is nothing to cancel",
+                status.run_id,
+                state_word(status.state)
+            )
+        } else {
+            format!(
+                "nothing was cancelled: run {} ({}, workflow {}, created {}{}) is {}. Show this to the person; after they agree, call cancel_run again with confirm: true",
+                status.run_id,
+                status.adapter,
+                status.workflow,
+                status.created_at,
+                started_by
+                    .as_deref()
+                    .map(|who| format!(", started by {who}"))
+                    .unwrap_or_default(),
+                state_word(status.state),
+            )
+        };
+        return Ok(CancelOutput {
+            run_id: status.run_id.clone(),
+            state: status.state,
+            changed: false,
+            confirmation_required: required,
+            started_by,
+            status: Some(status),
+            message,
+        });
+    }
+    tracing::info!(
+        run_id = req.run_id,
+        by = call.caller.name(),
+        "cancelling a run"
+    );
     let (status, changed) = ctx.runs.cancel(&req.run_id).await?;
     let message = if changed {
         format!("run {} is now {}", status.run_id, state_word(status.state))
@@ -262,6 +377,9 @@ pub(super) async fn cancel(ctx: &ServerContext, req: RunRef) -> Result<CancelOut
         run_id: status.run_id,
         state: status.state,
         changed,
+        confirmation_required: required,
+        started_by,
+        status: None,
         message,
     })
 }

@@ -126,14 +126,14 @@ fn syntax_error_has_position() {
 #[test]
 fn semantic_errors_are_all_reported_with_lines() {
     let bad = GOOD
-        .replace("\"{target}\"", "\"{seed}\"")
+        .replace("\"{target}\"", "\"{colour}\"")
         .replace("run_timeout_s = 60", "run_timeout_s = 999999")
         .replace("\"numpy==2.1.3\"", "\"numpy>=2\"")
         .replace("flag = \"-v\"", "flag = \"v\"");
     let errs = errors_of(&bad, SCHEMA);
     let text = errs.to_string();
     assert!(
-        text.contains("workflow[0].argv[4]: placeholder {seed} names no required parameter"),
+        text.contains("workflow[0].argv[4]: placeholder {colour} names no parameter 'colour'"),
         "{text}"
     );
     assert!(
@@ -264,5 +264,90 @@ fn env_tables_merge_per_workflow_and_refuse_what_undoes_isolation() {
         assert_eq!(e.field, "runtime.env", "{e}");
         assert!(e.message.contains(needle), "{e}");
         assert!(e.line.is_some(), "placed by line: {e}");
+    }
+}
+
+/// The template mistakes a maintainer of a real CLI makes are each explained.
+#[test]
+fn template_mistakes_are_explained() {
+    let input_file = |template: &str| {
+        GOOD.replace(
+            "[[workflow.artifact]]",
+            &format!(
+                "[[workflow.input_file]]\npath = \"plan.json\"\nformat = \"json\"\ntemplate = {template}\n\n[[workflow.artifact]]"
+            ),
+        )
+    };
+    for (manifest, needle) in [
+        // An optional parameter without a default has nothing to render.
+        (
+            GOOD.replace("\"{target}\"", "\"{verbose}\""),
+            "reads optional parameter 'verbose', which has no default",
+        ),
+        (
+            GOOD.replace("\"{target}\"", "\"{target|frobnicate}\""),
+            "frobnicate",
+        ),
+        (
+            GOOD.replace("\"{target}\"", "\"{target|positions}\""),
+            "does not mark it as dataset columns",
+        ),
+        // A map over a boolean must say what both values become.
+        (input_file("{ v = \"{verbose|map:true=1}\" }"), "false"),
+        (GOOD.replace("\"{target}\"", "\"{null}\""), "null"),
+        (GOOD.replace("\"{target}\"", "\"{nope}\""), "nope"),
+    ] {
+        let errs = errors_of(&manifest, SCHEMA);
+        let text = errs.to_string();
+        assert!(text.contains(needle), "{needle}: {text}");
+        assert!(errs.first().line.is_some(), "placed by line: {text}");
+    }
+    // What is allowed: defaults, filters, {null} and absolute run paths in an input file.
+    let good = input_file(
+        "{ seed = \"{seed}\", seed_text = \"{seed|text}\", nothing = \"{null}\", at = \"{work_dir}/x\", keep = \"{state_dir}\" }",
+    )
+    .replace("\"{target}\"", "\"{work_dir}/{target}\"");
+    let dir = tempfile::tempdir().unwrap();
+    load_file(&write_adapter(dir.path(), &good, SCHEMA)).unwrap();
+}
+
+/// `x-scimcp-column` rules are checked when the manifest loads, not ignored at run time.
+#[test]
+fn column_rules_are_checked() {
+    let schema = |rule: &str, ty: &str| {
+        SCHEMA.replace(
+            "\"target\": {\"type\": \"string\"}",
+            &format!("\"target\": {{\"type\": {ty}, \"x-scimcp-column\": {rule}}}"),
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ok = schema(
+        "{\"numeric\": true, \"complete\": true, \"max_distinct\": 2}",
+        "\"string\"",
+    );
+    load_file(&write_adapter(dir.path(), GOOD, &ok)).unwrap();
+    for (rule, ty, needle) in [
+        (
+            "{\"numerc\": true}",
+            "\"string\"",
+            "unknown column rule 'numerc'",
+        ),
+        (
+            "{\"complete\": \"yes\"}",
+            "\"string\"",
+            "must be true or false",
+        ),
+        (
+            "{\"max_distinct\": 0}",
+            "\"string\"",
+            "an integer of at least 1",
+        ),
+        ("true", "\"string\"", "must be an object"),
+        ("{}", "\"integer\"", "not a string or a list of strings"),
+    ] {
+        let errs = errors_of(GOOD, &schema(rule, ty));
+        let text = errs.to_string();
+        assert!(text.contains(needle), "{rule} {ty}: {text}");
+        assert!(errs.first().file.ends_with("schemas/fit.json"), "{text}");
     }
 }
