@@ -1,7 +1,10 @@
 """The benchmark peer: an MCP server written with the official Python MCP SDK (low-level
-`mcp.server.lowlevel.Server`), serving the same eleven tool names with the same input and
-output schemas as `scimcp serve --adapter refsci` (copied from scimcp's `tools/list` into
-`tools.json`; the benchmark checks they still match before measuring).
+`mcp.server.lowlevel.Server`), serving the same tool names with the same input and output
+schemas as `scimcp serve --adapter refsci`: the benchmark hands it the `tools/list` of the
+very scimcp binary it measures (`SCIMCP_BENCH_TOOLS`, a file it writes), so tools added to
+scimcp never make the two drift apart; `tools.json` beside this file is that list as of the
+last full `bench/run.sh` (which rewrites it), for running the peer alone. Tools it does not
+implement answer an error, as start/cancel/wait do.
 
 What it does, so the comparison stays honest:
 
@@ -44,7 +47,7 @@ from mcp.server.lowlevel.server import Server
 
 HERE = Path(__file__).resolve().parent
 ADAPTERS = HERE.parent.parent / "adapters"
-TOOLS = json.loads((HERE / "tools.json").read_text())
+TOOLS = json.loads(Path(os.environ.get("SCIMCP_BENCH_TOOLS", HERE / "tools.json")).read_text())
 VALIDATORS = {t["name"]: jsonschema.Draft202012Validator(t["inputSchema"]) for t in TOOLS}
 MANIFEST_BYTES = (ADAPTERS / "refsci.toml").read_bytes()
 MANIFEST = tomllib.loads(MANIFEST_BYTES.decode())

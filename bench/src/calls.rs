@@ -186,8 +186,8 @@ pub fn run(
         let mut theirs = StdioClient::connect(&fx.peer(home, &cwd, &[]))?;
         ensure!(
             tool_schemas(&mut ours)? == tool_schemas(&mut theirs)?,
-            "the peer's tool names or input schemas differ from scimcp's: refresh \
-             bench/peers/tools.json from scimcp's tools/list"
+            "the peer's tool names or input schemas differ from scimcp's tools/list, which it \
+             was handed (SCIMCP_BENCH_TOOLS): is bench/.venv's peer out of date?"
         );
         check_answers("scimcp", &mut ours, history)?;
         check_answers("python-sdk", &mut theirs, history)?;

@@ -25,7 +25,15 @@ pub struct Fixture {
     pub dev_python: PathBuf,
     /// The scimcp binary measured (default `target/release/scimcp`).
     pub scimcp: PathBuf,
+    /// The measured binary's own `tools/list` (its `tools` array), written for the peer to
+    /// serve: tools added to scimcp then never make the two lists drift apart.
+    pub peer_tools: PathBuf,
+    /// How many tools that list holds.
+    pub tool_count: usize,
 }
+
+/// The peer's committed copy of scimcp's tool list, for running it alone.
+pub const PEER_TOOLS: &str = "bench/peers/tools.json";
 
 /// Rows of the small regression dataset (`data.csv`).
 pub const DATA_ROWS: usize = 1000;
@@ -43,6 +51,8 @@ impl Fixture {
             work: repo.join("target/bench/work"),
             peer_python: repo.join("bench/.venv/bin/python"),
             dev_python: repo.join(".venv/bin/python"),
+            peer_tools: repo.join("target/bench/work/tools.json"),
+            tool_count: 0,
             bin,
             repo,
         };
@@ -57,7 +67,36 @@ impl Fixture {
             fs_err::remove_dir_all(&fixture.work)?;
         }
         fs_err::create_dir_all(&fixture.work)?;
+        let mut fixture = fixture;
+        fixture.tool_count = fixture.write_peer_tools()?;
         Ok(fixture)
+    }
+
+    /// Ask the measured scimcp for its `tools/list` and write the `tools` array to
+    /// [`Fixture::peer_tools`]; returns how many tools it lists. Says so when the committed
+    /// `bench/peers/tools.json` (for running the peer alone) is out of date.
+    fn write_peer_tools(&self) -> anyhow::Result<usize> {
+        let home = self.dir("home-tools")?;
+        let cwd = self.start_dir("start-tools")?;
+        let mut client = StdioClient::connect(&self.scimcp("refsci", &home, &cwd, &[]))?;
+        let listed = client.request("tools/list", json!({}))?;
+        client.close(Duration::from_secs(10))?;
+        let tools = listed["tools"]
+            .as_array()
+            .context("scimcp's tools/list has no tools")?;
+        ensure!(!tools.is_empty(), "scimcp lists no tools");
+        let mut bytes = serde_json::to_vec_pretty(&listed["tools"])?;
+        bytes.push(b'\n');
+        fs_err::write(&self.peer_tools, &bytes)?;
+        let committed = self.repo.join(PEER_TOOLS);
+        if fs_err::read(&committed).ok().as_deref() != Some(bytes.as_slice()) {
+            eprintln!(
+                "note: {PEER_TOOLS} differs from scimcp's tools/list ({} tools); the peer serves \
+                 the live list in this run, and a full run rewrites the file",
+                tools.len()
+            );
+        }
+        Ok(tools.len())
     }
 
     /// A release binary.
@@ -116,6 +155,10 @@ impl Fixture {
                 (
                     "SCIMCP_PYTHON".into(),
                     self.dev_python.display().to_string(),
+                ),
+                (
+                    "SCIMCP_BENCH_TOOLS".into(),
+                    self.peer_tools.display().to_string(),
                 ),
             ],
             cwd: cwd.to_path_buf(),

@@ -143,9 +143,14 @@ pub fn installer(fx: &Fixture, rounds: usize, with_runtime: bool) -> anyhow::Res
             std::fs::Permissions::from_mode(0o755),
         )?;
     }
+    // The manifest and the files it names (its parameter schemas under adapters/refsci/).
     fs_err::copy(
         fx.repo.join("adapters/refsci.toml"),
         bundle.join("adapters/refsci.toml"),
+    )?;
+    crate::copy_tree(
+        &fx.repo.join("adapters/refsci"),
+        &bundle.join("adapters/refsci"),
     )?;
     let listed = Command::new(fx.exe("scimcp-setup"))
         .args(["clients", "--json"])

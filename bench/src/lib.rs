@@ -166,8 +166,6 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
     let load_start = load();
     let sampler = LoadSampler::start();
     let fx = Fixture::new(&args.repo, args.scimcp.as_deref())?;
-    let want = |s: Section| args.only.is_empty() || args.only.contains(&s);
-    let r = args.rounds();
     let mut results = Results {
         schema_version: report::SCHEMA_VERSION,
         generated_at: jiff::Timestamp::now()
@@ -177,6 +175,47 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
         ..Results::default()
     };
     eprintln!("scimcp-bench: work directory {}", fx.work.display());
+    if let Err(e) = measure(&fx, args, &mut results) {
+        // What was measured before the failure is kept for the post-mortem.
+        let path = fx.repo.join("target/bench/results-partial.json");
+        let _ = fs_err::write(&path, serde_json::to_vec_pretty(&results)?);
+        eprintln!("measurements so far: {}", path.display());
+        return Err(e);
+    }
+    let measure_s = t0.elapsed().as_secs_f64();
+    results.wall_time = Some(WallTime {
+        build_s: stats::round(args.build_s, 1),
+        provision_s: stats::round(args.provision_s, 1),
+        measure_s: stats::round(measure_s, 1),
+        total_s: stats::round(args.build_s + args.provision_s + measure_s, 1),
+    });
+    results.machine = Some(machine(&fx, load_start, sampler));
+    results.evaluate();
+    let md = results.markdown();
+    println!("{md}");
+    if args.only.is_empty() && !args.no_write && args.scimcp.is_none() {
+        report::write(&fx.repo, &results)?;
+        // The peer's committed tool list follows the scimcp these results measured.
+        fs_err::copy(&fx.peer_tools, fx.repo.join(fixture::PEER_TOOLS))?;
+        eprintln!(
+            "wrote bench/results.json, docs/BENCHMARKS.md and {}",
+            fixture::PEER_TOOLS
+        );
+    } else {
+        let path = fx.repo.join("target/bench/results-partial.json");
+        fs_err::write(&path, serde_json::to_vec_pretty(&results)?)?;
+        eprintln!("partial run: wrote {} only", path.display());
+    }
+    if !args.keep_work {
+        let _ = fs_err::remove_dir_all(&fx.work);
+    }
+    Ok(())
+}
+
+/// Every section `args` asks for, each result stored in `results` as soon as it is measured.
+fn measure(fx: &Fixture, args: &RunArgs, results: &mut Results) -> anyhow::Result<()> {
+    let want = |s: Section| args.only.is_empty() || args.only.contains(&s);
+    let r = args.rounds();
     let needs_history = want(Section::Startup)
         || want(Section::Calls)
         || want(Section::Runs)
@@ -188,11 +227,11 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
     }
     if want(Section::Startup) {
         eprintln!("cold start");
-        results.startup = Some(startup::run(&fx, r.cold_starts, &history_home)?);
+        results.startup = Some(startup::run(fx, r.cold_starts, &history_home)?);
     }
     if want(Section::Calls) {
         eprintln!("per-call latency");
-        results.calls = calls::run(&fx, r.calls, &history_home, HISTORY)?;
+        results.calls = calls::run(fx, r.calls, &history_home, HISTORY)?;
     }
     let trivial = fx.trivial_adapter()?;
     if want(Section::Runs) {
@@ -202,7 +241,7 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
         let adapter = trivial.display().to_string();
         let empty = fx.dir("home-runs")?;
         results.runs.push(runs::cost(
-            &fx,
+            fx,
             "trivial CLI",
             &fx.scimcp(&adapter, &empty, &cwd, &[]),
             &empty,
@@ -213,7 +252,7 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
         let history = fx.dir("home-runs-history")?;
         copy_tree(&history_home, &history)?;
         results.runs.push(runs::cost(
-            &fx,
+            fx,
             "trivial CLI",
             &fx.scimcp(&adapter, &history, &cwd, &[]),
             &history,
@@ -223,7 +262,7 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
         )?);
         let refsci_home = fx.dir("home-refsci")?;
         results.runs.push(runs::cost(
-            &fx,
+            fx,
             "refsci regression",
             &fx.scimcp("refsci", &refsci_home, &cwd, &[]),
             &refsci_home,
@@ -239,55 +278,33 @@ fn run(args: &RunArgs) -> anyhow::Result<()> {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .find(|n| n.starts_with("run-"))
             .context("no run in the history")?;
-        results.stall = Some(runs::stall(&fx, &history_home, &trivial, &probe)?);
+        results.stall = Some(runs::stall(fx, &history_home, &trivial, &probe)?);
     }
     if want(Section::Hashing) {
         eprintln!("hashing");
-        results.hashing = Some(release::hashing(&fx, r.hashing)?);
+        results.hashing = Some(release::hashing(fx, r.hashing)?);
     }
     if want(Section::Bundle) {
         eprintln!("bundles");
-        results.bundle = Some(release::bundle(&fx, r.bundles)?);
+        results.bundle = Some(release::bundle(fx, r.bundles)?);
     }
     if want(Section::Verify) {
         eprintln!("verification");
-        results.verify = Some(release::verify(&fx, r.verify)?);
+        results.verify = Some(release::verify(fx, r.verify)?);
     }
     if want(Section::Installer) {
         eprintln!("installer");
-        results.installer = Some(install::installer(&fx, r.installer, want(Section::Doctor))?);
+        results.installer = Some(install::installer(fx, r.installer, want(Section::Doctor))?);
     }
     if want(Section::Doctor) {
         eprintln!("doctor");
-        results.doctor = Some(install::doctor(&fx, r.doctor)?);
-    }
-    let measure_s = t0.elapsed().as_secs_f64();
-    results.wall_time = Some(WallTime {
-        build_s: stats::round(args.build_s, 1),
-        provision_s: stats::round(args.provision_s, 1),
-        measure_s: stats::round(measure_s, 1),
-        total_s: stats::round(args.build_s + args.provision_s + measure_s, 1),
-    });
-    results.machine = Some(machine(&fx, load_start, sampler));
-    results.evaluate();
-    let md = results.markdown();
-    println!("{md}");
-    if args.only.is_empty() && !args.no_write && args.scimcp.is_none() {
-        report::write(&fx.repo, &results)?;
-        eprintln!("wrote bench/results.json and docs/BENCHMARKS.md");
-    } else {
-        let path = fx.repo.join("target/bench/results-partial.json");
-        fs_err::write(&path, serde_json::to_vec_pretty(&results)?)?;
-        eprintln!("partial run: wrote {} only", path.display());
-    }
-    if !args.keep_work {
-        let _ = fs_err::remove_dir_all(&fx.work);
+        results.doctor = Some(install::doctor(fx, r.doctor)?);
     }
     Ok(())
 }
 
 /// Copy a directory tree (the seeded history, so two measurements start from the same).
-fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
     fs_err::create_dir_all(to)?;
     for entry in fs_err::read_dir(from)?.flatten() {
         let target = to.join(entry.file_name());

@@ -401,13 +401,17 @@ fn phases(
         1.0,
     );
     // Indexing the output directory and re-hashing the run's input copy at the end.
-    let output = run.run_dir.join("work/output");
+    let work = run
+        .run_dir
+        .join(plan["working_dir"].as_str().unwrap_or("work"));
+    let output_rel = plan["output_dir"].as_str().unwrap_or("output").to_string();
     let specs: Vec<ArtifactSpec> = serde_json::from_value(plan["artifacts"].clone())?;
     add(
         "artifact indexing (walk, hash, json_keys)",
         repeat(N, |_| {
             let c = scimcp_server::runs::artifacts::collect(
-                &output,
+                &work,
+                &output_rel,
                 &specs,
                 &scimcp_core::Limits::DEFAULT,
             );

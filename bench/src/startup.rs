@@ -59,7 +59,7 @@ pub struct Phase {
     pub ms: Summary,
 }
 
-fn cold_start(spec: &ServerSpec) -> anyhow::Result<Sample> {
+fn cold_start(spec: &ServerSpec, tool_count: usize) -> anyhow::Result<Sample> {
     let t0 = Instant::now();
     let mut client = StdioClient::spawn(spec)?;
     client.request("initialize", initialize_params())?;
@@ -68,8 +68,8 @@ fn cold_start(spec: &ServerSpec) -> anyhow::Result<Sample> {
     let tools = client.request("tools/list", json!({}))?;
     let listed = t0.elapsed();
     ensure!(
-        tools["tools"].as_array().map(Vec::len) == Some(11),
-        "{}: tools/list did not list 11 tools",
+        tools["tools"].as_array().map(Vec::len) == Some(tool_count),
+        "{}: tools/list did not list scimcp's {tool_count} tools",
         spec.label
     );
     std::thread::sleep(IDLE);
@@ -102,20 +102,20 @@ pub fn run(fx: &Fixture, rounds: usize, history_home: &Path) -> anyhow::Result<S
     let scimcp_history = fx.scimcp("refsci", history_home, &cwd, &[]);
     let peer = fx.peer(&home, &cwd, &[]);
     // Warm-up: page cache, Python bytecode, the data directory's first creation.
-    cold_start(&scimcp)?;
-    cold_start(&scimcp_history)?;
-    cold_start(&peer)?;
+    cold_start(&scimcp, fx.tool_count)?;
+    cold_start(&scimcp_history, fx.tool_count)?;
+    cold_start(&peer, fx.tool_count)?;
     let (mut ours, mut theirs, mut with_history) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         eprint!("\r  cold start {}/{rounds}", round + 1);
         if round % 2 == 0 {
-            ours.push(cold_start(&scimcp)?);
-            theirs.push(cold_start(&peer)?);
+            ours.push(cold_start(&scimcp, fx.tool_count)?);
+            theirs.push(cold_start(&peer, fx.tool_count)?);
         } else {
-            theirs.push(cold_start(&peer)?);
-            ours.push(cold_start(&scimcp)?);
+            theirs.push(cold_start(&peer, fx.tool_count)?);
+            ours.push(cold_start(&scimcp, fx.tool_count)?);
         }
-        with_history.push(cold_start(&scimcp_history)?);
+        with_history.push(cold_start(&scimcp_history, fx.tool_count)?);
     }
     eprintln!();
     let mut version = Vec::new();
