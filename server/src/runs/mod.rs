@@ -9,17 +9,19 @@
 
 pub mod artifacts;
 pub mod child;
+#[cfg(test)]
+mod copy_gate;
 mod execute;
 pub mod logs;
 mod recovery;
 pub mod state;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scimcp_core::fs::{create_private_dir, write_json_atomic};
+use scimcp_core::fs::{create_private_dir, write_json_atomic, write_json_atomic_batched};
 use scimcp_core::{Adapter, Limits};
 use tokio::sync::{Semaphore, watch};
 
@@ -55,6 +57,10 @@ pub struct RunManager {
     /// Set by [`RunManager::shutdown`]: a run stopped from now on was interrupted by the
     /// server stopping, not cancelled by a client.
     stopping: std::sync::atomic::AtomicBool,
+    /// Runs of other servers (or earlier ones) seen terminal: a terminal run never changes
+    /// state again, so counting pending runs at each start reads only the others' status
+    /// instead of every run's in a long history.
+    settled: Mutex<HashSet<String>>,
 }
 
 /// One line of `list_runs`.
@@ -151,8 +157,10 @@ impl RunManager {
             slots: Arc::new(Semaphore::new(limits.max_concurrent_runs as usize)),
             server_pid: std::process::id(),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            settled: Mutex::new(HashSet::new()),
         };
-        recovery::recover(&manager.root, manager.server_pid);
+        let settled = recovery::recover(&manager.root, manager.server_pid);
+        *manager.settled.lock().expect("settled lock") = settled;
         Ok(manager)
     }
 
@@ -214,13 +222,18 @@ impl RunManager {
         let owner = try_own(&dir)
             .map_err(|e| internal(&e))?
             .ok_or_else(|| internal(&"the new run is locked by another process"))?;
-        write_json_atomic(&dir.join("request.json"), request).map_err(|e| internal(&e))?;
-        write_json_atomic(&dir.join("plan.json"), &validation.plan).map_err(|e| internal(&e))?;
+        // Each record is flushed before it is renamed into place; the directory once, by the
+        // status write below: a crash before it leaves a directory without a status, which
+        // nothing lists or recovers.
+        write_json_atomic_batched(&dir.join("request.json"), request).map_err(|e| internal(&e))?;
+        write_json_atomic_batched(&dir.join("plan.json"), &validation.plan)
+            .map_err(|e| internal(&e))?;
         let mut summary = serde_json::to_value(validation).expect("validation serializes");
         if let Some(obj) = summary.as_object_mut() {
             obj.remove("plan");
         }
-        write_json_atomic(&dir.join("validation.json"), &summary).map_err(|e| internal(&e))?;
+        write_json_atomic_batched(&dir.join("validation.json"), &summary)
+            .map_err(|e| internal(&e))?;
         let status = RunStatus {
             schema_version: RECORD_SCHEMA_VERSION,
             run_id: run_id.clone(),
@@ -283,19 +296,23 @@ impl RunManager {
         let Ok(entries) = fs_err::read_dir(&self.root) else {
             return 0;
         };
-        entries
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                (is_run_id(&name) && !ours.contains_key(&name)).then_some(name)
-            })
-            .filter(|run_id| {
-                let dir = self.dir(run_id);
-                read_json::<RunStatus>(&dir.join("status.json"))
-                    .is_ok_and(|s| !s.state.is_terminal())
-                    && matches!(try_own(&dir), Ok(None))
-            })
-            .count()
+        let mut settled = self.settled.lock().expect("settled lock");
+        let mut pending = 0;
+        for entry in entries.flatten() {
+            let run_id = entry.file_name().to_string_lossy().into_owned();
+            if !is_run_id(&run_id) || ours.contains_key(&run_id) || settled.contains(&run_id) {
+                continue;
+            }
+            let dir = self.dir(&run_id);
+            match read_json::<RunStatus>(&dir.join("status.json")) {
+                Ok(s) if s.state.is_terminal() => {
+                    settled.insert(run_id);
+                }
+                Ok(_) => pending += usize::from(matches!(try_own(&dir), Ok(None))),
+                Err(_) => {}
+            }
+        }
+        pending
     }
 
     fn live_run(&self, run_id: &str) -> Option<Arc<LiveRun>> {

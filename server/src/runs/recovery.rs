@@ -8,6 +8,7 @@
 //! process group and command must match), so an unrelated process that reused the pid is
 //! never touched.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use scimcp_core::fs::write_json_atomic;
@@ -16,10 +17,12 @@ use super::child::{Signal, signal_tree};
 use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
 use super::{is_run_id, read_json, try_own};
 
-/// Recover every orphaned run under `root`.
-pub(super) fn recover(root: &Path, server_pid: u32) {
+/// Recover every orphaned run under `root`; returns the runs that are settled (terminal)
+/// now, which stay so for good.
+pub(super) fn recover(root: &Path, server_pid: u32) -> HashSet<String> {
+    let mut settled = HashSet::new();
     let Ok(entries) = fs_err::read_dir(root) else {
-        return;
+        return settled;
     };
     for entry in entries.flatten() {
         let run_id = entry.file_name().to_string_lossy().into_owned();
@@ -31,17 +34,22 @@ pub(super) fn recover(root: &Path, server_pid: u32) {
             continue;
         };
         if status.state.is_terminal() {
+            settled.insert(run_id);
             continue;
         }
         // A live owner holds the lock: another server is running this run right now.
         let Ok(Some(_lock)) = try_own(&dir) else {
             continue;
         };
-        recover_one(&dir, status, server_pid);
+        if recover_one(&dir, status, server_pid) {
+            settled.insert(run_id);
+        }
     }
+    settled
 }
 
-fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) {
+/// Settle one orphaned run; true when its new terminal status was written.
+fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) -> bool {
     let previous = status.state;
     if let Ok(result) = read_json::<RunResult>(&dir.join("result.json")) {
         // The server died between publishing the result and recording it: adopt it.
@@ -49,8 +57,7 @@ fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) {
         status.reason = result.reason;
         status.message = result.message;
         status.ended_at = Some(result.ended_at);
-        let _ = write_json_atomic(&dir.join("status.json"), &status);
-        return;
+        return write_json_atomic(&dir.join("status.json"), &status).is_ok();
     }
     let orphan = status.pid.map(|pid| {
         let plan: Option<serde_json::Value> = read_json(&dir.join("plan.json")).ok();
@@ -87,7 +94,7 @@ fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) {
         "recovered a run left unfinished by a stopped server"
     );
     let _ = write_json_atomic(&dir.join("receipt.json"), &receipt);
-    let _ = write_json_atomic(&dir.join("status.json"), &status);
+    write_json_atomic(&dir.join("status.json"), &status).is_ok()
 }
 
 enum Identity {

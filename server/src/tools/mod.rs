@@ -358,7 +358,7 @@ pub async fn dispatch(
             d,
         ),
         "list_runs" => respond(
-            parse_args::<ListRunsRequest>(name, args).and_then(|r| runs::list(ctx, r)),
+            async { runs::list(ctx, parse_args(name, args)?).await }.await,
             d,
         ),
         "get_run_log" => respond(
