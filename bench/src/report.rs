@@ -308,18 +308,20 @@ impl Results {
             );
             let _ = writeln!(
                 w,
-                "| server | initialize p50 | tools/list p50 | tools/list p99 | idle RSS | peak RSS |"
+                "| server | initialize p50 | tools/list p50 | tools/list p99 | idle RSS | of which private | of which mapped files | peak RSS |"
             );
-            let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|");
+            let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|---:|---:|");
             for c in [&s.scimcp, &s.scimcp_with_history, &s.peer] {
                 let _ = writeln!(
                     w,
-                    "| {} | {} ms | {} ms | {} ms | {} MiB | {} MiB |",
+                    "| {} | {} ms | {} ms | {} ms | {} MiB | {} MiB | {} MiB | {} MiB |",
                     c.server,
                     fmt(c.initialize_ms.median),
                     fmt(c.tools_list_ms.median),
                     fmt(c.tools_list_ms.p99),
                     fmt(c.idle_rss_mib.median),
+                    fmt(c.idle_anon_mib.median),
+                    fmt(c.idle_file_mib.median),
                     fmt(c.peak_rss_mib.median)
                 );
             }

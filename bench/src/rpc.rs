@@ -368,7 +368,7 @@ pub fn wait_or_kill(child: &mut Child, grace: Duration) -> anyhow::Result<()> {
 }
 
 /// Resident set size and its peak (VmRSS, VmHWM) of a live process, in MiB (Linux).
-pub fn rss_mib(pid: u32) -> Option<(f64, f64)> {
+pub fn rss_mib(pid: u32) -> Option<Rss> {
     let status =
         fs_err::read_to_string(Path::new("/proc").join(pid.to_string()).join("status")).ok()?;
     let field = |name: &str| {
@@ -379,7 +379,26 @@ pub fn rss_mib(pid: u32) -> Option<(f64, f64)> {
             .and_then(|kb| kb.parse::<f64>().ok())
             .map(|kb| kb / 1024.0)
     };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
+    Some(Rss {
+        rss: field("VmRSS:")?,
+        peak: field("VmHWM:")?,
+        anon: field("RssAnon:")?,
+        file: field("RssFile:")?,
+    })
+}
+
+/// A process's resident set, in MiB.
+#[derive(Debug, Clone, Copy)]
+pub struct Rss {
+    /// `VmRSS`: everything resident.
+    pub rss: f64,
+    /// `VmHWM`: the peak of that.
+    pub peak: f64,
+    /// `RssAnon`: private memory (heap, stacks, written pages).
+    pub anon: f64,
+    /// `RssFile`: pages of the executable and libraries mapped from the page cache (shared
+    /// with every process running them, and reclaimable).
+    pub file: f64,
 }
 
 /// A free loopback TCP port (bound, then released for the server to take).

@@ -289,37 +289,49 @@ fn phases(
         })?,
         1.0,
     );
-    // The durable record writes: request, plan, validation, status (queued, running,
-    // terminal), manifest (write_atomic: temp file, fsync, rename, fsync the directory)
-    // and result (publish_once).
-    let records: Vec<(String, Vec<u8>)> = [
-        "request.json",
-        "plan.json",
-        "validation.json",
-        "status.json",
-        "status.json",
-        "status.json",
-        "manifest.json",
+    // The record writes, in the server's order and with its flushes: request, plan and
+    // validation (file flushed, directory not), status `queued` (file and directory),
+    // status `running` (file only), then result (publish-once, file and directory),
+    // manifest (file only) and the terminal status (file and directory): 11 flushes.
+    let records: Vec<(&str, bool, Vec<u8>)> = [
+        ("request.json", false),
+        ("plan.json", false),
+        ("validation.json", false),
+        ("status.json", true),
+        ("status.json", false),
     ]
     .iter()
-    .map(|n| Ok((n.to_string(), fs_err::read(run.run_dir.join(n))?)))
+    .map(|(n, dir)| Ok((*n, *dir, fs_err::read(run.run_dir.join(n))?)))
     .collect::<anyhow::Result<_>>()?;
+    let ending: Vec<(&str, bool, Vec<u8>)> = [("manifest.json", false), ("status.json", true)]
+        .iter()
+        .map(|(n, dir)| Ok((*n, *dir, fs_err::read(run.run_dir.join(n))?)))
+        .collect::<anyhow::Result<_>>()?;
     let result = fs_err::read(run.run_dir.join("result.json"))?;
     let writes = scratch.join("writes");
     fs_err::create_dir_all(&writes)?;
+    let write = |name: &str, flush_dir: bool, bytes: &[u8]| -> anyhow::Result<()> {
+        let path = writes.join(name);
+        let private = scimcp_core::fs::Privacy::Private;
+        if flush_dir {
+            scimcp_core::fs::write_atomic(&path, bytes, private)?;
+        } else {
+            scimcp_core::fs::write_atomic_batched(&path, bytes, private)?;
+        }
+        Ok(())
+    };
     add(
-        "record writes (7 atomic writes + 1 publish-once, each with 2 fsyncs)",
+        "record writes (7 atomic writes and 1 publish-once: 11 disk flushes)",
         repeat(N, |i| {
-            for (name, bytes) in &records {
-                scimcp_core::fs::write_atomic(
-                    &writes.join(name),
-                    bytes,
-                    scimcp_core::fs::Privacy::Private,
-                )?;
+            for (name, flush_dir, bytes) in &records {
+                write(name, *flush_dir, bytes)?;
             }
             let target = writes.join(format!("result-{i}.json"));
             let _ = fs_err::remove_file(&target);
             scimcp_core::fs::publish_once(&target, &result)?;
+            for (name, flush_dir, bytes) in &ending {
+                write(name, *flush_dir, bytes)?;
+            }
             Ok(())
         })?,
         1.0,

@@ -14,6 +14,9 @@ use crate::fixture::Fixture;
 use crate::rpc::{ServerSpec, StdioClient, initialize_params, rss_mib};
 use crate::stats::{Summary, ms};
 
+/// The start-up phase that reads the runs directory (recovery).
+const CONTEXT_OPEN: &str = "context open: data directories, run recovery";
+
 /// How long a server idles after `tools/list` before its RSS is read.
 const IDLE: Duration = Duration::from_millis(200);
 
@@ -24,6 +27,8 @@ struct Sample {
     tools_list_ms: f64,
     rss_mib: f64,
     peak_rss_mib: f64,
+    anon_mib: f64,
+    file_mib: f64,
 }
 
 /// One server's cold starts, summarized.
@@ -34,6 +39,10 @@ pub struct ColdStart {
     pub tools_list_ms: Summary,
     pub idle_rss_mib: Summary,
     pub peak_rss_mib: Summary,
+    /// The idle RSS split: private memory, and pages mapped from the executable's and
+    /// libraries' files.
+    pub idle_anon_mib: Summary,
+    pub idle_file_mib: Summary,
 }
 
 /// Everything this module measures.
@@ -73,13 +82,15 @@ fn cold_start(spec: &ServerSpec, tool_count: usize) -> anyhow::Result<Sample> {
         spec.label
     );
     std::thread::sleep(IDLE);
-    let (rss, peak) = rss_mib(client.child.id()).context("cannot read the server's RSS")?;
+    let rss = rss_mib(client.child.id()).context("cannot read the server's RSS")?;
     client.close(Duration::from_secs(10))?;
     Ok(Sample {
         initialize_ms: ms(initialized),
         tools_list_ms: ms(listed),
-        rss_mib: rss,
-        peak_rss_mib: peak,
+        rss_mib: rss.rss,
+        peak_rss_mib: rss.peak,
+        anon_mib: rss.anon,
+        file_mib: rss.file,
     })
 }
 
@@ -91,6 +102,8 @@ fn summarize(server: &str, samples: &[Sample]) -> ColdStart {
         tools_list_ms: pick(|s| s.tools_list_ms),
         idle_rss_mib: pick(|s| s.rss_mib),
         peak_rss_mib: pick(|s| s.peak_rss_mib),
+        idle_anon_mib: pick(|s| s.anon_mib),
+        idle_file_mib: pick(|s| s.file_mib),
     }
 }
 
@@ -156,7 +169,7 @@ fn phases(fx: &Fixture, rounds: usize, home: &Path, history: &Path) -> anyhow::R
             let timings: Vec<(String, f64)> = serde_json::from_slice(&out.stdout)?;
             for (phase, t) in timings {
                 // Only the phase that reads the runs directory differs between the homes.
-                if !label.is_empty() && phase != "context open: dirs, recovery, validators" {
+                if !label.is_empty() && phase != CONTEXT_OPEN {
                     continue;
                 }
                 let name = format!("{phase}{label}");
@@ -202,17 +215,23 @@ pub fn phases_in_this_process(python: &Path) -> anyhow::Result<Value> {
         jsonschema::validator_for(&wf.parameters_schema)
             .map_err(|e| anyhow::anyhow!("{}: {e}", wf.id))?;
     }
-    time("parameter validators compile (again)", t0);
+    time(
+        "parameter validators compile (not at start: on each workflow's first request)",
+        t0,
+    );
     let t0 = Instant::now();
     let context = runtime.block_on(scimcp_server::ServerContext::open(settings))?;
-    time("context open: dirs, recovery, validators", t0);
+    time(CONTEXT_OPEN, t0);
     drop(context);
     let t0 = Instant::now();
     let catalog = serde_json::to_vec(&scimcp_server::tools::catalog())?;
     time("tools/list: tool catalog built and serialized (first)", t0);
     let t0 = Instant::now();
     let again = serde_json::to_vec(&scimcp_server::tools::catalog())?;
-    time("tools/list: tool catalog built and serialized (again)", t0);
+    time(
+        "tools/list: cached catalog serialized (every later call)",
+        t0,
+    );
     ensure!(catalog == again, "the catalog is not deterministic");
     Ok(serde_json::to_value(out)?)
 }

@@ -208,7 +208,7 @@ impl ServerContext {
         let runs_dir = settings.data_root.join("runs");
         let runs = RunManager::open(runs_dir.clone(), &adapter)
             .with_context(|| format!("cannot open the runs directory {}", runs_dir.display()))?;
-        let validators = Validators::compile(&adapter)?;
+        let validators = Validators::new(&adapter);
         tracing::info!(adapter = adapter.manifest.name, sha256 = adapter.sha256, runs = %runs_dir.display(), "scimcp server ready");
         Ok(Arc::new(ServerContext {
             adapter: Arc::new(adapter),

@@ -16,6 +16,7 @@ use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads(args.transport))
         .enable_all()
         .build()
     {
@@ -31,6 +32,19 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             tracing::error!("{e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Async worker threads. Blocking work (dataset copies, hashing, record writes, artifact
+/// indexing) runs on tokio's separate blocking pool, so the workers only parse, dispatch and
+/// answer: a stdio server has one client and needs two at most, an HTTP server no more than
+/// eight. tokio's default, one per core, costs every idle server on a many-core machine a
+/// thread stack and a malloc arena per core for nothing.
+fn worker_threads(transport: Transport) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    match transport {
+        Transport::Stdio => cores.min(2),
+        Transport::Http => cores.min(8),
     }
 }
 
