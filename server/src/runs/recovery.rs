@@ -8,19 +8,19 @@
 //! process group and command must match), so an unrelated process that reused the pid is
 //! never touched.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::Path;
 
 use scimcp_core::fs::write_json_atomic;
 
 use super::child::{Signal, signal_tree};
 use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
-use super::{is_run_id, read_json, try_own};
+use super::{RunSummary, is_run_id, read_json, try_own};
 
 /// Recover every orphaned run under `root`; returns the runs that are settled (terminal)
-/// now, which stay so for good.
-pub(super) fn recover(root: &Path, server_pid: u32) -> HashSet<String> {
-    let mut settled = HashSet::new();
+/// now, which stay so for good, with their `list_runs` lines.
+pub(super) fn recover(root: &Path, server_pid: u32) -> HashMap<String, RunSummary> {
+    let mut settled = HashMap::new();
     let Ok(entries) = fs_err::read_dir(root) else {
         return settled;
     };
@@ -34,22 +34,22 @@ pub(super) fn recover(root: &Path, server_pid: u32) -> HashSet<String> {
             continue;
         };
         if status.state.is_terminal() {
-            settled.insert(run_id);
+            settled.insert(run_id, RunSummary::from(status));
             continue;
         }
         // A live owner holds the lock: another server is running this run right now.
         let Ok(Some(_lock)) = try_own(&dir) else {
             continue;
         };
-        if recover_one(&dir, status, server_pid) {
-            settled.insert(run_id);
+        if let Some(status) = recover_one(&dir, status, server_pid) {
+            settled.insert(run_id, RunSummary::from(status));
         }
     }
     settled
 }
 
-/// Settle one orphaned run; true when its new terminal status was written.
-fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) -> bool {
+/// Settle one orphaned run; its new terminal status, once written.
+fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) -> Option<RunStatus> {
     let previous = status.state;
     if let Ok(result) = read_json::<RunResult>(&dir.join("result.json")) {
         // The server died between publishing the result and recording it: adopt it.
@@ -57,7 +57,9 @@ fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) -> bool {
         status.reason = result.reason;
         status.message = result.message;
         status.ended_at = Some(result.ended_at);
-        return write_json_atomic(&dir.join("status.json"), &status).is_ok();
+        return write_json_atomic(&dir.join("status.json"), &status)
+            .ok()
+            .map(|()| status);
     }
     let orphan = status.pid.map(|pid| {
         let plan: Option<serde_json::Value> = read_json(&dir.join("plan.json")).ok();
@@ -94,7 +96,9 @@ fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) -> bool {
         "recovered a run left unfinished by a stopped server"
     );
     let _ = write_json_atomic(&dir.join("receipt.json"), &receipt);
-    write_json_atomic(&dir.join("status.json"), &status).is_ok()
+    write_json_atomic(&dir.join("status.json"), &status)
+        .ok()
+        .map(|()| status)
 }
 
 enum Identity {
