@@ -468,6 +468,8 @@ pub struct Window {
 /// The stall test's result.
 #[derive(Debug, Serialize)]
 pub struct Stall {
+    /// The server's async worker threads: its own choice, or `TOKIO_WORKER_THREADS`.
+    pub workers: String,
     pub dataset_bytes: u64,
     pub artifacts: usize,
     pub windows: Vec<Window>,
@@ -478,11 +480,25 @@ pub struct Stall {
 
 /// `get_run_status` every few milliseconds over the same stdio session while a run with
 /// a 256 MiB dataset and 512 artifacts is validated, started, runs and is published.
-pub fn stall(fx: &Fixture, home: &Path, adapter: &Path, probe_run: &str) -> anyhow::Result<Stall> {
+/// `workers`: the server's async worker threads (`TOKIO_WORKER_THREADS`), or its own choice.
+pub fn stall(
+    fx: &Fixture,
+    home: &Path,
+    adapter: &Path,
+    probe_run: &str,
+    workers: Option<usize>,
+) -> anyhow::Result<Stall> {
     const BYTES: u64 = 256 * 1024 * 1024;
     let cwd = fx.dir("start-stall")?;
-    write_large_csv(&cwd.join("big.csv"), BYTES)?;
-    let spec = fx.scimcp(&adapter.display().to_string(), home, &cwd, &[]);
+    let dataset = cwd.join("big.csv");
+    if !dataset.is_file() {
+        write_large_csv(&dataset, BYTES)?;
+    }
+    let mut spec = fx.scimcp(&adapter.display().to_string(), home, &cwd, &[]);
+    if let Some(n) = workers {
+        spec.env
+            .push(("TOKIO_WORKER_THREADS".into(), n.to_string()));
+    }
     let client = StdioClient::connect(&spec)?.pipelined();
     let client = Arc::new(client);
     let probes: Arc<Mutex<Vec<(f64, f64)>>> = Arc::default();
@@ -587,6 +603,7 @@ pub fn stall(fx: &Fixture, home: &Path, adapter: &Path, probe_run: &str) -> anyh
         .filter(|x| x.is_finite())
         .fold(0.0, f64::max);
     Ok(Stall {
+        workers: workers.map_or_else(|| "the server's own".into(), |n| n.to_string()),
         dataset_bytes: BYTES,
         artifacts,
         baseline_p99_ms: windows[0].p99_ms,

@@ -15,11 +15,12 @@ use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(worker_threads(args.transport))
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // tokio's own variable, when set, still decides (tokio reads it when no count is given).
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(worker_threads(args.transport));
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
