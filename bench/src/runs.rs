@@ -468,14 +468,36 @@ pub struct Window {
 /// The stall test's result.
 #[derive(Debug, Serialize)]
 pub struct Stall {
-    /// The server's async worker threads: its own choice, or `TOKIO_WORKER_THREADS`.
-    pub workers: String,
+    /// The server's async worker threads as set by `TOKIO_WORKER_THREADS`; absent: the
+    /// server's own choice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<usize>,
     pub dataset_bytes: u64,
     pub artifacts: usize,
     pub windows: Vec<Window>,
     /// Largest probe latency while the run was validated, started or running.
     pub worst_ms: f64,
     pub baseline_p99_ms: f64,
+}
+
+impl Stall {
+    /// The worker setting, in words.
+    pub fn workers_text(&self) -> String {
+        match self.workers {
+            None => "the server's own async worker count".into(),
+            Some(1) => "one async worker".into(),
+            Some(n) => format!("{n} async workers"),
+        }
+    }
+
+    /// The worker setting, for a target id.
+    pub fn workers_id(&self) -> String {
+        match self.workers {
+            None => "own_workers".into(),
+            Some(1) => "one_worker".into(),
+            Some(n) => format!("{n}_workers"),
+        }
+    }
 }
 
 /// `get_run_status` every few milliseconds over the same stdio session while a run with
@@ -603,7 +625,7 @@ pub fn stall(
         .filter(|x| x.is_finite())
         .fold(0.0, f64::max);
     Ok(Stall {
-        workers: workers.map_or_else(|| "the server's own".into(), |n| n.to_string()),
+        workers,
         dataset_bytes: BYTES,
         artifacts,
         baseline_p99_ms: windows[0].p99_ms,
