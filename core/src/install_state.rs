@@ -57,6 +57,11 @@ pub struct InstallState {
     /// Every installed adapter, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub adapters: BTreeMap<String, AdapterRecord>,
+    /// Every remote server registered in the clients (`scimcp-setup install --remote URL`),
+    /// by the name of its entry. A remote registration needs no version, runtime or data
+    /// folder on this computer: the server runs elsewhere.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub remotes: BTreeMap<String, RemoteRecord>,
     /// The folders the server may read datasets from (`--data-dir` in every registered
     /// command): the user's, created by the installer when missing and never deleted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -91,6 +96,20 @@ pub struct AdapterRecord {
     /// `upgrade` reuse them.
     #[serde(default, skip_serializing_if = "PackageSources::is_default")]
     pub packages: PackageSources,
+}
+
+/// One remote server (Streamable HTTP) registered in the clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteRecord {
+    /// The server's MCP endpoint, as validated (`https://lab-server:8443/mcp`).
+    pub url: String,
+    /// The environment variable the clients read the bearer token from (the files hold only
+    /// a reference to it, never the secret); absent for a server that takes no token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_env: Option<String>,
+    /// Every client it is registered in, by client id.
+    #[serde(default)]
+    pub clients: BTreeMap<String, ClientRecord>,
 }
 
 /// Where an adapter's manifest comes from.
@@ -430,6 +449,14 @@ mod tests {
                 server: None,
                 clients: BTreeMap::new(),
                 packages: PackageSources::default(),
+            },
+        );
+        state.remotes.insert(
+            "scimcp-remote-lab".into(),
+            RemoteRecord {
+                url: "https://lab:8443/mcp".into(),
+                token_env: Some("SCIMCP_TOKEN".into()),
+                clients: BTreeMap::new(),
             },
         );
         crate::fs::write_json_atomic(&InstallState::path(dir.path()), &state).unwrap();

@@ -36,6 +36,7 @@ pub fn group_of(id: &str) -> &'static str {
         "runtime" => "Scientific runtime",
         "client" => "Clients",
         "server" => "Server",
+        "cluster" => "Cluster",
         _ => "Data directory",
     }
 }
@@ -49,6 +50,10 @@ pub struct CheckResult {
     /// adapter); absent for the installation-wide checks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
+    /// The remote server the check is about (its registered name, or the URL given with
+    /// `--remote`); absent for the checks of this computer's installation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
     pub status: Status,
     /// One line with the measured value (for `skipped`, the reason).
     pub finding: String,
@@ -83,6 +88,7 @@ impl CheckResult {
         CheckResult {
             id: id.to_string(),
             adapter: None,
+            remote: None,
             status,
             finding: finding.into(),
             details: Vec::new(),
@@ -133,6 +139,21 @@ impl CheckResult {
             self.remedy = Some(format!("scimcp-setup {verb} --adapter {adapter}{rest}"));
         }
         self
+    }
+
+    /// Mark the result as about the remote server `remote` (remedies name it themselves).
+    pub(crate) fn about_remote(mut self, remote: Option<&str>) -> CheckResult {
+        if let Some(remote) = remote {
+            self.remote = Some(remote.to_string());
+        }
+        self
+    }
+
+    /// What the check is about, for the human report: the adapter, or `remote <name>`.
+    pub fn subject(&self) -> Option<String> {
+        self.adapter
+            .clone()
+            .or_else(|| self.remote.as_ref().map(|r| format!("remote {r}")))
     }
 
     pub(crate) fn timed(mut self, took: Duration) -> CheckResult {

@@ -41,6 +41,32 @@ pub struct Cli {
     /// every installed adapter.
     #[arg(long = "adapter", value_name = "NAME|PATH")]
     pub adapters: Vec<String>,
+    /// The Slurm configuration the server runs with (`scimcp serve --executor slurm
+    /// --slurm-config FILE`): also check that cluster (cluster.slurm: the file, Slurm's
+    /// commands, the controller, the partition and whether every workflow fits its limits).
+    #[arg(long, value_name = "FILE")]
+    pub slurm_config: Option<PathBuf>,
+    /// Check only this remote scimcp server: a registered one by name or URL (its client
+    /// entries and the handshake), or any server's URL (the handshake: initialize, tools/list
+    /// and get_capabilities over Streamable HTTP, with the token from --token-env).
+    #[arg(long, value_name = "NAME|URL", conflicts_with = "adapters")]
+    pub remote: Option<String>,
+    /// With --remote: the environment variable holding the token (default: the one the
+    /// registration names, else SCIMCP_TOKEN).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "remote",
+        conflicts_with = "no_token"
+    )]
+    pub token_env: Option<String>,
+    /// With --remote: send no token.
+    #[arg(long, requires = "remote")]
+    pub no_token: bool,
+    /// Trust the certificate authority in this PEM file for https:// servers, instead of the
+    /// public authorities (a lab's own CA).
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// List the ids of the checks that would run, and exit.
     #[arg(long, conflicts_with_all = ["check", "fix"])]
     pub list: bool,

@@ -1,6 +1,6 @@
-//! What every check reads: the host, the managed layout, the receipt, and for each adapter
-//! the doctor checks its manifest and one runtime probe, each computed at most once and
-//! shared by the checks running concurrently.
+//! What every check reads: the host, the managed layout, the receipt, for each adapter the
+//! doctor checks its manifest and one runtime probe (each computed at most once and shared by
+//! the checks running concurrently), and the remote servers to check.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -27,6 +27,17 @@ pub struct Options {
     pub fast: bool,
     /// Only these adapters (`--adapter`); empty: every installed one.
     pub adapters: Vec<String>,
+    /// The Slurm executor's configuration (`--slurm-config`): the server submits to Slurm,
+    /// so `cluster.slurm` checks the cluster. Nothing installed records it.
+    pub slurm_config: Option<PathBuf>,
+    /// Only this remote server (`--remote NAME|URL`), and nothing local.
+    pub remote: Option<String>,
+    /// With `--remote` for a server that is not registered: the token's variable
+    /// (`--token-env`; default: SCIMCP_TOKEN), or none (`--no-token`).
+    pub token_env: Option<String>,
+    pub no_token: bool,
+    /// Certificates to trust for https:// servers instead of the public authorities.
+    pub ca_cert: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -36,6 +47,11 @@ impl Default for Options {
             handshake_timeout: Duration::from_secs(60),
             fast: false,
             adapters: Vec::new(),
+            slurm_config: None,
+            remote: None,
+            token_env: None,
+            no_token: false,
+            ca_cert: None,
         }
     }
 }
@@ -51,6 +67,64 @@ pub struct AdapterCtx {
     probe: OnceLock<Result<RuntimeProbe, String>>,
 }
 
+/// A remote server the checks are about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteTarget {
+    /// The registration's name; `None` for a `--remote URL` that is not registered here.
+    pub name: Option<String>,
+    pub url: String,
+    /// The environment variable holding the token (`None`: no token).
+    pub token_env: Option<String>,
+    /// The clients it is registered in, by id.
+    pub clients: Vec<String>,
+}
+
+impl RemoteTarget {
+    /// How reports name it: the registration's name, else the URL.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.url.clone())
+    }
+}
+
+/// The remote servers to check: `--remote` (a registered one by name or URL, else the URL
+/// itself, validated as the installer validates it), else every registered one.
+pub fn remote_targets(
+    state: Option<&InstallState>,
+    options: &Options,
+) -> Result<Vec<RemoteTarget>, scimcp_installer::remote_server::RemoteServerError> {
+    use scimcp_installer::remote_server::{
+        DEFAULT_TOKEN_ENV, RemoteUrl, check_token_env, find_recorded,
+    };
+    let target = |name: &str, r: &scimcp_core::install_state::RemoteRecord| RemoteTarget {
+        name: Some(name.to_string()),
+        url: r.url.clone(),
+        token_env: r.token_env.clone(),
+        clients: r.clients.keys().cloned().collect(),
+    };
+    let Some(given) = &options.remote else {
+        return Ok(state
+            .map(|s| s.remotes.iter().map(|(n, r)| target(n, r)).collect())
+            .unwrap_or_default());
+    };
+    let recorded = state.and_then(|s| find_recorded(s, given));
+    let mut found = match recorded {
+        Some((name, record)) => target(name, record),
+        None => RemoteTarget {
+            name: None,
+            url: RemoteUrl::parse(given)?.to_string(),
+            token_env: Some(DEFAULT_TOKEN_ENV.to_string()),
+            clients: Vec::new(),
+        },
+    };
+    if options.no_token {
+        found.token_env = None;
+    } else if let Some(var) = &options.token_env {
+        check_token_env(var)?;
+        found.token_env = Some(var.clone());
+    }
+    Ok(vec![found])
+}
+
 /// Everything the checks share.
 #[derive(Debug)]
 pub struct Context {
@@ -60,8 +134,11 @@ pub struct Context {
     /// The receipt: `Ok(None)` when nothing is installed, `Err` with the reason when it
     /// cannot be read.
     pub state: Result<Option<InstallState>, String>,
-    /// The adapters checked: `--adapter`, else every installed one, else refsci.
+    /// The adapters checked: `--adapter`, else every installed one, else refsci; none with
+    /// `--remote`, or when only remote servers are registered here.
     pub adapters: Vec<AdapterCtx>,
+    /// The remote servers checked.
+    pub remotes: Vec<RemoteTarget>,
 }
 
 impl Context {
@@ -78,15 +155,31 @@ impl Context {
                 _ => Vec::new(),
             };
         }
-        if names.is_empty() {
+        let remote_only = match &state {
+            Ok(Some(s)) => s.adapters.is_empty() && !s.remotes.is_empty() && s.active.is_none(),
+            _ => false,
+        };
+        if names.is_empty() && !remote_only {
             names.push(DEFAULT_ADAPTER.to_string());
         }
+        if options.remote.is_some() {
+            names.clear();
+        }
         names.dedup();
+        // `--adapter` checks only those adapters. An invalid --remote is refused before a
+        // context is built ([`crate::run`]).
+        let remotes = if options.adapters.is_empty() || options.remote.is_some() {
+            remote_targets(state.as_ref().ok().and_then(Option::as_ref), &options)
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         Context {
             host,
             layout,
             options,
             state,
+            remotes,
             adapters: names
                 .into_iter()
                 .map(|name| AdapterCtx {

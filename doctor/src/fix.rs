@@ -35,8 +35,11 @@ pub fn repair(
         return record;
     }
     // A fixable finding about the whole installation repairs every adapter; otherwise only
-    // the adapters with a fixable finding are repaired.
-    let everything = fixable.iter().any(|c| c.adapter.is_none());
+    // the adapters with a fixable finding are repaired. A remote server's findings repair
+    // only that server's entries.
+    let everything = fixable
+        .iter()
+        .any(|c| c.adapter.is_none() && c.remote.is_none());
     let adapters: Vec<String> = ctx
         .adapter_names()
         .into_iter()
@@ -88,6 +91,7 @@ pub fn repair(
             skip_runtime: false,
             packages: Default::default(),
             signature: SignatureArgs::default(),
+            remote: Default::default(),
         };
         let progress = scimcp_installer::progress::for_terminal(!quiet);
         let result = install::run(&setup, &args, true, progress.as_ref());
@@ -104,6 +108,61 @@ pub fn repair(
             }
             Err(e) => errors.push(format!("{adapter}: {e}")),
         }
+    }
+    for target in &ctx.remotes {
+        let Some(name) = &target.name else { continue };
+        let asked: Vec<String> = fixable
+            .iter()
+            .filter(|c| c.remote.as_deref() == Some(name.as_str()))
+            .filter_map(|c| c.id.strip_prefix("client.").map(String::from))
+            .collect();
+        if asked.is_empty() {
+            continue;
+        }
+        // The clients it is registered in: --fix never adds it to a client the user did not
+        // choose.
+        let mut clients: BTreeSet<String> = target.clients.iter().cloned().collect();
+        clients.extend(asked);
+        let setup = Setup {
+            host: ctx.host.clone(),
+            layout: ctx.layout.clone(),
+            clients: clients.iter().cloned().collect(),
+            project: None,
+            dry_run: false,
+            json: true,
+            yes: true,
+            adapters: Vec::new(),
+        };
+        let mut command = format!(
+            "scimcp-setup repair --remote {}",
+            crate::check::shell_quote(name)
+        );
+        for c in &clients {
+            command.push_str(&format!(" --client {c}"));
+        }
+        commands.push(command);
+        let args = InstallArgs {
+            remote: scimcp_installer::cli::RemoteArgs {
+                remote: Some(name.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match install::run(&setup, &args, true, &scimcp_installer::progress::Silent) {
+            Ok(report) => {
+                record.steps.extend(steps_of(&report));
+                errors.extend(
+                    report
+                        .clients
+                        .iter()
+                        .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id))),
+                );
+            }
+            Err(e) => errors.push(format!("{name}: {e}")),
+        }
+    }
+    if commands.is_empty() {
+        return record;
     }
     record.repaired = true;
     record.command = Some(commands.join(" && "));

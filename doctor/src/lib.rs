@@ -1,7 +1,8 @@
 //! `scimcp-doctor`: runs every check that decides whether an installation can run an
 //! analysis (layout; for every installed adapter its runtime, packages, imports, identity,
-//! clients and handshake; the data directory), each with a stable id, the adapter it is
-//! about, a finding and a concrete remedy.
+//! clients and handshake; for every registered remote server its client entries and a
+//! handshake over HTTP; with `--slurm-config`, the Slurm cluster; the data directory), each
+//! with a stable id, the adapter or remote server it is about, a finding and a concrete remedy.
 //!
 //! It never modifies anything unless `--fix` is given; then it runs the installer's repair
 //! (the library behind `scimcp-setup repair`) and checks again. The checks read the same
@@ -39,6 +40,8 @@ pub enum DoctorError {
     NoHomeDir(#[from] scimcp_installer::host::NoHomeDir),
     #[error("there is no check {id:?}; the checks here are: {known}")]
     UnknownCheck { id: String, known: String },
+    #[error(transparent)]
+    Remote(#[from] scimcp_installer::remote_server::RemoteServerError),
 }
 
 /// The context for this process: the real host and the data root (`SCIMCP_HOME` or the
@@ -57,6 +60,9 @@ pub fn diagnose(ctx: &Context, only: Option<&str>) -> Result<Report, DoctorError
     let mut plan = checks::plan(ctx);
     if let Some(id) = only {
         plan.retain(|c| c.id == id);
+        if plan.is_empty() && id == checks::CLUSTER {
+            plan.push(checks::cluster_check());
+        }
         if plan.is_empty() {
             return Err(DoctorError::UnknownCheck {
                 id: id.to_string(),
@@ -69,12 +75,14 @@ pub fn diagnose(ctx: &Context, only: Option<&str>) -> Result<Report, DoctorError
         }
     }
     let results = checks::run(ctx, &plan);
-    Ok(Report::new(
+    let mut report = Report::new(
         ctx.root().to_path_buf(),
         ctx.adapter_names(),
         results,
         start.elapsed(),
-    ))
+    );
+    report.remotes = ctx.remotes.iter().map(|r| r.label()).collect();
+    Ok(report)
 }
 
 /// `--fix`: repair what `before` found fixable, then diagnose again in a fresh context (the
@@ -110,8 +118,19 @@ fn run(cli: &Cli) -> Result<u8, DoctorError> {
         handshake_timeout: Duration::from_secs(cli.handshake_timeout),
         fast: cli.fast,
         adapters: cli.adapters.clone(),
+        slurm_config: cli.slurm_config.clone(),
+        remote: cli.remote.clone(),
+        token_env: cli.token_env.clone(),
+        no_token: cli.no_token,
+        ca_cert: cli.ca_cert.clone(),
     };
     let ctx = context_for_process(options)?;
+    if ctx.options.remote.is_some() {
+        // Refuse an invalid --remote (an unregistered name, a URL with a password, …) here,
+        // with the installer's own message, rather than check nothing.
+        let state = ctx.state.as_ref().ok().and_then(Option::as_ref);
+        context::remote_targets(state, &ctx.options)?;
+    }
     if cli.list {
         let mut ids: Vec<String> = Vec::new();
         for c in checks::plan(&ctx) {

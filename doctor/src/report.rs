@@ -23,8 +23,12 @@ pub struct Report {
     /// The data root as text (a path that is not Unicode is shown lossily, as JSON cannot
     /// carry it).
     pub data_root: String,
-    /// The adapters checked (every installed one, or those named with `--adapter`).
+    /// The adapters checked (every installed one, or those named with `--adapter`; none with
+    /// `--remote`, or where only remote servers are registered).
     pub adapters: Vec<String>,
+    /// The remote servers checked (by registered name, or the URL given with `--remote`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remotes: Vec<String>,
     /// The worst status: `ok`, `warn` or `fail` (skipped checks do not count).
     pub status: Status,
     /// 0 all ok, 1 warnings only, 2 any failure.
@@ -77,6 +81,7 @@ impl Report {
             version: scimcp_core::version::SUITE_VERSION,
             data_root: data_root.to_string_lossy().into_owned(),
             adapters,
+            remotes: Vec::new(),
             status,
             exit_code: exit_code(status),
             summary,
@@ -95,13 +100,27 @@ impl Report {
     /// The human report; `color` adds ANSI colours to the status words.
     pub fn to_text(&self, color: bool) -> String {
         let mut out = String::new();
+        let mut about = Vec::new();
+        if !self.adapters.is_empty() {
+            about.push(format!(
+                "adapter{} {}",
+                if self.adapters.len() == 1 { "" } else { "s" },
+                self.adapters.join(", ")
+            ));
+        }
+        if !self.remotes.is_empty() {
+            about.push(format!(
+                "remote server{} {}",
+                if self.remotes.len() == 1 { "" } else { "s" },
+                self.remotes.join(", ")
+            ));
+        }
         let _ = writeln!(
             out,
-            "scimcp doctor {} — {} (adapter{} {})",
+            "scimcp doctor {} — {} ({})",
             self.version,
             self.data_root,
-            if self.adapters.len() == 1 { "" } else { "s" },
-            self.adapters.join(", ")
+            about.join("; ")
         );
         if let Some(fix) = &self.fix {
             out.push_str("\nBefore --fix:\n");
@@ -132,12 +151,11 @@ impl Report {
                 .checks
                 .iter()
                 .filter_map(|after| {
-                    let before = fix
-                        .before
-                        .iter()
-                        .find(|b| b.id == after.id && b.adapter == after.adapter)?;
+                    let before = fix.before.iter().find(|b| {
+                        b.id == after.id && b.adapter == after.adapter && b.remote == after.remote
+                    })?;
                     (before.status != after.status).then(|| {
-                        let id = match after.adapter.as_deref() {
+                        let id = match after.subject() {
                             Some(a) => format!("{} ({a})", after.id),
                             None => after.id.clone(),
                         };
@@ -165,17 +183,20 @@ impl Report {
 fn render_checks(out: &mut String, checks: &[CheckResult], color: bool) {
     let mut group = (String::new(), None);
     let width = checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
-    let several = checks.iter().filter_map(|c| c.adapter.as_deref()).any(|a| {
-        checks
+    let subjects: Vec<Option<String>> = checks.iter().map(CheckResult::subject).collect();
+    // A section per subject when there are several (or any remote server: its checks must
+    // never read as the local installation's).
+    let several = checks.iter().any(|c| c.remote.is_some())
+        || subjects
             .iter()
-            .any(|o| o.adapter.as_deref().is_some_and(|b| b != a))
-    });
-    for c in checks {
-        let g = (group_of(&c.id).to_string(), c.adapter.clone());
+            .flatten()
+            .any(|a| subjects.iter().flatten().any(|b| b != a));
+    for (c, subject) in checks.iter().zip(subjects) {
+        let g = (group_of(&c.id).to_string(), subject);
         if g != group {
             match (&g.1, several) {
-                (Some(adapter), true) => {
-                    let _ = writeln!(out, "\n{} — {adapter}", g.0);
+                (Some(subject), true) => {
+                    let _ = writeln!(out, "\n{} — {subject}", g.0);
                 }
                 _ => {
                     let _ = writeln!(out, "\n{}", g.0);
@@ -316,6 +337,43 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(json["checks"][1]["adapter"], "geochemistrypi");
         assert!(json["checks"][0].get("adapter").is_none());
+    }
+
+    #[test]
+    fn a_remote_server_s_checks_get_their_own_sections() {
+        let remote = |r: CheckResult| r.about_remote(Some("scimcp-remote-lab"));
+        let mut r = Report::new(
+            "/d".into(),
+            vec!["refsci".into()],
+            vec![
+                CheckResult::ok("server.handshake", "local").about(Some("refsci")),
+                remote(CheckResult::ok("client.cursor", "entry")),
+                remote(
+                    CheckResult::fail("server.handshake", "401")
+                        .remedy("set SCIMCP_TOKEN to your token"),
+                ),
+            ],
+            std::time::Duration::ZERO,
+        );
+        r.remotes = vec!["scimcp-remote-lab".into()];
+        let text = r.to_text(false);
+        assert!(
+            text.contains("(adapter refsci; remote server scimcp-remote-lab)"),
+            "{text}"
+        );
+        assert!(text.contains("\nServer — refsci\n"), "{text}");
+        assert!(
+            text.contains("\nServer — remote scimcp-remote-lab\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nClients — remote scimcp-remote-lab\n"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(json["remotes"][0], "scimcp-remote-lab");
+        assert_eq!(json["checks"][2]["remote"], "scimcp-remote-lab");
+        assert!(json["checks"][0].get("remote").is_none());
     }
 
     #[test]

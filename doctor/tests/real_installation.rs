@@ -65,7 +65,7 @@ fn a_healthy_installation_is_all_ok_and_validates_against_the_schema() {
         ]
     );
     assert_status(&report, "runtime.native", "ok", "none declared for linux");
-    assert_status(&report, "server.handshake", "ok", "tools/list (11 tools)");
+    assert_status(&report, "server.handshake", "ok", "tools/list (15 tools)");
     validate(&report);
 }
 

@@ -17,7 +17,11 @@ use clap::{Args, Parser, Subcommand};
         changed; every file is backed up first.\n\n\
         Adapters: `--adapter NAME` (one that ships with scimcp, e.g. refsci) or `--adapter \
         PATH` (a manifest file), repeatable, on every subcommand. Without it, a command acts \
-        on every installed adapter (refsci when none is installed yet)."
+        on every installed adapter (refsci when none is installed yet).\n\n\
+        A lab's shared server: `install --remote https://HOST:PORT/mcp` registers a scimcp \
+        server that runs elsewhere (Streamable HTTP) in every client that can take one, the \
+        token as a reference to an environment variable (--token-env, default SCIMCP_TOKEN), \
+        never the token itself; nothing is installed locally."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -106,6 +110,35 @@ pub struct InstallArgs {
     pub data_dirs: Vec<PathBuf>,
     #[command(flatten)]
     pub signature: SignatureArgs,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// A remote server to register instead of installing locally (`install`/`repair`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct RemoteArgs {
+    /// Register a scimcp server that runs elsewhere, by the URL of its MCP endpoint
+    /// (Streamable HTTP, `scimcp serve --transport http`), e.g. https://lab-server:8443/mcp;
+    /// with `repair`, also the name of a registered one. Nothing is installed on this
+    /// computer. https:// only, or http:// for a server on this computer.
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+    /// The environment variable the clients read the bearer token from (the files hold only
+    /// this name, never the token). Default: SCIMCP_TOKEN.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "remote",
+        conflicts_with = "no_token"
+    )]
+    pub token_env: Option<String>,
+    /// Register the server without a token (a server on this computer, or behind a proxy
+    /// that authenticates).
+    #[arg(long, requires = "remote")]
+    pub no_token: bool,
+    /// The entry's name in every client; default: scimcp-remote-<host>.
+    #[arg(long, value_name = "NAME", requires = "remote")]
+    pub name: Option<String>,
 }
 
 /// Where the runtime's packages come from. Given, they replace the ones recorded for each
@@ -190,6 +223,10 @@ pub struct UpgradeArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct UninstallArgs {
     /// Also delete run data, datasets and backups (asks first unless --yes).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "remote")]
     pub purge: bool,
+    /// Remove only this remote server's entries (by its name or URL, as `status` lists
+    /// them); local adapters and every other entry stay.
+    #[arg(long, value_name = "NAME|URL")]
+    pub remote: Option<String>,
 }

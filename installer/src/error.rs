@@ -18,6 +18,24 @@ pub enum SetupError {
     #[error(transparent)]
     Remote(#[from] crate::remote::RemoteError),
     #[error(transparent)]
+    RemoteServer(#[from] crate::remote_server::RemoteServerError),
+    #[error(
+        "--remote registers a server that runs elsewhere; {flag} is for a local installation. \
+         Run the two as separate commands"
+    )]
+    RemoteWithLocalFlag { flag: &'static str },
+    #[error(
+        "the adapter {adapter}'s entry would be called {entry}, the name of the remote server \
+         {url} registered here; nothing was changed. Run `scimcp-setup uninstall --remote \
+         {entry}`, then `scimcp-setup install --remote {url} --name OTHER`, before installing \
+         the adapter"
+    )]
+    AdapterNameTaken {
+        adapter: String,
+        entry: String,
+        url: String,
+    },
+    #[error(transparent)]
     NoHome(#[from] crate::host::NoHomeDir),
     #[error(transparent)]
     DataRoot(#[from] scimcp_core::dirs::NoHome),

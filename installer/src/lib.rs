@@ -27,6 +27,7 @@ pub mod lock;
 pub mod progress;
 pub mod register;
 pub mod remote;
+pub mod remote_server;
 pub mod runtime;
 pub mod signature;
 pub mod steps;

@@ -11,6 +11,11 @@
 //! Uninstall puts back the exact bytes from before the install while the file still holds
 //! exactly what scimcp wrote; when the user changed it since, only scimcp's entry goes (and
 //! the object that held it, if scimcp created that object and it is now empty).
+//!
+//! An entry serves either a local adapter's command or a remote server ([`Serves`]); both go
+//! through the same plan, backup, write and verification. A remote entry may come with an
+//! item kept beside it in the same file (VS Code's token prompt in `inputs`), which is
+//! written, verified and removed together with the entry.
 
 use std::path::{Path, PathBuf};
 
@@ -19,10 +24,64 @@ use scimcp_core::install_state::{ClientRecord, Pristine, ServerCommand};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::clients::{ClaudeCli, Client, ClientContext, ConfigFile};
+use crate::clients::{ClaudeCli, Client, ClientContext, ConfigFile, ListItem, RemoteEntry};
 use crate::edit::EditError;
 use crate::entry::Entry;
 use crate::faults::checkpoint;
+use crate::remote_server::RemoteServer;
+
+/// What an entry serves: a local adapter's command, or a remote server.
+#[derive(Debug, Clone, Copy)]
+pub enum Serves<'a> {
+    /// `scimcp serve --adapter …` on this computer (stdio).
+    Command(&'a ServerCommand),
+    /// A server elsewhere, over Streamable HTTP.
+    Remote(&'a RemoteServer),
+}
+
+impl Serves<'_> {
+    /// What `client` writes for the entry called `name`: the entry and its item, or the
+    /// steps to follow by hand (a client without a file, or one that cannot take a remote
+    /// entry without the secret).
+    pub fn shape(&self, client: &dyn Client, cx: ClientContext<'_>, name: &str) -> Shape {
+        let file = client.file(cx, name);
+        let shape = match self {
+            Serves::Command(server) => match &file {
+                Some(_) => RemoteEntry::entry(client.entry(name, server)),
+                None => RemoteEntry::Manual(client.manual_steps(name, server).unwrap_or_default()),
+            },
+            Serves::Remote(remote) => client.remote_entry(name, remote),
+        };
+        match (shape, file) {
+            (RemoteEntry::Entry { entry, item }, Some(file)) => Shape::File { file, entry, item },
+            (RemoteEntry::Entry { .. }, None) => Shape::Manual {
+                steps: String::new(),
+                file: None,
+            },
+            (RemoteEntry::Manual(steps), file) => Shape::Manual {
+                steps,
+                file: file.map(|f| f.path),
+            },
+        }
+    }
+}
+
+/// What a client takes for one entry.
+#[derive(Debug)]
+pub enum Shape {
+    /// This entry (and item) in this file.
+    File {
+        file: ConfigFile,
+        entry: Entry,
+        item: Option<ListItem>,
+    },
+    /// Steps for the user; `file` is the client's file when it has one scimcp cannot write
+    /// the entry into.
+    Manual {
+        steps: String,
+        file: Option<PathBuf>,
+    },
+}
 
 /// What the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,8 +120,10 @@ pub struct ClientPlan {
     pub name: String,
     pub outcome: Outcome,
     pub how: How,
-    /// The entry as JSON (what scimcp writes, or what it removes).
+    /// The entry as JSON (what scimcp writes, or what it removes; `null` for manual steps).
     pub entry: Json,
+    /// The item kept beside the entry (VS Code's token prompt), when there is one.
+    pub item: Option<ListItem>,
 }
 
 /// How a change is carried out.
@@ -89,8 +150,11 @@ pub enum How {
         remove: bool,
         add: bool,
     },
-    /// Print these steps.
-    Manual(String),
+    /// Print these steps; `file` is the client's file when it has one scimcp leaves alone.
+    Manual {
+        steps: String,
+        file: Option<PathBuf>,
+    },
 }
 
 impl ClientPlan {
@@ -109,7 +173,10 @@ impl ClientPlan {
             How::Cli { cli, file, .. } => {
                 format!("{} (via {})", file.path.display(), cli.program.display())
             }
-            How::Manual(_) => "configured in the client's settings UI".into(),
+            How::Manual {
+                file: Some(path), ..
+            } => format!("{} (by hand)", path.display()),
+            How::Manual { file: None, .. } => "configured in the client's settings UI".into(),
         }
     }
 }
@@ -176,9 +243,9 @@ pub enum ClientError {
 #[derive(Debug, Clone, Copy)]
 pub struct Planner<'a> {
     pub cx: ClientContext<'a>,
-    /// The entry's name (`scimcp-<adapter>`).
+    /// The entry's name (`scimcp-<adapter>`, or a remote server's name).
     pub name: &'a str,
-    pub server: &'a ServerCommand,
+    pub server: Serves<'a>,
     pub backups_dir: &'a Path,
 }
 
@@ -191,18 +258,21 @@ impl Planner<'_> {
         recorded: Option<&ClientRecord>,
     ) -> Result<ClientPlan, ClientError> {
         let name = self.name;
-        let entry = client.entry(name, self.server);
-        let entry_json = entry.to_json();
-        let Some(file) = client.file(self.cx, name) else {
-            let steps = client.manual_steps(name, self.server).unwrap_or_default();
-            return Ok(ClientPlan {
-                client,
-                name: name.to_string(),
-                outcome: Outcome::Manual,
-                how: How::Manual(steps),
-                entry: entry_json,
-            });
+        let (file, entry, item) = match self.server.shape(client, self.cx, name) {
+            Shape::File { file, entry, item } => (file, entry, item),
+            Shape::Manual { steps, file } => {
+                return Ok(ClientPlan {
+                    client,
+                    name: name.to_string(),
+                    outcome: Outcome::Manual,
+                    how: How::Manual { steps, file },
+                    entry: Json::Null,
+                    item: None,
+                });
+            }
         };
+        let entry_json = entry.to_json();
+        let item_json = item.as_ref().map(|i| i.value.to_json());
         let before = read_text(&file.path)?;
         let container_existed = match &before {
             Some(text) => container_exists(&file, text),
@@ -215,9 +285,19 @@ impl Planner<'_> {
                 .map_err(|e| self.edit_error(client, &file, e))?,
             None => None,
         };
+        let current_item = match (&before, &item) {
+            (Some(text), Some(item)) => file
+                .format
+                .read_item(text, item.list, &item.id)
+                .map_err(|e| self.edit_error(client, &file, e))?,
+            _ => None,
+        };
+        let item_in_place = current_item == item_json;
         let ours = |v: &Json| *v == entry_json || recorded.is_some_and(|r| r.entry == *v);
         let outcome = match (intent, &current) {
-            (Intent::Install | Intent::Repair, Some(v)) if *v == entry_json => Outcome::Unchanged,
+            (Intent::Install | Intent::Repair, Some(v)) if *v == entry_json && item_in_place => {
+                Outcome::Unchanged
+            }
             (Intent::Install | Intent::Repair, None) => Outcome::Added,
             (Intent::Install, Some(v)) if ours(v) => Outcome::Replaced,
             (Intent::Install, Some(_)) => {
@@ -249,16 +329,23 @@ impl Planner<'_> {
                     add,
                 },
                 entry: entry_json,
+                item,
             });
         }
         let mut restored = false;
         let (after, outcome) = match outcome {
             Outcome::Added | Outcome::Replaced => {
                 let text = before.as_deref().unwrap_or("");
-                let after = file
+                let mut after = file
                     .format
                     .set(text, file.slot(name), &entry)
                     .map_err(|e| self.edit_error(client, &file, e))?;
+                if let Some(item) = &item {
+                    after = file
+                        .format
+                        .set_item(&after, item.list, &item.id, &item.value)
+                        .map_err(|e| self.edit_error(client, &file, e))?;
+                }
                 (Some(after), outcome)
             }
             Outcome::Removed => {
@@ -268,9 +355,18 @@ impl Planner<'_> {
                     restored = true;
                     (Some(pristine), Outcome::Removed)
                 } else {
+                    // The item goes first (only while it is still scimcp's), so that what is
+                    // left decides whether the file scimcp created can go.
+                    let text = match (&item, item_in_place && current_item.is_some()) {
+                        (Some(item), true) => file
+                            .format
+                            .remove_item(text, item.list, &item.id)
+                            .map_err(|e| self.edit_error(client, &file, e))?,
+                        _ => text.to_string(),
+                    };
                     let (mut after, empty) = file
                         .format
-                        .remove(text, file.slot(name))
+                        .remove(&text, file.slot(name))
                         .map_err(|e| self.edit_error(client, &file, e))?;
                     let created = recorded.is_some_and(|r| r.created_file);
                     if recorded.is_some_and(|r| r.created_container) {
@@ -317,6 +413,7 @@ impl Planner<'_> {
                 restored,
             },
             entry: entry_json,
+            item,
         })
     }
 
@@ -443,7 +540,7 @@ pub fn apply(plan: &ClientPlan, backups_dir: &Path) -> Result<Applied, ClientErr
         return Ok(Applied::default());
     }
     match &plan.how {
-        How::Manual(_) => Ok(Applied::default()),
+        How::Manual { .. } => Ok(Applied::default()),
         How::Cli {
             cli, remove, add, ..
         } => {
@@ -557,6 +654,20 @@ fn verify(
     if entry.as_ref() != want {
         return Err(fail("the scimcp entry is not what was intended".into()));
     }
+    if let Some(item) = &plan.item
+        && want.is_some()
+    {
+        let found = file
+            .format
+            .read_item(text, item.list, &item.id)
+            .map_err(|e| fail(e.to_string()))?;
+        if found != Some(item.value.to_json()) {
+            return Err(fail(format!(
+                "the \"{}\" item {} is not what was intended",
+                item.list, item.id
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -579,22 +690,27 @@ fn remove_stale_temps(path: &Path) {
     }
 }
 
-/// How one client looks right now for one adapter's entry, for `clients` and `status`.
+/// How one client looks right now for one entry, for `clients` and `status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClientStatus {
     pub id: &'static str,
     pub name: &'static str,
-    /// The adapter whose entry this is.
+    /// The adapter whose entry this is (absent for a remote server's entry).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub adapter: String,
-    /// The entry's name in the client (`scimcp-<adapter>`).
+    /// The remote server's URL, for a remote entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    /// The entry's name in the client (`scimcp-<adapter>`, or the remote server's name).
     pub entry: String,
     pub detected: bool,
     /// The file (or `null` for a UI-only client).
     pub path: Option<PathBuf>,
-    /// `file`, `cli`, `manual` (settings UI only) or `project` (needs `--project`).
+    /// `file`, `cli`, `manual` (settings UI, or a remote entry the client cannot take in its
+    /// file) or `project` (needs `--project`).
     pub method: &'static str,
     pub registered: bool,
-    /// The entry equals what scimcp writes and its command exists.
+    /// The entry equals what scimcp writes (and, for a local adapter, its command exists).
     pub healthy: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
@@ -608,40 +724,73 @@ pub fn status(
     server: &ServerCommand,
     client: &'static dyn Client,
 ) -> ClientStatus {
-    let detected = client.detect(cx);
-    let file = client.file(cx, entry);
-    let method = match (&file, client.cli(cx)) {
-        (None, _) if client.manual_steps(entry, server).is_none() => "project",
-        (None, _) => "manual",
-        (Some(_), Some(_)) => "cli",
-        (Some(_), None) => "file",
+    let mut status = inspect(cx, entry, Serves::Command(server), client);
+    status.adapter = adapter.to_string();
+    if status.healthy && !server.command.is_file() {
+        status.healthy = false;
+        status.problem = Some(format!(
+            "the command {} does not exist (run repair)",
+            server.command.display()
+        ));
+    }
+    status
+}
+
+/// Inspect a remote server's entry in `client` without changing anything.
+pub fn remote_status(
+    cx: ClientContext<'_>,
+    remote: &RemoteServer,
+    client: &'static dyn Client,
+) -> ClientStatus {
+    let mut status = inspect(cx, &remote.name, Serves::Remote(remote), client);
+    status.remote = Some(remote.url.clone());
+    status
+}
+
+fn inspect(
+    cx: ClientContext<'_>,
+    name: &str,
+    serves: Serves<'_>,
+    client: &'static dyn Client,
+) -> ClientStatus {
+    let shape = serves.shape(client, cx, name);
+    let method = match (&shape, client.cli(cx)) {
+        (Shape::Manual { steps, file: None }, _) if steps.is_empty() => "project",
+        (Shape::Manual { .. }, _) => "manual",
+        (Shape::File { .. }, Some(_)) => "cli",
+        (Shape::File { .. }, None) => "file",
     };
     let mut status = ClientStatus {
         id: client.id(),
         name: client.name(),
-        adapter: adapter.to_string(),
-        entry: entry.to_string(),
-        detected,
-        path: file.as_ref().map(|f| f.path.clone()),
+        adapter: String::new(),
+        remote: None,
+        entry: name.to_string(),
+        detected: client.detect(cx),
+        path: match &shape {
+            Shape::File { file, .. } => Some(file.path.clone()),
+            Shape::Manual { file, .. } => file.clone(),
+        },
         method,
         registered: false,
         healthy: false,
         problem: None,
     };
-    let Some(file) = file else {
+    let Shape::File { file, entry, item } = shape else {
         return status;
     };
-    let current = match read_text(&file.path) {
-        Ok(Some(text)) => match file.format.read(&text, file.slot(entry)) {
-            Ok(v) => v,
-            Err(e) => {
-                status.problem = Some(format!("does not parse: {e}"));
-                return status;
-            }
-        },
-        Ok(None) => None,
+    let text = match read_text(&file.path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return status,
         Err(e) => {
             status.problem = Some(e.to_string());
+            return status;
+        }
+    };
+    let current = match file.format.read(&text, file.slot(name)) {
+        Ok(v) => v,
+        Err(e) => {
+            status.problem = Some(format!("does not parse: {e}"));
             return status;
         }
     };
@@ -649,13 +798,22 @@ pub fn status(
         return status;
     };
     status.registered = true;
-    let expected = client.entry(entry, server).to_json();
-    if current != expected {
+    let item_ok = match &item {
+        Some(item) => {
+            file.format
+                .read_item(&text, item.list, &item.id)
+                .ok()
+                .flatten()
+                == Some(item.value.to_json())
+        }
+        None => true,
+    };
+    if current != entry.to_json() {
         status.problem = Some("the entry differs from what scimcp writes (run repair)".into());
-    } else if !server.command.is_file() {
+    } else if !item_ok {
         status.problem = Some(format!(
-            "the command {} does not exist (run repair)",
-            server.command.display()
+            "the token prompt in \"{}\" is missing or changed (run repair)",
+            item.as_ref().map_or("", |i| i.list)
         ));
     } else {
         status.healthy = true;
@@ -681,7 +839,7 @@ pub fn record(
             created, before, ..
         } => ("file", *created || before.is_none()),
         How::Cli { .. } => ("cli", false),
-        How::Manual(_) => return None,
+        How::Manual { .. } => return None,
     };
     let mut backups = previous.map(|p| p.backups.clone()).unwrap_or_default();
     backups.extend(applied.backup.clone());

@@ -82,6 +82,7 @@ fn install_args(f: &Fake) -> InstallArgs {
             allow_unsigned: true,
             ..SignatureArgs::default()
         },
+        remote: Default::default(),
     }
 }
 
@@ -236,7 +237,7 @@ fn lifecycle(platform: Platform) {
     let runs = f.setup.layout.runs_dir().join("run-1");
     fs_err::create_dir_all(&runs).unwrap();
     fs_err::write(runs.join("result.json"), "{}").unwrap();
-    uninstall::run(&f.setup, &UninstallArgs { purge: false }).unwrap();
+    uninstall::run(&f.setup, &UninstallArgs::default()).unwrap();
     for (id, path, text) in &seeded {
         assert_eq!(
             fs_err::read_to_string(path).unwrap(),

@@ -23,8 +23,8 @@ use std::time::Instant;
 
 use common::adapter::{Demo, range_of, real_python, write_adapter};
 use common::{fingerprint, ok, unicode_tempdir};
+use scimcp_client::McpSession;
 use scimcp_core::install_state::InstallState;
-use scimcp_parity::client::McpSession;
 use serde_json::{Value, json};
 
 /// pip's cache for these tests, kept across runs.

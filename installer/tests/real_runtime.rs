@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use common::{bytes, ok, repo_root, unicode_tempdir};
-use scimcp_parity::client::McpSession;
+use scimcp_client::McpSession;
 
 fn base_python() -> PathBuf {
     let venv = repo_root().join(".venv/bin/python");

@@ -4,7 +4,7 @@
 //!
 //! For each scenario (`parity/scenarios/*.toml`, see [`scenario`](crate::scenario)) the gate
 //! runs the literal command line a scientist would type, then the same analysis through the
-//! real `scimcp` binary as an MCP client over stdio ([`client::McpSession`]). Two
+//! real `scimcp` binary as an MCP client over stdio ([`scimcp_client::McpSession`]). Two
 //! comparisons follow, kept apart: the two paths of this run must agree byte for byte
 //! (state, exit code, every artifact's SHA-256, the metrics); and this run must still give
 //! the evidence recorded in the insta snapshot in `parity/snapshots/` — which may have been
@@ -20,8 +20,6 @@
 //! the direct side's first artifact of that scenario before comparing, so tests can prove
 //! that one changed byte fails the gate. It is for tests only and announces itself in the
 //! output.
-
-pub mod client;
 
 mod cli;
 mod compare;

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
-use crate::client::McpSession;
 use crate::evidence::{self, Artifact, Evidence};
 use crate::scenario::Scenario;
+use scimcp_client::McpSession;
 
 /// Where and how to start the server.
 #[derive(Debug, Clone)]

@@ -16,6 +16,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process; boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the MCP server for one adapter (stdio by default).
@@ -28,6 +30,9 @@ enum Command {
     /// Internal: the run guard the server starts each run's CLI under.
     #[command(name = "__guard", hide = true)]
     Guard(crate::guard::GuardArgs),
+    /// Internal: what a Slurm batch job runs on the compute node (a run's recorded plan).
+    #[command(name = "__job", hide = true)]
+    Job(crate::runs::job::JobArgs),
 }
 
 /// Arguments of `scimcp serve`.
@@ -93,6 +98,22 @@ pub(crate) struct ServeArgs {
     /// interpreter runs (LD_*, PYTHONPATH, PATH, …) are refused.
     #[arg(long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,
+    /// Where runs execute: `local` (child processes of this server) or `slurm` (batch jobs
+    /// submitted with sbatch; the state directory must be on a file system the compute
+    /// nodes share).
+    #[arg(long, value_enum, default_value_t = ExecutorArg::Local)]
+    pub executor: ExecutorArg,
+    /// The Slurm executor's settings (TOML: partition, account, qos, directives,
+    /// poll_interval_s, command_timeout_s, scimcp); see docs/SLURM.md.
+    #[arg(long, value_name = "FILE")]
+    pub slurm_config: Option<PathBuf>,
+}
+
+/// `--executor`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ExecutorArg {
+    Local,
+    Slurm,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,5 +183,6 @@ pub(crate) fn run() -> ExitCode {
         Command::Adapter(AdapterCommand::List) => crate::commands::adapter::list(),
         Command::Token(args) => crate::commands::token::run(args),
         Command::Guard(args) => crate::guard::run(args),
+        Command::Job(args) => crate::runs::job::run(args),
     }
 }

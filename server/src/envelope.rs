@@ -53,7 +53,7 @@ pub enum ErrorCode {
 }
 
 /// One problem with one field.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Issue {
     /// Dotted path of the offending field, e.g. `parameters.seed`.
     pub field: String,

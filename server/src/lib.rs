@@ -15,6 +15,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+pub mod campaigns;
 mod cli;
 mod commands;
 pub mod datasets;

@@ -58,6 +58,8 @@ pub struct ServerSettings {
     pub run_env: std::collections::BTreeMap<String, String>,
     /// Plan-then-confirm for starting and cancelling runs.
     pub confirm: ConfirmMode,
+    /// Where runs execute.
+    pub executor: crate::runs::executor::Executor,
 }
 
 impl ServerSettings {
@@ -109,6 +111,7 @@ impl ServerSettings {
             data_root,
             run_env,
             confirm: ConfirmMode::Optional,
+            executor: crate::runs::executor::Executor::Local,
         })
     }
 }
@@ -135,7 +138,10 @@ pub struct ServerContext {
     pub runtime: ScientificRuntime,
     pub datasets: DatasetCatalog,
     pub runs: Arc<RunManager>,
+    pub campaigns: Arc<crate::campaigns::CampaignManager>,
     pub(crate) validators: Validators,
+    /// The workflows' progress-line patterns, compiled once.
+    pub(crate) progress: crate::runs::progress::ProgressReaders,
     pub data_root: PathBuf,
     /// Plan-then-confirm for starting and cancelling runs.
     pub confirm: ConfirmMode,
@@ -206,16 +212,37 @@ impl ServerContext {
             tracing::warn!("{note}");
         }
         let runs_dir = settings.data_root.join("runs");
-        let runs = RunManager::open(runs_dir.clone(), &adapter)
+        let runs = RunManager::open(runs_dir.clone(), &adapter, settings.executor)
             .with_context(|| format!("cannot open the runs directory {}", runs_dir.display()))?;
+        let runs = Arc::new(runs);
+        if runs.has_detached_runs() {
+            // Their results record the runtime identity, as the first server's would have.
+            let probe = runtime.probe().await.ok();
+            let n = runs.reattach(probe);
+            tracing::info!("re-attached to {n} batch job(s) of earlier runs");
+        }
+        let campaigns_dir = settings
+            .data_root
+            .join("campaigns")
+            .join(&adapter.manifest.name);
+        let campaigns = crate::campaigns::CampaignManager::open(campaigns_dir.clone())
+            .with_context(|| {
+                format!(
+                    "cannot open the campaigns directory {}",
+                    campaigns_dir.display()
+                )
+            })?;
         let validators = Validators::new(&adapter);
+        let progress = crate::runs::progress::ProgressReaders::compile(&adapter)?;
         tracing::info!(adapter = adapter.manifest.name, sha256 = adapter.sha256, runs = %runs_dir.display(), "scimcp server ready");
         Ok(Arc::new(ServerContext {
             adapter: Arc::new(adapter),
             runtime,
             datasets,
-            runs: Arc::new(runs),
+            runs,
+            campaigns: Arc::new(campaigns),
             validators,
+            progress,
             data_root: settings.data_root,
             confirm: settings.confirm,
             validations: Mutex::new(VecDeque::new()),

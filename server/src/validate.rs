@@ -63,7 +63,7 @@ impl Validators {
 }
 
 /// A request that passed validation.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Validation {
     /// Identifies this exact request, dataset bytes and plan; pass it to start_analysis.
     pub validation_id: String,

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scimcp_parity::client::McpSession;
+use scimcp_client::McpSession;
 use serde_json::Value;
 
 /// One server under test, with its private directories.
@@ -117,6 +117,7 @@ impl Harness {
             &self.cwd,
         )
         .await
+        .map_err(Into::into)
     }
 
     /// Replace this harness's session with a fresh server process on the same directories.

@@ -6,6 +6,7 @@
 pub mod harness;
 pub mod http_client;
 pub mod http_server;
+pub mod slurm;
 
 use std::path::{Path, PathBuf};
 
@@ -56,11 +57,22 @@ pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
     // Only the sources the binary is built from: cargo does not relink `scimcp` when, say,
     // parity/src changes, so comparing it with every crate would call a fresh binary stale.
     let sources: &[&str] = match name {
-        "scimcp" => &["core/src", "server/src", "adapters"],
+        "scimcp" => &["core/src", "slurm/src", "server/src", "adapters"],
         "scimcp-fixture-cli" => &["tests/src/bin/scimcp-fixture-cli.rs"],
         "scimcp-setup" => &["core/src", "installer/src", "release/src", "adapters"],
+        "scimcp-doctor" => &[
+            "core/src",
+            "process/src",
+            "slurm/src",
+            "verify/src",
+            "installer/src",
+            "parity/src",
+            "doctor/src",
+            "adapters",
+        ],
         _ => &[
             "core/src",
+            "slurm/src",
             "server/src",
             "installer/src",
             "doctor/src",

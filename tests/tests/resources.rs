@@ -185,6 +185,14 @@ fn resources_are_read_and_a_subscriber_hears_when_its_run_ends_with_progress_mea
             messages.last().unwrap().contains("ended: succeeded"),
             "{messages:?}"
         );
+        // refsci's manifest declares its stage lines as progress: the newest one is relayed.
+        assert!(
+            messages
+                .last()
+                .unwrap()
+                .contains("the CLI reports: wrote metrics.json, model.json"),
+            "{messages:?}"
+        );
 
         // The subscriber is told.
         let deadline = Instant::now() + Duration::from_secs(15);

@@ -422,6 +422,26 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
         if let Some(success) = &wf.success {
             check_success(c, i, success);
         }
+        if let Some(progress) = &wf.progress
+            && let Err(problem) = progress.compile()
+        {
+            c.error(
+                &[
+                    Seg::Key("workflow"),
+                    Seg::Index(i),
+                    Seg::Key("progress"),
+                    Seg::Key("pattern"),
+                ],
+                problem,
+                Some(
+                    "e.g. pattern = '^epoch (?P<done>\\d+)/(?P<total>\\d+)' or '^stage: (?P<message>.+)$'"
+                        .into(),
+                ),
+            );
+        }
+        if let Some(resources) = &wf.resources {
+            check_resources(c, i, resources, m.effective_limits());
+        }
         let mut paths = BTreeSet::new();
         for (j, f) in wf.input_files.iter().enumerate() {
             let path = [
@@ -689,6 +709,53 @@ fn check_success(c: &mut Checker<'_>, i: usize, success: &crate::manifest::Succe
                 &at("pointer"),
                 format!("'{pointer}' is not a JSON pointer"),
                 Some("JSON pointers start with '/', e.g. \"/status\" or \"/error/message\"".into()),
+            );
+        }
+    }
+}
+
+/// `[workflow.resources]`: positive, bounded, and a time limit the run timeout allows.
+fn check_resources(c: &mut Checker<'_>, i: usize, r: &crate::manifest::Resources, limits: Limits) {
+    use crate::manifest::Resources;
+    let at = |k| {
+        [
+            Seg::Key("workflow"),
+            Seg::Index(i),
+            Seg::Key("resources"),
+            Seg::Key(k),
+        ]
+    };
+    if let Some(cpus) = r.cpus
+        && !(1..=Resources::MAX_CPUS).contains(&cpus)
+    {
+        c.error(
+            &at("cpus"),
+            format!("cpus = {cpus} is outside 1..={}", Resources::MAX_CPUS),
+            Some("the CPUs one run of this workflow uses (Slurm --cpus-per-task)".into()),
+        );
+    }
+    if let Some(mb) = r.memory_mb
+        && !(1..=Resources::MAX_MEMORY_MB).contains(&mb)
+    {
+        c.error(
+            &at("memory_mb"),
+            format!(
+                "memory_mb = {mb} is outside 1..={}",
+                Resources::MAX_MEMORY_MB
+            ),
+            Some("memory in MiB for one run (Slurm --mem), e.g. 2048 for 2 GiB".into()),
+        );
+    }
+    if let Some(min) = r.time_limit_min {
+        let ceiling = limits.run_timeout_s.div_ceil(60);
+        if min == 0 || u64::from(min) > ceiling {
+            c.error(
+                &at("time_limit_min"),
+                format!("time_limit_min = {min} is outside 1..={ceiling}"),
+                Some(format!(
+                    "at most the run timeout ({} s, limits.run_timeout_s) rounded up to minutes",
+                    limits.run_timeout_s
+                )),
             );
         }
     }

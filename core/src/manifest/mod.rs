@@ -9,18 +9,21 @@
 mod embedded;
 mod error;
 mod load;
+mod progress;
 mod template;
 mod types;
 
 pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
 pub use error::{ManifestError, ManifestErrors};
 pub use load::{load_embedded, load_file, resolve};
+pub use progress::{CliProgress, PROGRESS_GROUPS, ProgressSpec, ProgressStream};
 pub use template::{
     ABSOLUTE_RUN_VALUES, Filter, NULL, Placeholder, RUN_VALUES, Template, TemplatePart,
 };
 pub use types::{
     ArtifactBase, ArtifactSpec, DatasetsSpec, InputFileFormat, InputFileSpec, Manifest,
-    NativeRequirement, OptionFormat, OptionSpec, Runtime, RuntimeKind, SuccessSpec, Workflow,
+    NativeRequirement, OptionFormat, OptionSpec, Resources, Runtime, RuntimeKind, SuccessSpec,
+    Workflow,
 };
 
 /// The JSON Schema keyword that marks a parameter as naming dataset columns (a string, or

@@ -175,6 +175,51 @@ pub struct Workflow {
     /// What success means beyond exit status 0: a value in a JSON file the CLI writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub success: Option<SuccessSpec>,
+    /// How to read the CLI's own progress lines (absent: only state and time are reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<super::progress::ProgressSpec>,
+    /// What one run needs from a batch scheduler (the Slurm executor); the local executor
+    /// ignores it. Absent from the canonical form when not given, so manifests without it
+    /// keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
+}
+
+/// `[workflow.resources]`: CPUs, memory and wall-clock time one run asks a scheduler for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    /// CPUs for the CLI's process (Slurm `--cpus-per-task`); default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
+    /// Memory in MiB (Slurm `--mem`); default: the cluster's per-CPU default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    /// Wall-clock minutes (Slurm `--time`); default: the run timeout rounded up to minutes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_min: Option<u32>,
+}
+
+impl Resources {
+    /// Most CPUs one run may ask for.
+    pub const MAX_CPUS: u32 = 1024;
+    /// Most memory one run may ask for: 16 TiB.
+    pub const MAX_MEMORY_MB: u64 = 16 * 1024 * 1024;
+
+    /// CPUs a job asks for: the declared count, else one.
+    pub fn job_cpus(&self) -> u32 {
+        self.cpus.unwrap_or(1)
+    }
+
+    /// Minutes a job asks for: the declared limit, else the run timeout rounded up to whole
+    /// minutes (the scheduler's unit), at least one. The server's executor submits with it
+    /// and the doctor compares it with the partition's limit, so both must use this.
+    pub fn job_time_limit_min(&self, run_timeout_s: u64) -> u64 {
+        self.time_limit_min
+            .map(u64::from)
+            .unwrap_or_else(|| run_timeout_s.div_ceil(60))
+            .max(1)
+    }
 }
 
 /// A run succeeds only when the JSON file `json` (relative to the working directory) holds

@@ -11,6 +11,12 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     if let Err(skipped) = ctx.installed(id) {
         return *skipped;
     }
+    if ctx.adapter_names().is_empty() {
+        return CheckResult::skipped(
+            id,
+            "no adapter is installed here (remote servers keep their data folders themselves)",
+        );
+    }
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut without = false;
     for adapter in ctx.adapter_names() {

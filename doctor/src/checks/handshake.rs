@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use scimcp_parity::client::McpSession;
+use scimcp_client::McpSession;
 
 use crate::check::CheckResult;
 use crate::context::Context;

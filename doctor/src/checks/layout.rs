@@ -49,6 +49,15 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     };
     let mut problems: Vec<(Status, String)> = Vec::new();
     let exe = ctx.layout.platform.exe_suffix();
+    if state.active.is_none() && state.adapters.is_empty() && !state.remotes.is_empty() {
+        return CheckResult::skipped(
+            id,
+            format!(
+                "nothing is installed on this computer: it only registers remote servers ({})",
+                state.remotes.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        );
+    }
     let Some(active) = state.active.clone() else {
         return CheckResult::fail(id, format!("{STATE_FILE} records no active version"))
             .remedy("scimcp-setup repair")

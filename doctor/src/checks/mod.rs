@@ -5,6 +5,7 @@
 //! shared probe and manifest in [`Context`] are computed once, by whichever check asks first.
 
 mod clients;
+mod cluster;
 mod data_dirs;
 mod handshake;
 mod identity;
@@ -12,6 +13,7 @@ mod import;
 mod layout;
 mod native;
 mod packages;
+mod remote;
 mod storage;
 
 use std::time::Instant;
@@ -29,6 +31,8 @@ pub struct Check {
     pub id: String,
     /// The adapter it is about (`None` for the installation-wide checks).
     pub adapter: Option<String>,
+    /// The remote server it is about (its name, or its URL when it is not registered).
+    pub remote: Option<String>,
     kind: Kind,
 }
 
@@ -42,6 +46,11 @@ enum Kind {
     Identity,
     Client(&'static dyn Client),
     Handshake,
+    Cluster,
+    /// A remote server's entry in a client, by the server's index in [`Context::remotes`].
+    RemoteClient(&'static dyn Client, usize),
+    /// The handshake with a remote server, by its index in [`Context::remotes`].
+    RemoteHandshake(usize),
     Permissions,
     Disk,
     DataDirs,
@@ -50,13 +59,38 @@ enum Kind {
 
 /// Every check for this installation, in report order: the layout; for each adapter its
 /// runtime, one check per client that is detected on this computer or recorded for the
-/// adapter in the receipt, and its server's handshake; then the data directory.
+/// adapter in the receipt, and its server's handshake; the Slurm cluster when a Slurm
+/// configuration is given; for each remote server its entry in every client it is
+/// registered in and the handshake over HTTP; then the data directory. With `--remote`, only
+/// that remote server's checks.
 pub fn plan(ctx: &Context) -> Vec<Check> {
     let fixed = |id: &str, kind| Check {
         id: id.to_string(),
         adapter: None,
+        remote: None,
         kind,
     };
+    let mut remotes = Vec::new();
+    for (i, target) in ctx.remotes.iter().enumerate() {
+        let of = |id: &str, kind| Check {
+            id: id.to_string(),
+            adapter: None,
+            remote: Some(target.label()),
+            kind,
+        };
+        for client in scimcp_installer::clients::all() {
+            if target.clients.iter().any(|c| c == client.id()) {
+                remotes.push(of(
+                    &format!("client.{}", client.id()),
+                    Kind::RemoteClient(client, i),
+                ));
+            }
+        }
+        remotes.push(of("server.handshake", Kind::RemoteHandshake(i)));
+    }
+    if ctx.options.remote.is_some() {
+        return remotes;
+    }
     let mut checks = vec![fixed("install.layout", Kind::Layout)];
     let cx = ClientContext {
         host: &ctx.host,
@@ -67,6 +101,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         let of = |id: &str, kind| Check {
             id: id.to_string(),
             adapter: Some(adapter.clone()),
+            remote: None,
             kind,
         };
         checks.extend([
@@ -87,6 +122,11 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         }
         checks.push(of("server.handshake", Kind::Handshake));
     }
+    // Only when the doctor is told the server runs on Slurm (see `cluster`).
+    if ctx.options.slurm_config.is_some() {
+        checks.push(cluster_check());
+    }
+    checks.extend(remotes);
     checks.extend([
         fixed("state.permissions", Kind::Permissions),
         fixed("state.disk", Kind::Disk),
@@ -94,6 +134,21 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         fixed("paths.encoding", Kind::Encoding),
     ]);
     checks
+}
+
+/// The id of the Slurm cluster's check.
+pub const CLUSTER: &str = "cluster.slurm";
+
+/// The Slurm cluster's check: planned with `--slurm-config`, and also when asked for by
+/// name without it, so `--check cluster.slurm` says which flag it needs instead of claiming
+/// there is no such check.
+pub fn cluster_check() -> Check {
+    Check {
+        id: CLUSTER.to_string(),
+        adapter: None,
+        remote: None,
+        kind: Kind::Cluster,
+    }
 }
 
 /// Run `checks` concurrently; results come back in the order of `checks`.
@@ -111,6 +166,7 @@ pub fn run(ctx: &Context, checks: &[Check]) -> Vec<CheckResult> {
                     CheckResult::fail(&check.id, "the check itself crashed (a doctor bug)")
                         .remedy("report this at https://github.com/scimcp/scimcp/issues")
                         .about(check.adapter.as_deref())
+                        .about_remote(check.remote.as_deref())
                 })
             })
             .collect()
@@ -138,6 +194,10 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
         Kind::Client(client) => clients::check(ctx, id, adapter, *client),
         Kind::Handshake if ctx.options.fast => slow_skipped(),
         Kind::Handshake => handshake::check(ctx, id, adapter),
+        Kind::Cluster => cluster::check(ctx, id),
+        Kind::RemoteClient(client, i) => remote::client(ctx, id, &ctx.remotes[*i], *client),
+        Kind::RemoteHandshake(_) if ctx.options.fast => slow_skipped(),
+        Kind::RemoteHandshake(i) => remote::handshake(ctx, id, &ctx.remotes[*i]),
         Kind::Permissions => storage::permissions(ctx, id),
         Kind::Disk => storage::disk(ctx, id),
         Kind::DataDirs => data_dirs::check(ctx, id),
@@ -145,5 +205,6 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
     };
     result
         .about(check.adapter.as_deref())
+        .about_remote(check.remote.as_deref())
         .timed(start.elapsed())
 }

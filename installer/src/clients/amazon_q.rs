@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen, unless_token, url_headers};
+use crate::entry::Entry;
+use crate::remote_server::RemoteServer;
 
 pub struct AmazonQ;
 
@@ -24,5 +26,13 @@ impl Client for AmazonQ {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[dir(cx)], &["q"])
+    }
+
+    /// `{"type": "http", "url"}`; the file has no documented interpolation, so with a token
+    /// the entry is added by hand.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        unless_token(self.name(), "mcpServers", name, remote, |r| {
+            url_headers(vec![("type", Entry::str("http"))], "url", r, |v| v.into())
+        })
     }
 }

@@ -9,11 +9,23 @@ use std::process::Command;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, path_text};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, path_text, url_headers};
 use crate::entry::Entry;
+use crate::remote_server::RemoteServer;
 
 pub struct ClaudeCode;
 pub struct ClaudeCodeProject;
+
+/// `{"type": "http", "url", "headers": {"Authorization": "Bearer ${VAR}"}}`: Claude Code
+/// expands `${VAR}` in `url` and `headers` of user and project entries.
+fn claude_remote(remote: &RemoteServer) -> RemoteEntry {
+    RemoteEntry::entry(url_headers(
+        vec![("type", Entry::str("http"))],
+        "url",
+        remote,
+        dollar_brace,
+    ))
+}
 
 /// `{"type": "stdio", "command", "args", "env": {}}`: the shape `claude mcp add-json`
 /// stores, so a CLI registration and a file edit produce the same entry.
@@ -44,6 +56,9 @@ impl Client for ClaudeCode {
     fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         claude_entry(server)
     }
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        claude_remote(remote)
+    }
     fn cli(&self, cx: ClientContext<'_>) -> Option<ClaudeCli> {
         cx.host.which("claude").map(|program| ClaudeCli {
             program,
@@ -72,6 +87,9 @@ impl Client for ClaudeCodeProject {
     }
     fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
         claude_entry(server)
+    }
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        claude_remote(remote)
     }
     fn selected_by_default(&self) -> bool {
         false

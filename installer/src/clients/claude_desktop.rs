@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry};
 use crate::host::Platform;
+use crate::remote_server::RemoteServer;
 
 pub struct ClaudeDesktop;
 
@@ -40,5 +41,21 @@ impl Client for ClaudeDesktop {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         config_dir(cx).is_dir() || msix_dir(cx).is_dir()
+    }
+
+    /// Claude Desktop reads no remote servers from its file; its connectors live in the app.
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        let token = match &remote.token_env {
+            Some(_) => {
+                " Its connectors authenticate with OAuth only, not with a bearer token: for a \
+                 server that requires a token, use Claude Code or another client registered here."
+            }
+            None => "",
+        };
+        RemoteEntry::Manual(format!(
+            "Claude Desktop does not read remote servers from claude_desktop_config.json. Add it \
+             in the app: Settings > Connectors > Add custom connector, URL {}.{token}",
+            remote.url
+        ))
     }
 }

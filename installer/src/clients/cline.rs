@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, unless_token, url_headers};
+use crate::entry::Entry;
+use crate::remote_server::RemoteServer;
 
 pub struct Cline;
 
@@ -38,5 +40,18 @@ impl Client for Cline {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         extension_dir(cx).is_dir() || cli_dir(cx).is_dir() || cx.host.which("cline").is_some()
+    }
+
+    /// `{"type": "streamableHttp", "url"}` (without `type` Cline falls back to SSE); no
+    /// documented interpolation, so with a token the entry is added by hand.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        unless_token(self.name(), "mcpServers", name, remote, |r| {
+            url_headers(
+                vec![("type", Entry::str("streamableHttp"))],
+                "url",
+                r,
+                |v| v.into(),
+            )
+        })
     }
 }

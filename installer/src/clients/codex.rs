@@ -4,8 +4,10 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen};
 use crate::edit::Format;
+use crate::entry::Entry;
+use crate::remote_server::RemoteServer;
 
 pub struct Codex;
 
@@ -32,5 +34,14 @@ impl Client for Codex {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[home(cx)], &["codex"])
+    }
+
+    /// `url` and `bearer_token_env_var`: Codex reads the token from that variable itself.
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        let mut pairs = vec![("url".to_string(), Entry::str(&remote.url))];
+        if let Some(var) = &remote.token_env {
+            pairs.push(("bearer_token_env_var".to_string(), Entry::str(var)));
+        }
+        RemoteEntry::entry(Entry::Map(pairs))
     }
 }

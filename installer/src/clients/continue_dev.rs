@@ -10,9 +10,10 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, path_text, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen};
 use crate::edit::Format;
 use crate::entry::Entry;
+use crate::remote_server::RemoteServer;
 
 pub struct Continue;
 
@@ -38,19 +39,43 @@ impl Client for Continue {
         seen(cx, &[dir(cx)], &["cn"])
     }
     fn entry(&self, name: &str, server: &ServerCommand) -> Entry {
-        Entry::map([
-            ("name", Entry::str(name)),
-            ("version", Entry::str(scimcp_core::version::SUITE_VERSION)),
-            ("schema", Entry::str("v1")),
-            (
-                "mcpServers",
-                Entry::List(vec![Entry::map([
-                    ("name", Entry::str(name)),
-                    ("type", Entry::str("stdio")),
-                    ("command", Entry::str(path_text(&server.command))),
-                    ("args", Entry::strs(server.args.iter().cloned())),
-                ])]),
-            ),
-        ])
+        block(
+            name,
+            Entry::map([
+                ("name", Entry::str(name)),
+                ("type", Entry::str("stdio")),
+                ("command", Entry::str(path_text(&server.command))),
+                ("args", Entry::strs(server.args.iter().cloned())),
+            ]),
+        )
     }
+    /// `type: streamable-http, url`, the token as Continue's secret reference
+    /// `${{ secrets.VAR }}` in `requestOptions.headers`.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        let mut server = vec![
+            ("name".to_string(), Entry::str(name)),
+            ("type".to_string(), Entry::str("streamable-http")),
+            ("url".to_string(), Entry::str(&remote.url)),
+        ];
+        if let Some(bearer) = remote.bearer(|v| format!("${{{{ secrets.{v} }}}}")) {
+            server.push((
+                "requestOptions".to_string(),
+                Entry::map([(
+                    "headers",
+                    Entry::map([("Authorization", Entry::str(bearer))]),
+                )]),
+            ));
+        }
+        RemoteEntry::entry(block(name, Entry::Map(server)))
+    }
+}
+
+/// A block file holding the one server `server`.
+fn block(name: &str, server: Entry) -> Entry {
+    Entry::map([
+        ("name", Entry::str(name)),
+        ("version", Entry::str(scimcp_core::version::SUITE_VERSION)),
+        ("schema", Entry::str("v1")),
+        ("mcpServers", Entry::List(vec![server])),
+    ])
 }

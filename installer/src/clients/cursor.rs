@@ -1,6 +1,12 @@
 //! Cursor: `~/.cursor/mcp.json` (global) and `<project>/.cursor/mcp.json`, `mcpServers`.
 
-use super::{Client, ClientContext, ConfigFile, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, env_colon, seen, url_headers};
+use crate::remote_server::RemoteServer;
+
+/// `{"url", "headers": {"Authorization": "Bearer ${env:VAR}"}}`.
+fn cursor_remote(remote: &RemoteServer) -> RemoteEntry {
+    RemoteEntry::entry(url_headers(Vec::new(), "url", remote, env_colon))
+}
 
 pub struct Cursor;
 pub struct CursorProject;
@@ -20,6 +26,9 @@ impl Client for Cursor {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[cx.host.home.join(".cursor")], &["cursor"])
     }
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        cursor_remote(remote)
+    }
 }
 
 impl Client for CursorProject {
@@ -35,6 +44,9 @@ impl Client for CursorProject {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         cx.project.is_some()
+    }
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        cursor_remote(remote)
     }
     fn selected_by_default(&self) -> bool {
         false

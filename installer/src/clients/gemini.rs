@@ -1,6 +1,7 @@
 //! Gemini CLI: `~/.gemini/settings.json` (JSON with comments), `mcpServers`.
 
-use super::{Client, ClientContext, ConfigFile, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, seen, url_headers};
+use crate::remote_server::RemoteServer;
 
 pub struct Gemini;
 
@@ -18,5 +19,10 @@ impl Client for Gemini {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[cx.host.home.join(".gemini")], &["gemini"])
+    }
+
+    /// `httpUrl` (Streamable HTTP; `url` would mean SSE), `headers` with `${VAR}`.
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        RemoteEntry::entry(url_headers(Vec::new(), "httpUrl", remote, dollar_brace))
     }
 }

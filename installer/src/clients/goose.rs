@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, path_text, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, path_text, seen};
 use crate::edit::Format;
 use crate::entry::Entry;
 use crate::host::Platform;
+use crate::remote_server::RemoteServer;
 
 pub struct Goose;
 
@@ -51,5 +52,29 @@ impl Client for Goose {
             ("envs", Entry::Map(Vec::new())),
             ("timeout", Entry::Int(300)),
         ])
+    }
+    /// `type: streamable_http, uri, headers`; the token variable is listed in `env_keys`
+    /// (Goose takes it from the environment or its keyring) and named as `${VAR}` in the
+    /// header, which Goose fills in from those keys.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        let mut pairs = vec![
+            ("enabled".to_string(), Entry::Bool(true)),
+            ("type".to_string(), Entry::str("streamable_http")),
+            ("name".to_string(), Entry::str(name)),
+            (
+                "description".to_string(),
+                Entry::str("Scientific analyses on a scimcp server"),
+            ),
+            ("uri".to_string(), Entry::str(&remote.url)),
+        ];
+        if let (Some(var), Some(bearer)) = (&remote.token_env, remote.bearer(dollar_brace)) {
+            pairs.push(("env_keys".to_string(), Entry::strs([var.clone()])));
+            pairs.push((
+                "headers".to_string(),
+                Entry::map([("Authorization", Entry::str(bearer))]),
+            ));
+        }
+        pairs.push(("timeout".to_string(), Entry::Int(300)));
+        RemoteEntry::entry(Entry::Map(pairs))
     }
 }

@@ -3,7 +3,8 @@
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, command_args};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, command_args};
+use crate::remote_server::RemoteServer;
 
 pub struct JetBrains;
 
@@ -30,5 +31,17 @@ impl Client for JetBrains {
     }
     fn selected_by_default(&self) -> bool {
         false
+    }
+
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        let header = match remote.token_env {
+            Some(_) => ", header Authorization: Bearer <your token>",
+            None => "",
+        };
+        RemoteEntry::Manual(format!(
+            "In the IDE open Settings > Tools > AI Assistant > Model Context Protocol (MCP), \
+             click Add and add a Streamable HTTP server: URL {}{header}",
+            remote.url
+        ))
     }
 }

@@ -1,6 +1,7 @@
 //! Kiro: `~/.kiro/settings/mcp.json`, `mcpServers`.
 
-use super::{Client, ClientContext, ConfigFile, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen, unless_token, url_headers};
+use crate::remote_server::RemoteServer;
 
 pub struct Kiro;
 
@@ -18,5 +19,12 @@ impl Client for Kiro {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[cx.host.home.join(".kiro")], &["kiro"])
+    }
+
+    /// `{"url"}`; no documented interpolation, so with a token the entry is added by hand.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        unless_token(self.name(), "mcpServers", name, remote, |r| {
+            url_headers(Vec::new(), "url", r, |v| v.into())
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! LM Studio: `~/.lmstudio/mcp.json`, `mcpServers` (Cursor notation).
 
-use super::{Client, ClientContext, ConfigFile, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen, unless_token, url_headers};
+use crate::remote_server::RemoteServer;
 
 pub struct LmStudio;
 
@@ -18,5 +19,13 @@ impl Client for LmStudio {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[cx.host.home.join(".lmstudio")], &["lms"])
+    }
+
+    /// `{"url"}` (Cursor notation); no documented interpolation, so with a token the entry is
+    /// added by hand.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        unless_token(self.name(), "mcpServers", name, remote, |r| {
+            url_headers(Vec::new(), "url", r, |v| v.into())
+        })
     }
 }

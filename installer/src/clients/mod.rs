@@ -1,9 +1,14 @@
 //! The MCP clients scimcp registers with: one module per client, all behind [`Client`].
 //!
 //! A client says where its configuration lives on a given [`Host`] (paths for Linux, macOS
-//! and Windows, from notes/clients.md), what the scimcp entry looks like in its dialect,
-//! and whether it looks installed. The registrar does the editing; clients never touch
-//! files themselves.
+//! and Windows, from notes/clients.md), what the scimcp entry looks like in its dialect —
+//! for a local adapter's command, and for a remote server over Streamable HTTP — and whether
+//! it looks installed. The registrar does the editing; clients never touch files themselves.
+//!
+//! A remote entry carries the bearer token only as a reference the client resolves when it
+//! connects (an environment variable, or VS Code's password prompt). A client with no
+//! documented way to do that gets no entry with a token: [`RemoteEntry::Manual`] says what
+//! to add by hand, because scimcp-setup never writes a secret into a file.
 
 mod amazon_q;
 mod claude_code;
@@ -34,6 +39,7 @@ use crate::edit::{Format, Slot};
 use crate::entry::Entry;
 use crate::host::Host;
 use crate::layout::Layout;
+use crate::remote_server::RemoteServer;
 
 /// The name of `adapter`'s entry in every client: `scimcp-<adapter>`.
 pub use scimcp_core::install_state::entry_name;
@@ -99,6 +105,10 @@ pub trait Client: Send + Sync {
     fn cli(&self, _cx: ClientContext<'_>) -> Option<ClaudeCli> {
         None
     }
+    /// The entry called `name` for the remote server `remote`, in this client's dialect for
+    /// Streamable HTTP servers; or what to do by hand when the client cannot take it in its
+    /// file without the secret itself.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry;
     /// What to tell the user for a client that has no file scimcp can write.
     fn manual_steps(&self, _name: &str, _server: &ServerCommand) -> Option<String> {
         None
@@ -113,6 +123,101 @@ impl std::fmt::Debug for dyn Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id())
     }
+}
+
+/// How a client takes a remote server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoteEntry {
+    /// This entry in the client's file, and an item kept beside it (VS Code's prompt for
+    /// the token).
+    Entry {
+        entry: Entry,
+        item: Option<ListItem>,
+    },
+    /// Nothing scimcp can write: these steps instead.
+    Manual(String),
+}
+
+impl RemoteEntry {
+    /// An entry with nothing beside it.
+    pub fn entry(entry: Entry) -> RemoteEntry {
+        RemoteEntry::Entry { entry, item: None }
+    }
+}
+
+/// An object scimcp keeps in a top-level list of the same file as its entry, found by its
+/// `id`: VS Code's `inputs` item that its `${input:…}` token reference names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListItem {
+    /// The top-level key of the list (`inputs`).
+    pub list: &'static str,
+    /// The item's `id`.
+    pub id: String,
+    pub value: Entry,
+}
+
+/// `{"url": …}` or, with a token, `{"url": …, "headers": {"Authorization": "Bearer …"}}`
+/// under the keys a client names them with (`url`/`serverUrl`/`httpUrl`, `headers`), after
+/// the `lead` pairs (a `type`). `reference` renders the token variable the client's way.
+pub fn url_headers(
+    lead: Vec<(&str, Entry)>,
+    url_key: &str,
+    remote: &RemoteServer,
+    reference: impl Fn(&str) -> String,
+) -> Entry {
+    let mut pairs: Vec<(String, Entry)> =
+        lead.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    pairs.push((url_key.to_string(), Entry::str(&remote.url)));
+    if let Some(bearer) = remote.bearer(reference) {
+        pairs.push((
+            "headers".to_string(),
+            Entry::map([("Authorization", Entry::str(bearer))]),
+        ));
+    }
+    Entry::Map(pairs)
+}
+
+/// `${NAME}`: the interpolation of Claude Code, Gemini CLI and Goose.
+pub fn dollar_brace(var: &str) -> String {
+    format!("${{{var}}}")
+}
+
+/// `${env:NAME}`: the interpolation of Cursor and Windsurf.
+pub fn env_colon(var: &str) -> String {
+    format!("${{env:{var}}}")
+}
+
+/// For a client that cannot read the token from anywhere but its own file: the entry when
+/// the server takes no token (`--no-token`); otherwise the steps to add it by hand under
+/// `container`, with a placeholder where the token goes.
+pub fn unless_token(
+    client: &str,
+    container: &str,
+    name: &str,
+    remote: &RemoteServer,
+    entry: impl Fn(&RemoteServer) -> Entry,
+) -> RemoteEntry {
+    if remote.token_env.is_none() {
+        return RemoteEntry::entry(entry(remote));
+    }
+    let placeholder = RemoteServer {
+        token_env: None,
+        ..remote.clone()
+    };
+    let mut shown = entry(&placeholder).to_json();
+    if let Some(map) = shown.as_object_mut() {
+        map.insert(
+            "headers".into(),
+            serde_json::json!({"Authorization": "Bearer <your token>"}),
+        );
+    }
+    let json = serde_json::json!({ container: { name: shown } });
+    RemoteEntry::Manual(format!(
+        "{client} has no documented way to read the token from an environment variable, and \
+         scimcp-setup never writes a token into a file. Add this entry yourself, with your \
+         token in place of <your token>:\n{}",
+        serde_json::to_string_pretty(&json).expect("JSON")
+    ))
 }
 
 /// `{"command": …, "args": […]}`: the Claude Desktop shape most clients read.

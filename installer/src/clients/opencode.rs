@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, path_text, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen, url_headers};
 use crate::edit::Format;
 use crate::entry::Entry;
+use crate::remote_server::RemoteServer;
 
 pub struct OpenCode;
 
@@ -44,5 +45,17 @@ impl Client for OpenCode {
             ("command", Entry::strs(command)),
             ("enabled", Entry::Bool(true)),
         ])
+    }
+    /// `type: remote, url, headers` with OpenCode's `{env:VAR}` substitution.
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        let Entry::Map(mut pairs) =
+            url_headers(vec![("type", Entry::str("remote"))], "url", remote, |v| {
+                format!("{{env:{v}}}")
+            })
+        else {
+            unreachable!("url_headers builds a map")
+        };
+        pairs.push(("enabled".to_string(), Entry::Bool(true)));
+        RemoteEntry::entry(Entry::Map(pairs))
     }
 }

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, unless_token, url_headers};
+use crate::entry::Entry;
+use crate::remote_server::RemoteServer;
 
 pub struct RooCode;
 
@@ -27,5 +29,18 @@ impl Client for RooCode {
     }
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         storage(cx).is_dir()
+    }
+
+    /// `{"type": "streamable-http", "url"}`; no documented interpolation, so with a token
+    /// the entry is added by hand.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        unless_token(self.name(), "mcpServers", name, remote, |r| {
+            url_headers(
+                vec![("type", Entry::str("streamable-http"))],
+                "url",
+                r,
+                |v| v.into(),
+            )
+        })
     }
 }

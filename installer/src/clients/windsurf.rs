@@ -1,6 +1,7 @@
 //! Windsurf: `~/.codeium/windsurf/mcp_config.json`, `mcpServers`.
 
-use super::{Client, ClientContext, ConfigFile, seen};
+use super::{Client, ClientContext, ConfigFile, RemoteEntry, env_colon, seen, url_headers};
+use crate::remote_server::RemoteServer;
 
 pub struct Windsurf;
 
@@ -26,5 +27,10 @@ impl Client for Windsurf {
             &[cx.host.home.join(".codeium").join("windsurf")],
             &["windsurf"],
         )
+    }
+
+    /// `serverUrl` (a plain `url` does not connect), `headers` with `${env:VAR}`.
+    fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
+        RemoteEntry::entry(url_headers(Vec::new(), "serverUrl", remote, env_colon))
     }
 }

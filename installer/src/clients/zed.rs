@@ -6,10 +6,13 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, path_text, seen};
+use super::{
+    Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen, unless_token, url_headers,
+};
 use crate::edit::Format;
 use crate::entry::Entry;
 use crate::host::Platform;
+use crate::remote_server::RemoteServer;
 
 pub struct Zed;
 
@@ -44,5 +47,12 @@ impl Client for Zed {
             ("args", Entry::strs(server.args.iter().cloned())),
             ("env", Entry::Map(Vec::new())),
         ])
+    }
+    /// `{"url"}`; Zed documents no interpolation in `headers`, so with a token the entry is
+    /// added by hand.
+    fn remote_entry(&self, name: &str, remote: &RemoteServer) -> RemoteEntry {
+        unless_token(self.name(), "context_servers", name, remote, |r| {
+            url_headers(Vec::new(), "url", r, |v| v.into())
+        })
     }
 }

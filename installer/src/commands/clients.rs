@@ -1,16 +1,17 @@
 //! `clients`: every known client, whether it is detected, where its file is, and whether
-//! scimcp's entry there is present and healthy.
+//! scimcp's entries there (each adapter's, each remote server's) are present and healthy.
 
 use super::{Setup, print_stdout};
 use crate::error::SetupError;
-use crate::register::{ClientStatus, status};
+use crate::register::{ClientStatus, remote_status, status};
+use crate::remote_server::RemoteServer;
 use scimcp_core::install_state::entry_name;
 
 pub fn run(setup: &Setup) -> Result<(), SetupError> {
     let state = setup.load_state()?;
     let cx = setup.client_context();
     let mut list: Vec<ClientStatus> = Vec::new();
-    for adapter in setup.installed_adapters(&state)? {
+    for adapter in setup.shown_adapters(&state)? {
         let server = setup.adapter_server(&state, &adapter);
         let record = state.adapters.get(&adapter);
         for client in crate::clients::all() {
@@ -18,6 +19,14 @@ pub fn run(setup: &Setup) -> Result<(), SetupError> {
                 .and_then(|a| a.clients.get(client.id()))
                 .map_or_else(|| entry_name(&adapter), |r| r.name.clone());
             list.push(status(cx, &adapter, &entry, &server, client));
+        }
+    }
+    if setup.adapters.is_empty() {
+        for (name, record) in &state.remotes {
+            let remote = RemoteServer::from_record(name, record);
+            for client in crate::clients::all() {
+                list.push(remote_status(cx, &remote, client));
+            }
         }
     }
     if setup.json {

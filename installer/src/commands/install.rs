@@ -46,6 +46,16 @@ pub fn run(
     repair: bool,
     progress: &dyn Progress,
 ) -> Result<Report, SetupError> {
+    if args.remote.remote.is_some() {
+        return super::remote::install(setup, args, repair);
+    }
+    if repair && setup.adapters.is_empty() && args.from.is_none() {
+        let state = setup.load_state()?;
+        if state.active.is_none() && state.adapters.is_empty() && !state.remotes.is_empty() {
+            // Only remote servers are registered here: nothing local to repair (or install).
+            return super::remote::repair_only(setup);
+        }
+    }
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
     let _lock = lock(setup, &mut report)?;
     let before = setup.load_state()?;
@@ -123,6 +133,9 @@ pub fn run(
         Intent::Install
     };
     register_adapters(setup, &mut state, &adapters, intent, repair, &mut report)?;
+    if repair && setup.adapters.is_empty() {
+        super::remote::repair_recorded(setup, &mut state, &mut report)?;
+    }
     finish(setup, &before, &state, &mut report)?;
     if !setup.dry_run {
         report.notes.push(format!(
@@ -490,6 +503,16 @@ fn prepare(
                 None => crate::adapters::shipped(version_dir, name)?,
             },
         };
+        // A remote server registered under this adapter's entry name would share its
+        // entry in every client.
+        let entry = entry_name(&adapter.name);
+        if let Some(remote) = state.remotes.get(&entry) {
+            return Err(SetupError::AdapterNameTaken {
+                adapter: adapter.name.clone(),
+                entry,
+                url: remote.url.clone(),
+            });
+        }
         if !resolved.iter().any(|r| r.name == adapter.name) {
             resolved.push(adapter);
         }

@@ -2,6 +2,7 @@
 
 pub mod clients;
 pub mod install;
+pub mod remote;
 pub mod rollback;
 pub mod status;
 pub mod uninstall;
@@ -9,14 +10,14 @@ pub mod upgrade;
 
 use std::path::{Path, PathBuf};
 
-use scimcp_core::install_state::{InstallState, ServerCommand, entry_name};
+use scimcp_core::install_state::{ClientRecord, InstallState, ServerCommand, entry_name};
 use serde::Serialize;
 
 use crate::clients::{Client, ClientContext};
 use crate::error::SetupError;
 use crate::host::Host;
 use crate::layout::{DEFAULT_ADAPTER, Layout};
-use crate::register::{self, ClientPlan, How, Intent, Outcome, Planner};
+use crate::register::{self, ClientPlan, How, Intent, Outcome, Planner, Serves};
 
 /// Resolved settings every command runs with.
 #[derive(Debug, Clone)]
@@ -73,6 +74,15 @@ impl Setup {
             }
         }
         Ok(names)
+    }
+
+    /// The adapters `status` and `clients` show: [`Setup::installed_adapters`], except none
+    /// on a computer with only remote servers registered (not refsci, which is not there).
+    pub fn shown_adapters(&self, state: &InstallState) -> Result<Vec<String>, SetupError> {
+        if self.adapters.is_empty() && state.adapters.is_empty() && !state.remotes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.installed_adapters(state)
     }
 
     /// The command `adapter`'s entries run: the recorded one, else the one the layout
@@ -164,6 +174,9 @@ pub struct Report {
     /// Unified diffs of every file that changes (`--dry-run` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diffs: Vec<FileDiff>,
+    /// The remote server registered (`install --remote`), or removed (`uninstall --remote`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<remote::RemoteSummary>,
 }
 
 /// One client's part of a report, for one adapter's entry.
@@ -171,9 +184,13 @@ pub struct Report {
 pub struct ClientReport {
     pub id: &'static str,
     pub name: &'static str,
-    /// The adapter whose entry this is.
+    /// The adapter whose entry this is (absent for a remote server's entry).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub adapter: String,
-    /// The entry's name in the client (`scimcp-<adapter>`).
+    /// The remote server's URL, for a remote entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    /// The entry's name in the client (`scimcp-<adapter>`, or the remote server's name).
     pub entry: String,
     pub location: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -311,34 +328,21 @@ pub fn register_clients(
     let server = setup.adapter_server(state, adapter);
     let backups = setup.layout.backups_dir();
     let cx = setup.client_context();
-    // Claude Code's own CLI last: it is the slowest and the least under our control.
-    let mut ordered: Vec<&'static dyn Client> = clients.to_vec();
-    ordered.sort_by_key(|c| c.cli(cx).is_some());
-    for client in ordered {
+    for client in cli_last(setup, clients) {
         let mut recorded = state
             .adapters
             .get(adapter)
             .and_then(|a| a.clients.get(client.id()))
             .cloned();
-        let mut entry = ClientReport {
-            id: client.id(),
-            name: client.name(),
-            adapter: adapter.to_string(),
-            entry: desired.clone(),
-            location: client
-                .file(cx, &desired)
-                .map_or_else(|| "(settings UI)".into(), |f| f.path.display().to_string()),
-            outcome: None,
-            error: None,
-            manual_steps: None,
-        };
+        let mut line = ClientReport::new(setup, client, &desired);
+        line.adapter = adapter.to_string();
         if intent != Intent::Uninstall
             && let Some(old) = recorded.clone().filter(|r| r.name != desired)
         {
             let planner = Planner {
                 cx,
                 name: &old.name,
-                server: &server,
+                server: Serves::Command(&server),
                 backups_dir: &backups,
             };
             let renamed = planner
@@ -369,11 +373,11 @@ pub fn register_clients(
                     recorded = None;
                 }
                 Err(e) => {
-                    entry.error = Some(format!(
+                    line.error = Some(format!(
                         "the entry `{}` an older scimcp wrote could not be renamed: {e}",
                         old.name
                     ));
-                    report.clients.push(entry);
+                    report.clients.push(line);
                     continue;
                 }
             }
@@ -382,46 +386,123 @@ pub fn register_clients(
             (Some(r), Intent::Uninstall) => r.name.clone(),
             _ => desired.clone(),
         };
-        entry.entry = name.clone();
+        line.entry = name.clone();
         let planner = Planner {
             cx,
             name: &name,
-            server: &server,
+            server: Serves::Command(&server),
             backups_dir: &backups,
         };
-        let planned = planner.plan(client, intent, recorded.as_ref());
-        match planned {
-            Err(e) => entry.error = Some(e.to_string()),
-            Ok(plan) => {
-                entry.location = plan.location();
-                entry.outcome = Some(plan.outcome.clone());
-                if let How::Manual(steps) = &plan.how {
-                    entry.manual_steps = Some(steps.clone());
-                }
-                if setup.dry_run {
-                    add_diff(&plan, report);
-                } else {
-                    match register::apply(&plan, &backups) {
-                        Ok(applied) => {
-                            let record = register::record(&plan, recorded.as_ref(), &applied);
-                            if let Some(a) = state.adapters.get_mut(adapter) {
-                                match record {
-                                    Some(r) => {
-                                        a.clients.insert(client.id().to_string(), r);
-                                    }
-                                    None if plan.outcome != Outcome::Manual => {
-                                        a.clients.remove(client.id());
-                                    }
-                                    None => {}
-                                }
-                            }
-                        }
-                        Err(e) => entry.error = Some(e.to_string()),
-                    }
-                }
-            }
+        let change = carry_out(
+            setup,
+            &planner,
+            client,
+            intent,
+            recorded.as_ref(),
+            report,
+            &mut line,
+        );
+        if let Some(a) = state.adapters.get_mut(adapter) {
+            change.apply_to(&mut a.clients, client.id());
         }
-        report.clients.push(entry);
+        report.clients.push(line);
+    }
+}
+
+/// `clients` with the one registered through its own CLI (Claude Code's `claude`) last: it
+/// is the slowest and the least under our control.
+pub(crate) fn cli_last(setup: &Setup, clients: &[&'static dyn Client]) -> Vec<&'static dyn Client> {
+    let cx = setup.client_context();
+    let mut ordered: Vec<&'static dyn Client> = clients.to_vec();
+    ordered.sort_by_key(|c| c.cli(cx).is_some());
+    ordered
+}
+
+/// What becomes of a client's record in the receipt after one registration.
+#[derive(Debug)]
+pub(crate) enum RecordChange {
+    /// scimcp's entry is there: record it.
+    Set(Box<ClientRecord>),
+    /// scimcp has no entry there any more.
+    Remove,
+    /// Nothing to record (a dry run, a failure, steps to do by hand).
+    Keep,
+}
+
+impl RecordChange {
+    pub(crate) fn apply_to(
+        self,
+        records: &mut std::collections::BTreeMap<String, ClientRecord>,
+        id: &str,
+    ) {
+        match self {
+            RecordChange::Set(r) => {
+                records.insert(id.to_string(), *r);
+            }
+            RecordChange::Remove => {
+                records.remove(id);
+            }
+            RecordChange::Keep => {}
+        }
+    }
+}
+
+impl ClientReport {
+    /// A report line for `client`'s entry `name`, its location filled in from the client.
+    pub(crate) fn new(setup: &Setup, client: &'static dyn Client, name: &str) -> ClientReport {
+        ClientReport {
+            id: client.id(),
+            name: client.name(),
+            adapter: String::new(),
+            remote: None,
+            entry: name.to_string(),
+            location: client
+                .file(setup.client_context(), name)
+                .map_or_else(|| "(settings UI)".into(), |f| f.path.display().to_string()),
+            outcome: None,
+            error: None,
+            manual_steps: None,
+        }
+    }
+}
+
+/// Plan `intent` for `client` with `planner`; show the change in a dry run, else apply it.
+/// Fills in the report `line` and says what becomes of the client's record.
+pub(crate) fn carry_out(
+    setup: &Setup,
+    planner: &Planner<'_>,
+    client: &'static dyn Client,
+    intent: Intent,
+    recorded: Option<&ClientRecord>,
+    report: &mut Report,
+    line: &mut ClientReport,
+) -> RecordChange {
+    let plan = match planner.plan(client, intent, recorded) {
+        Ok(plan) => plan,
+        Err(e) => {
+            line.error = Some(e.to_string());
+            return RecordChange::Keep;
+        }
+    };
+    line.location = plan.location();
+    line.outcome = Some(plan.outcome.clone());
+    if let How::Manual { steps, .. } = &plan.how {
+        line.manual_steps = Some(steps.clone());
+    }
+    if setup.dry_run {
+        add_diff(&plan, report);
+        return RecordChange::Keep;
+    }
+    match register::apply(&plan, planner.backups_dir) {
+        Ok(applied) => match register::record(&plan, recorded, &applied) {
+            Some(r) => RecordChange::Set(Box::new(r)),
+            None if plan.outcome != Outcome::Manual => RecordChange::Remove,
+            None => RecordChange::Keep,
+        },
+        Err(e) => {
+            line.error = Some(e.to_string());
+            RecordChange::Keep
+        }
     }
 }
 

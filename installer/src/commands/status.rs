@@ -1,4 +1,5 @@
-//! `status`: what is installed, active, provisioned and registered, and where.
+//! `status`: what is installed, active, provisioned and registered (local adapters and
+//! remote servers), and where.
 
 use std::path::PathBuf;
 
@@ -7,7 +8,8 @@ use serde::Serialize;
 
 use super::{Setup, print_stdout};
 use crate::error::SetupError;
-use crate::register::{ClientStatus, status as client_status};
+use crate::register::{ClientStatus, remote_status, status as client_status};
+use crate::remote_server::RemoteServer;
 use scimcp_core::install_state::entry_name;
 
 /// The `status` report.
@@ -29,6 +31,9 @@ pub struct Status {
     /// The folders the server may read datasets from, and whether each is there.
     pub data_dirs: Vec<DataDirStatus>,
     pub runtimes: Vec<RuntimeStatus>,
+    /// Every remote server registered (`install --remote`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remotes: Vec<RemoteStatus>,
     pub clients: Vec<ClientStatus>,
     pub runs_dir: PathBuf,
 }
@@ -48,6 +53,22 @@ pub struct AdapterStatus {
     pub server_command: Option<Vec<String>>,
     #[serde(skip_serializing_if = "PackageSources::is_default")]
     pub packages: PackageSources,
+}
+
+/// A registered remote server.
+#[derive(Debug, Serialize)]
+pub struct RemoteStatus {
+    /// Its entry's name in every client.
+    pub name: String,
+    pub url: String,
+    /// The environment variable the clients read the token from (absent: no token).
+    pub token_env: Option<String>,
+    /// Whether that variable is set in the environment `status` runs in (a client started
+    /// elsewhere may see another one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_set: Option<bool>,
+    /// The clients it is registered in.
+    pub clients: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -71,7 +92,7 @@ pub struct RuntimeStatus {
 pub fn run(setup: &Setup) -> Result<i32, SetupError> {
     let state = setup.load_state()?;
     let cx = setup.client_context();
-    let names = setup.installed_adapters(&state)?;
+    let names = setup.shown_adapters(&state)?;
     let mut clients = Vec::new();
     let mut adapters = Vec::new();
     for name in &names {
@@ -104,6 +125,26 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
             packages: record.map(|a| a.packages.clone()).unwrap_or_default(),
         });
     }
+    let mut remotes = Vec::new();
+    if setup.adapters.is_empty() {
+        for (name, record) in &state.remotes {
+            let remote = RemoteServer::from_record(name, record);
+            let recorded: Vec<String> = record.clients.keys().cloned().collect();
+            for client in setup.select(&recorded)? {
+                clients.push(remote_status(cx, &remote, client));
+            }
+            remotes.push(RemoteStatus {
+                name: name.clone(),
+                url: record.url.clone(),
+                token_env: record.token_env.clone(),
+                token_set: record
+                    .token_env
+                    .as_deref()
+                    .map(|v| setup.host.var(v).is_some_and(|t| !t.is_empty())),
+                clients: recorded,
+            });
+        }
+    }
     let status = Status {
         schema_version: 1,
         data_root: setup.layout.root.clone(),
@@ -118,14 +159,18 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
             .and_then(|v| state.versions.get(v))
             .and_then(|r| r.signature.clone()),
         adapters,
-        data_dirs: setup
-            .data_dirs(&state)
-            .into_iter()
-            .map(|path| DataDirStatus {
-                present: path.is_dir(),
-                path,
-            })
-            .collect(),
+        // Data folders belong to local adapters; a computer with only remote servers has none.
+        data_dirs: (if names.is_empty() {
+            Vec::new()
+        } else {
+            setup.data_dirs(&state)
+        })
+        .into_iter()
+        .map(|path| DataDirStatus {
+            present: path.is_dir(),
+            path,
+        })
+        .collect(),
         runtimes: state
             .runtimes
             .iter()
@@ -139,6 +184,7 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
                 base: r.base.clone(),
             })
             .collect(),
+        remotes,
         clients,
         runs_dir: setup.layout.runs_dir(),
     };
@@ -157,10 +203,16 @@ fn human(s: &Status) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "data directory  {}", s.data_root.display());
-    if !s.installed {
+    if !s.installed && s.remotes.is_empty() {
         let _ = writeln!(
             out,
             "scimcp is not installed here (run `scimcp-setup install`)"
+        );
+    } else if !s.installed {
+        let _ = writeln!(
+            out,
+            "nothing is installed locally: remote servers only (`scimcp-setup install` adds a \
+             local one)"
         );
     }
     let _ = writeln!(
@@ -239,6 +291,14 @@ fn human(s: &Status) -> String {
         if p.no_index {
             let _ = writeln!(out, "  index         none (--no-index)");
         }
+    }
+    for r in &s.remotes {
+        let token = match (&r.token_env, r.token_set) {
+            (Some(var), Some(true)) => format!("token from ${var} (set here)"),
+            (Some(var), _) => format!("token from ${var} (NOT set in this environment)"),
+            (None, _) => "no token".to_string(),
+        };
+        let _ = writeln!(out, "remote          {}  {}  {token}", r.name, r.url);
     }
     for d in &s.data_dirs {
         let _ = writeln!(

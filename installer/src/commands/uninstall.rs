@@ -1,6 +1,8 @@
 //! `uninstall`: remove scimcp's client entries (only those still equal to what scimcp
-//! wrote), the managed versions, runtimes and the receipt. Run data (`runs/`), datasets and
-//! backups stay; `--purge` is the only way to delete them, and it asks first.
+//! wrote) — every adapter's and every remote server's — the managed versions, runtimes and
+//! the receipt. Run data (`runs/`), datasets and backups stay; `--purge` is the only way to
+//! delete them, and it asks first. `--adapter` removes only those adapters, `--remote` only
+//! that remote server's entries.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -11,6 +13,12 @@ use crate::error::SetupError;
 use crate::register::Intent;
 
 pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
+    if let Some(remote) = &args.remote {
+        if !setup.adapters.is_empty() {
+            return Err(SetupError::RemoteWithLocalFlag { flag: "--adapter" });
+        }
+        return super::remote::uninstall(setup, remote);
+    }
     if !setup.adapters.is_empty() {
         return adapters(setup, args);
     }
@@ -32,6 +40,10 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
             Intent::Uninstall,
             &mut report,
         );
+    }
+    for (name, record) in state.remotes.clone() {
+        let remote = crate::remote_server::RemoteServer::from_record(&name, &record);
+        super::remote::remove(setup, &mut state, &remote, &mut report)?;
     }
     let failures = report.failures();
     let layout = &setup.layout;
@@ -81,7 +93,7 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
     for a in state.adapters.values_mut() {
         a.server = None;
     }
-    if state.adapters.is_empty() && failures == 0 {
+    if state.adapters.is_empty() && state.remotes.is_empty() && failures == 0 {
         let path = scimcp_core::install_state::InstallState::path(&layout.root);
         if path.exists() {
             report.step(format!("remove {}", path.display()));

@@ -221,3 +221,83 @@ fn is_only_empty_containers(value: &Json) -> bool {
         _ => false,
     }
 }
+
+/// The object in the top-level list `list` whose `"id"` is `id`.
+fn find_item(top: &CstObject, list: &str, id: &str) -> Result<Option<CstObject>, EditError> {
+    let Some(prop) = top.get(list) else {
+        return Ok(None);
+    };
+    let array = prop
+        .array_value()
+        .ok_or_else(|| EditError::Shape(format!("\"{list}\" is not a list")))?;
+    Ok(array.elements().into_iter().find_map(|e| {
+        let object = e.as_object()?;
+        let matches = object
+            .get("id")
+            .and_then(|p| p.to_serde_value())
+            .is_some_and(|v| v == Json::String(id.to_string()));
+        matches.then_some(object)
+    }))
+}
+
+pub(super) fn read_item(text: &str, list: &str, id: &str) -> Result<Option<Json>, EditError> {
+    let root = parse_checked(text, &[])?;
+    let Some(top) = root_object(&root)? else {
+        return Ok(None);
+    };
+    Ok(find_item(&top, list, id)?.and_then(|o| o.to_serde_value()))
+}
+
+pub(super) fn set_item(
+    text: &str,
+    list: &str,
+    id: &str,
+    value: &Entry,
+) -> Result<String, EditError> {
+    let root = parse_checked(text, &[])?;
+    let top = match root_object(&root)? {
+        Some(o) => o,
+        None => root.object_value_or_set(),
+    };
+    match find_item(&top, list, id)? {
+        Some(object) => {
+            object.replace_with(value.to_cst());
+        }
+        None => {
+            let array = match top.get(list) {
+                Some(prop) => prop
+                    .array_value()
+                    .ok_or_else(|| EditError::Shape(format!("\"{list}\" is not a list")))?,
+                None => {
+                    top.ensure_multiline();
+                    top.append(list, CstInputValue::Array(Vec::new()))
+                        .array_value()
+                        .expect("a list was just appended")
+                }
+            };
+            array.ensure_multiline();
+            array.append(value.to_cst());
+        }
+    }
+    Ok(root.to_string())
+}
+
+pub(super) fn remove_item(text: &str, list: &str, id: &str) -> Result<String, EditError> {
+    let root = parse_checked(text, &[])?;
+    let Some(top) = root_object(&root)? else {
+        return Ok(text.to_string());
+    };
+    let Some(object) = find_item(&top, list, id)? else {
+        return Ok(text.to_string());
+    };
+    object.remove();
+    // The list goes too once it is empty (and holds no comment), as before the item came.
+    if let Some(prop) = top.get(list)
+        && let Some(array) = prop.array_value()
+        && array.elements().is_empty()
+        && !array.children().iter().any(|c| c.is_comment())
+    {
+        prop.remove();
+    }
+    Ok(root.to_string())
+}

@@ -131,6 +131,42 @@ impl Format {
         Ok(format!("{bom}{out}"))
     }
 
+    /// The object whose `"id"` is `id` in the top-level list `list` (VS Code's `inputs`);
+    /// `None` when it is absent. Only JSON files have such lists.
+    pub fn read_item(self, text: &str, list: &str, id: &str) -> Result<Option<Json>, EditError> {
+        let (_, text) = split_bom(text);
+        match self {
+            Format::Json => json::read_item(text, list, id),
+            _ => Err(no_lists(self)),
+        }
+    }
+
+    /// `text` with the object whose `"id"` is `id` in the top-level list `list` set to
+    /// `value` (replaced in place, or appended; the list is created when missing).
+    pub fn set_item(
+        self,
+        text: &str,
+        list: &str,
+        id: &str,
+        value: &Entry,
+    ) -> Result<String, EditError> {
+        let (bom, text) = split_bom(text);
+        match self {
+            Format::Json => json::set_item(text, list, id, value).map(|t| format!("{bom}{t}")),
+            _ => Err(no_lists(self)),
+        }
+    }
+
+    /// `text` without the object whose `"id"` is `id` in the top-level list `list`, and
+    /// without the list when nothing is left in it.
+    pub fn remove_item(self, text: &str, list: &str, id: &str) -> Result<String, EditError> {
+        let (bom, body) = split_bom(text);
+        match self {
+            Format::Json => json::remove_item(body, list, id).map(|t| format!("{bom}{t}")),
+            _ => Err(no_lists(self)),
+        }
+    }
+
     /// The whole document as JSON (`null` for an empty file), to compare two versions of a
     /// file by meaning.
     pub fn document(self, text: &str) -> Result<Json, EditError> {
@@ -151,6 +187,13 @@ impl Format {
             Format::Yaml | Format::OwnedYaml => yaml::check(text),
         }
     }
+}
+
+/// The error for a list operation on a format without lists (a client bug, not a user's).
+fn no_lists(format: Format) -> EditError {
+    EditError::Shape(format!(
+        "scimcp keeps list items only in JSON files, not in {format:?} files"
+    ))
 }
 
 /// 1-based line and column (in characters) of byte `offset` in `text`.

@@ -257,17 +257,18 @@ fn pretty<T: Serialize>(value: &T) -> Vec<u8> {
     bytes
 }
 
-/// The server's real tools, from its own catalog.
+/// The server's real tools as `release/tool-catalog.json` lists them. The file, not a link
+/// to the server crate: a release tool has no business compiling the MCP server, and a test
+/// in the server (`the_release_catalog_file_lists_these_tools`) fails when the two part.
 fn tool_list() -> Vec<(String, String)> {
-    scimcp_server::tools::catalog()
-        .into_iter()
-        .map(|t| {
-            (
-                t.name.to_string(),
-                t.description.map(|d| d.to_string()).unwrap_or_default(),
-            )
-        })
-        .collect()
+    #[derive(serde::Deserialize)]
+    struct Tool {
+        name: String,
+        description: String,
+    }
+    let tools: Vec<Tool> = serde_json::from_str(include_str!("../../tool-catalog.json"))
+        .expect("release/tool-catalog.json is the server's catalog, checked by its tests");
+    tools.into_iter().map(|t| (t.name, t.description)).collect()
 }
 
 /// `selected` plus every file under `adapters/` (what the deny list refuses excepted): an

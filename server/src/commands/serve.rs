@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::{ConfirmArg, ServeArgs, Transport};
+use crate::cli::{ConfirmArg, ExecutorArg, ServeArgs, Transport};
 use crate::http::{HttpArgs, HttpConfig, TokenLimits};
 use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
@@ -77,9 +77,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             None
         }
     };
+    let executor = executor(&args)?;
     let mut settings =
         ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
             .context("cannot start the scimcp server")?;
+    settings.executor = executor;
     let remote = http.as_ref().is_some_and(HttpConfig::is_remote);
     settings.confirm = match args.confirm {
         Some(ConfirmArg::Required) => ConfirmMode::Required,
@@ -110,6 +112,35 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Whatever ended the session, live runs end with the server, recorded as interrupted.
     context.runs.shutdown(STOP_WAIT).await;
     served
+}
+
+/// `--executor` and `--slurm-config`, checked before any state is opened.
+fn executor(args: &ServeArgs) -> anyhow::Result<crate::runs::executor::Executor> {
+    use crate::runs::executor::Executor;
+    use crate::runs::slurm::{SlurmConfig, SlurmExecutor};
+    match args.executor {
+        ExecutorArg::Local => {
+            if args.slurm_config.is_some() {
+                tracing::warn!("--slurm-config applies to --executor slurm only; ignored");
+            }
+            Ok(Executor::Local)
+        }
+        ExecutorArg::Slurm => {
+            let config = match &args.slurm_config {
+                Some(path) => SlurmConfig::load(path)
+                    .with_context(|| format!("invalid --slurm-config {}", path.display()))?,
+                None => SlurmConfig::default(),
+            };
+            tracing::info!(
+                partition = config
+                    .partition
+                    .as_deref()
+                    .unwrap_or("(the cluster's default)"),
+                "runs execute as Slurm batch jobs"
+            );
+            Ok(Executor::Slurm(SlurmExecutor::new(config)?))
+        }
+    }
 }
 
 fn http_config(args: &ServeArgs) -> anyhow::Result<HttpConfig> {

@@ -32,7 +32,7 @@ const EXPORT_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_LISTED: usize = 1000;
 
 /// Where a dataset comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DatasetSource {
     Builtin,
@@ -40,7 +40,7 @@ pub enum DatasetSource {
 }
 
 /// A dataset reference resolved to a checked file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ResolvedDataset {
     /// The reference as the client gave it.
     pub reference: String,

@@ -175,6 +175,7 @@ media_type = "text/plain"
             data_root: root.path().join("home"),
             run_env: Default::default(),
             confirm: ConfirmMode::Optional,
+            executor: crate::runs::executor::Executor::Local,
         };
         let ctx = ServerContext::open(settings).await.unwrap();
         let call = Call::stdio();

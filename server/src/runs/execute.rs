@@ -37,16 +37,16 @@ enum Ending {
 }
 
 /// How a run ends, decided before the result is written.
-struct Finish {
-    state: RunState,
-    reason: String,
-    message: String,
-    exit_code: Option<i32>,
-    signal: Option<i32>,
+pub(super) struct Finish {
+    pub(super) state: RunState,
+    pub(super) reason: String,
+    pub(super) message: String,
+    pub(super) exit_code: Option<i32>,
+    pub(super) signal: Option<i32>,
 }
 
 impl Finish {
-    fn new(state: RunState, reason: &str, message: &str) -> Finish {
+    pub(super) fn new(state: RunState, reason: &str, message: &str) -> Finish {
         Finish {
             state,
             reason: reason.into(),
@@ -58,7 +58,7 @@ impl Finish {
 }
 
 impl RunManager {
-    fn transition(
+    pub(super) fn transition(
         &self,
         dir: &Path,
         live: &LiveRun,
@@ -78,7 +78,7 @@ impl RunManager {
     /// (one disk flush instead of two): should a crash lose the rename, the status reads
     /// `queued`, whole, and recovery ends the run as interrupted all the same (a crash that
     /// loses it also ended the CLI).
-    async fn transition_off_workers(
+    pub(super) async fn transition_off_workers(
         &self,
         dir: &Path,
         live: &LiveRun,
@@ -113,7 +113,30 @@ impl RunManager {
         runtime: Option<RuntimeProbe>,
     ) {
         let started = Instant::now();
-        let finish = self.run_child(&dir, &live, &v).await;
+        let finish = match self.executor.slurm() {
+            None => self.run_child(&dir, &live, &v).await,
+            Some(slurm) => {
+                let slurm = Arc::clone(slurm);
+                self.run_batch(&slurm, &dir, &live, &v).await
+            }
+        };
+        let duration = match self.executor {
+            super::executor::Executor::Local => started.elapsed(),
+            super::executor::Executor::Slurm(_) => since_started(&live),
+        };
+        self.conclude(dir, live, v, finish, duration, runtime).await;
+    }
+
+    /// Index the artifacts, publish the result once, and record the terminal state.
+    pub(super) async fn conclude(
+        self: &Arc<Self>,
+        dir: PathBuf,
+        live: Arc<LiveRun>,
+        v: Validation,
+        finish: Finish,
+        duration: Duration,
+        runtime: Option<RuntimeProbe>,
+    ) {
         // Indexing up to max_artifacts files (each hashed), re-hashing the run's copy of the
         // dataset and writing the result, manifest and status durably are blocking work:
         // off the async workers, so the end of a large run never holds up other tool calls.
@@ -129,20 +152,52 @@ impl RunManager {
                 .unwrap_or_default()
         };
         let run_id = live.status.borrow().run_id.clone();
-        let manager = Arc::clone(&self);
+        let manager = Arc::clone(self);
         let recorded = tokio::task::spawn_blocking(move || {
             manager.finish(
                 &dir,
                 &live,
                 &v,
                 (finish, collected),
-                started,
+                duration,
                 runtime.as_ref(),
             );
         })
         .await;
         if let Err(e) = recorded {
             tracing::error!(run_id, "recording the run's end panicked: {e}");
+        }
+    }
+
+    /// Copy the dataset and write the input files off the async workers; a failure is the
+    /// run's ending.
+    pub(super) async fn prepare_work(&self, dir: &Path, v: &Validation) -> Result<(), Finish> {
+        let work = dir.join(&v.plan.working_dir);
+        let paths = self.run_paths(&work);
+        let prepared = {
+            let (work, v, max) = (work.clone(), v.clone(), self.limits.max_dataset_bytes);
+            tokio::task::spawn_blocking(move || prepare(&work, &v, max, &paths))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(ToolError::internal(format!(
+                        "preparing the run panicked: {e}"
+                    )))
+                })
+        };
+        prepared.map_err(|e| {
+            let reason = if e.code == ErrorCode::DatasetChanged {
+                "dataset_changed"
+            } else {
+                "internal"
+            };
+            Finish::new(RunState::Failed, reason, &e.message)
+        })
+    }
+
+    pub(super) fn run_paths(&self, work: &Path) -> crate::plan::RunPaths {
+        crate::plan::RunPaths {
+            work_dir: std::path::absolute(work).unwrap_or_else(|_| work.to_path_buf()),
+            state_dir: self.state_dir.clone(),
         }
     }
 
@@ -170,32 +225,9 @@ impl RunManager {
         let work = dir.join(&v.plan.working_dir);
         // Copying and hashing a dataset of up to the size limit is blocking work: off the
         // async workers, so other tool calls keep their latency while a large run starts.
-        let paths = crate::plan::RunPaths {
-            work_dir: std::path::absolute(&work).unwrap_or_else(|_| work.clone()),
-            state_dir: self.state_dir.clone(),
-        };
-        let prepared = {
-            let (work, v, max, paths) = (
-                work.clone(),
-                v.clone(),
-                self.limits.max_dataset_bytes,
-                paths.clone(),
-            );
-            tokio::task::spawn_blocking(move || prepare(&work, &v, max, &paths))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(ToolError::internal(format!(
-                        "preparing the run panicked: {e}"
-                    )))
-                })
-        };
-        if let Err(e) = prepared {
-            let reason = if e.code == ErrorCode::DatasetChanged {
-                "dataset_changed"
-            } else {
-                "internal"
-            };
-            return Finish::new(RunState::Failed, reason, &e.message);
+        let paths = self.run_paths(&work);
+        if let Err(finish) = self.prepare_work(dir, v).await {
+            return finish;
         }
         let logs = (
             LogCapture::create(&dir.join("stdout.log"), self.limits.max_log_bytes),
@@ -341,25 +373,7 @@ impl RunManager {
                 "cancelled",
                 "cancelled at the client's request; the process tree was ended",
             ),
-            Ending::Exited if cli.is_some_and(|c| c.exit_code == Some(0)) => {
-                Finish::new(RunState::Succeeded, "", "")
-            }
-            Ending::Exited => Finish::new(
-                RunState::Failed,
-                "exit_code",
-                &format!(
-                    "the scientific CLI {}; see stderr_tail or get_run_log",
-                    match cli {
-                        Some(crate::guard::CliStatus {
-                            exit_code: Some(c), ..
-                        }) => format!("exited with status {c}"),
-                        Some(crate::guard::CliStatus {
-                            signal: Some(s), ..
-                        }) => format!("was ended by signal {s}"),
-                        _ => "ended without an exit status".to_string(),
-                    }
-                ),
-            ),
+            Ending::Exited => exited(cli),
         };
         if let Some(cli) = cli {
             finish.exit_code = cli.exit_code;
@@ -374,7 +388,7 @@ impl RunManager {
         live: &LiveRun,
         v: &Validation,
         (mut f, collected): (Finish, artifacts::Collected),
-        started: Instant,
+        duration: Duration,
         runtime: Option<&RuntimeProbe>,
     ) {
         let work = dir.join(&v.plan.working_dir);
@@ -437,7 +451,7 @@ impl RunManager {
             signal: f.signal,
             started_at: status_now.started_at.clone(),
             ended_at: ended_at.clone(),
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             run_dir: dir.display().to_string(),
             output_dir: output.display().to_string(),
             artifacts: collected.artifacts,
@@ -466,6 +480,45 @@ impl RunManager {
         // Terminal: release ownership so a later server may treat the run as settled.
         live.owner_lock.lock().expect("owner lock").take();
     }
+}
+
+/// How a run whose CLI exited (on its own) ends: `succeeded` on status 0, else `failed`
+/// (`exit_code`) with how it ended.
+pub(super) fn exited(cli: Option<crate::guard::CliStatus>) -> Finish {
+    if cli.is_some_and(|c| c.exit_code == Some(0)) {
+        return Finish::new(RunState::Succeeded, "", "");
+    }
+    Finish::new(
+        RunState::Failed,
+        "exit_code",
+        &format!(
+            "the scientific CLI {}; see stderr_tail or get_run_log",
+            match cli {
+                Some(crate::guard::CliStatus {
+                    exit_code: Some(c), ..
+                }) => format!("exited with status {c}"),
+                Some(crate::guard::CliStatus {
+                    signal: Some(s), ..
+                }) => format!("was ended by signal {s}"),
+                _ => "ended without an exit status".to_string(),
+            }
+        ),
+    )
+}
+
+/// Time since the run's recorded start (a batch job's start, seen by the poller).
+pub(super) fn since_started(live: &LiveRun) -> Duration {
+    live.status
+        .borrow()
+        .started_at
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .and_then(|t| {
+            let ms = jiff::Timestamp::now().duration_since(t).as_millis();
+            u64::try_from(ms).ok()
+        })
+        .map(Duration::from_millis)
+        .unwrap_or_default()
 }
 
 /// `manifest.json`: one record binding everything the run depended on and produced.

@@ -8,12 +8,17 @@
 //! `output/`). Only files under `work/output/` are ever indexed.
 
 pub mod artifacts;
+mod batch;
 pub mod child;
 #[cfg(test)]
 mod copy_gate;
 mod execute;
+pub mod executor;
+pub mod job;
 pub mod logs;
+pub mod progress;
 mod recovery;
+pub mod slurm;
 pub mod state;
 
 use std::collections::HashMap;
@@ -41,6 +46,25 @@ struct LiveRun {
     /// Held until the run is terminal: another server seeing it locked knows the run is
     /// alive, whatever happened to pids.
     owner_lock: Mutex<Option<fs_err::File>>,
+    /// Set once the run's process lives outside this server (a submitted batch job): a
+    /// stopping server leaves it running, and the next server re-attaches to it.
+    detached: std::sync::atomic::AtomicBool,
+}
+
+impl LiveRun {
+    fn new(status: RunStatus, owner: fs_err::File) -> Arc<LiveRun> {
+        Arc::new(LiveRun {
+            status: watch::channel(status).0,
+            cancel: watch::channel(false).0,
+            logs: Mutex::new(None),
+            owner_lock: Mutex::new(Some(owner)),
+            detached: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn is_detached(&self) -> bool {
+        self.detached.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// Runs of one adapter, stored under one runs directory.
@@ -61,6 +85,10 @@ pub struct RunManager {
     /// again, so counting pending runs at each start and listing the runs read only the
     /// status of the others, instead of every run's in a long history.
     settled: Mutex<HashMap<String, RunSummary>>,
+    /// Where runs execute.
+    executor: executor::Executor,
+    /// Each workflow's `[workflow.resources]`, for a scheduler.
+    resources: HashMap<String, scimcp_core::manifest::Resources>,
 }
 
 /// One line of `list_runs`.
@@ -150,8 +178,13 @@ fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
 }
 
 impl RunManager {
-    /// Open (creating privately) the runs directory and recover runs a dead server left.
-    pub fn open(root: PathBuf, adapter: &Adapter) -> std::io::Result<RunManager> {
+    /// Open (creating privately) the runs directory and recover runs a dead server left
+    /// (batch jobs are re-attached later, by [`RunManager::reattach`]).
+    pub fn open(
+        root: PathBuf,
+        adapter: &Adapter,
+        executor: executor::Executor,
+    ) -> std::io::Result<RunManager> {
         create_private_dir(&root)?;
         let limits = adapter.manifest.effective_limits();
         let state_dir = root
@@ -172,6 +205,13 @@ impl RunManager {
             server_pid: std::process::id(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             settled: Mutex::new(HashMap::new()),
+            executor,
+            resources: adapter
+                .manifest
+                .workflows
+                .iter()
+                .map(|w| (w.id.clone(), w.resources.unwrap_or_default()))
+                .collect(),
         };
         let settled = recovery::recover(&manager.root, manager.server_pid);
         *manager.settled.lock().expect("settled lock") = settled;
@@ -189,6 +229,29 @@ impl RunManager {
         request: &serde_json::Value,
         runtime: Option<RuntimeProbe>,
     ) -> Result<RunStatus, ToolError> {
+        let (status, dir, live) = self.create(validation, request, true)?;
+        let manager = Arc::clone(self);
+        let validation = validation.clone();
+        tokio::spawn(async move {
+            manager.execute(dir, live, validation, runtime).await;
+        });
+        Ok(status)
+    }
+
+    /// The executor runs run on.
+    pub fn executor(&self) -> &executor::Executor {
+        &self.executor
+    }
+
+    /// Create a run's directory and records (state `queued`) and register it as live;
+    /// nothing executes yet. `limited`: refuse when `max_pending_runs` runs are already
+    /// queued or running (a campaign's job array bounds itself instead).
+    fn create(
+        &self,
+        validation: &Validation,
+        request: &serde_json::Value,
+        limited: bool,
+    ) -> Result<(RunStatus, PathBuf, Arc<LiveRun>), ToolError> {
         if !validation.ready {
             let why = validation
                 .blockers
@@ -211,7 +274,7 @@ impl RunManager {
             .filter(|r| !r.status.borrow().state.is_terminal())
             .count()
             + self.pending_elsewhere(&live_runs);
-        if pending >= self.limits.max_pending_runs as usize {
+        if limited && pending >= self.limits.max_pending_runs as usize {
             return Err(ToolError::new(
                 ErrorCode::TooManyRuns,
                 format!(
@@ -265,25 +328,14 @@ impl RunManager {
             exit_code: None,
             signal: None,
             server_pid: self.server_pid,
+            job: None,
         };
         write_json_atomic(&dir.join("status.json"), &status).map_err(|e| internal(&e))?;
         new_dir.keep();
-        let (status_tx, _) = watch::channel(status.clone());
-        let (cancel_tx, _) = watch::channel(false);
-        let live = Arc::new(LiveRun {
-            status: status_tx,
-            cancel: cancel_tx,
-            logs: Mutex::new(None),
-            owner_lock: Mutex::new(Some(owner)),
-        });
-        live_runs.insert(run_id.clone(), live.clone());
+        let live = LiveRun::new(status.clone(), owner);
+        live_runs.insert(run_id, live.clone());
         drop(live_runs);
-        let manager = Arc::clone(self);
-        let validation = validation.clone();
-        tokio::spawn(async move {
-            manager.execute(dir, live, validation, runtime).await;
-        });
-        Ok(status)
+        Ok((status, dir, live))
     }
 
     /// The runs directory's start lock: held while a start counts pending runs and creates
@@ -406,6 +458,18 @@ impl RunManager {
         Ok((status, true))
     }
 
+    /// Ask a queued or running run to stop without waiting (a campaign cancels many at once
+    /// and then waits for all); false when this server does not run it.
+    pub fn request_cancel(&self, run_id: &str) -> bool {
+        match self.live_run(run_id) {
+            Some(live) if !live.status.borrow().state.is_terminal() => {
+                live.cancel.send_replace(true);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The server is stopping (its client hung up, or SIGINT/SIGTERM): end every queued or
     /// running run's process tree and record it `failed` (`interrupted`) with its result,
     /// waiting at most `wait` in all. Without this, a stopping server would leave the CLI's
@@ -418,7 +482,8 @@ impl RunManager {
             .lock()
             .expect("runs lock")
             .iter()
-            .filter(|(_, r)| !r.status.borrow().state.is_terminal())
+            // A submitted batch job outlives this server on purpose: the next one re-attaches.
+            .filter(|(_, r)| !r.status.borrow().state.is_terminal() && !r.is_detached())
             .map(|(id, r)| (id.clone(), r.clone()))
             .collect();
         if live.is_empty() {
@@ -554,6 +619,7 @@ mod tests {
             exit_code: None,
             signal: None,
             server_pid: 1,
+            job: None,
         }
     }
 
@@ -575,7 +641,7 @@ mod tests {
         // description in this process conflicts like another process would).
         let _other_server = try_own(&runs.join(elsewhere)).unwrap().unwrap();
         let adapter = scimcp_core::manifest::resolve("refsci").unwrap();
-        let manager = RunManager::open(runs.clone(), &adapter).unwrap();
+        let manager = RunManager::open(runs.clone(), &adapter, executor::Executor::Local).unwrap();
 
         let states = |m: &RunManager| {
             m.list()

@@ -7,6 +7,9 @@
 //! be that run's CLI (on Linux its working directory is the run's `work/`; elsewhere its
 //! process group and command must match), so an unrelated process that reused the pid is
 //! never touched.
+//!
+//! A run submitted to a batch scheduler (it has a `slurm-job.json`) is not an orphan: its job
+//! runs on without the server, and the next server re-attaches to it by job id.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,6 +38,11 @@ pub(super) fn recover(root: &Path, server_pid: u32) -> HashMap<String, RunSummar
         };
         if status.state.is_terminal() {
             settled.insert(run_id, RunSummary::from(status));
+            continue;
+        }
+        // A submitted batch job is not interrupted by its server's death: it is re-attached
+        // by job id (RunManager::reattach).
+        if dir.join(super::slurm::JOB_RECORD).is_file() {
             continue;
         }
         // A live owner holds the lock: another server is running this run right now.

@@ -40,7 +40,9 @@ pub struct RunStatus {
     pub run_id: String,
     pub state: RunState,
     /// Why a run ended other than `succeeded`: `exit_code`, `timeout`, `cancelled`,
-    /// `missing_artifacts`, `dataset_changed`, `spawn_failed`, `interrupted`, `internal`.
+    /// `missing_artifacts`, `dataset_changed`, `spawn_failed`, `interrupted`, `internal`;
+    /// on Slurm also `out_of_memory`, `node_failure`, `preempted`, `submit_failed`,
+    /// `job_failed`, `lost`, `scheduler`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,6 +65,26 @@ pub struct RunStatus {
     pub signal: Option<i32>,
     /// The server process that owns the run.
     pub server_pid: u32,
+    /// The batch job running it, when the executor is a scheduler (Slurm); absent for a
+    /// local run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<BatchJob>,
+}
+
+/// A run's batch job, as its scheduler last reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BatchJob {
+    /// `slurm`.
+    pub executor: String,
+    /// `12`, or `12_3` for task 3 of array job 12.
+    pub job_id: String,
+    /// The scheduler's own state word (`PENDING`, `RUNNING`, `TIMEOUT`, …).
+    pub state: String,
+    /// The scheduler's reason (`Resources`, `Priority`, `JobArrayTaskLimit`, `TimeLimit`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// One file found in the run's output directory.

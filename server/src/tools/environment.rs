@@ -34,6 +34,61 @@ pub struct EnvironmentOutput {
     pub probe: RuntimeProbe,
     /// scimcp's data directory (runs live in `runs/`).
     pub data_root: String,
+    /// Where runs execute, and for a cluster, what it says about itself.
+    pub executor: ExecutorReport,
+}
+
+/// `local`, or `slurm` with the cluster's state.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExecutorReport {
+    /// `local` (child processes of this server) or `slurm` (batch jobs).
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterReport>,
+}
+
+/// The Slurm cluster as this server sees it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClusterReport {
+    /// True when the controller answered.
+    pub reachable: bool,
+    /// Why it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The partitions with their limits (time, CPUs and memory per node, node states).
+    pub partitions: Vec<crate::runs::slurm::Partition>,
+    /// The operator's submission settings (partition, account, QOS, directives).
+    pub config: crate::runs::slurm::SlurmConfig,
+}
+
+/// The executor's report; asking the cluster is blocking work, bounded by the configured
+/// command timeout.
+pub(super) async fn executor_report(ctx: &ServerContext) -> ExecutorReport {
+    let executor = ctx.runs.executor();
+    let cluster = match executor.slurm() {
+        None => None,
+        Some(exec) => {
+            let slurm = std::sync::Arc::clone(&exec.slurm);
+            let answer = tokio::task::spawn_blocking(move || slurm.partitions())
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+            let (reachable, error, partitions) = match answer {
+                Ok(p) => (true, None, p),
+                Err(e) => (false, Some(e), Vec::new()),
+            };
+            Some(ClusterReport {
+                reachable,
+                error,
+                partitions,
+                config: exec.slurm.config.clone(),
+            })
+        }
+    };
+    ExecutorReport {
+        kind: executor.kind().to_string(),
+        cluster,
+    }
 }
 
 pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolError> {
@@ -68,5 +123,6 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
         mismatches,
         probe,
         data_root: ctx.data_root.display().to_string(),
+        executor: executor_report(ctx).await,
     })
 }

@@ -1,8 +1,9 @@
-//! The eleven MCP tools: their catalog (names, descriptions, input and output schemas,
+//! The fifteen MCP tools: their catalog (names, descriptions, input and output schemas,
 //! annotations) and the dispatcher that parses arguments strictly and wraps every answer
 //! in structured content or the one error envelope.
 
 mod analysis;
+mod campaigns;
 mod capabilities;
 mod datasets;
 mod environment;
@@ -77,6 +78,9 @@ impl Progress {
 }
 
 pub use analysis::{StartOutput, StartPreview};
+pub use campaigns::{
+    CampaignResultOutput, CampaignStatusOutput, CancelCampaignOutput, StartCampaignOutput,
+};
 pub use capabilities::CapabilitiesOutput;
 pub use datasets::{DatasetsOutput, InspectOutput};
 pub use environment::EnvironmentOutput;
@@ -95,6 +99,10 @@ pub const TOOL_NAMES: &[&str] = &[
     "list_runs",
     "get_run_log",
     "get_environment",
+    "start_campaign",
+    "get_campaign_status",
+    "get_campaign_result",
+    "cancel_campaign",
 ];
 
 fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
@@ -281,8 +289,28 @@ fn generate_catalog() -> Vec<Tool> {
         ),
         tool::<NoArguments, EnvironmentOutput>(
             "get_environment",
-            "The scientific runtime: interpreter and version, installed versions of the pinned requirements (with mismatches), and the adapter package's identity hash.",
+            "The scientific runtime: interpreter and version, installed versions of the pinned requirements (with mismatches), the adapter package's identity hash, and where runs execute (local, or a Slurm cluster with its partitions and limits).",
             true,
+        ),
+        tool::<crate::campaigns::request::StartCampaignRequest, StartCampaignOutput>(
+            "start_campaign",
+            "Run one workflow over many items (datasets and parameter sets, given as `items` or a `grid` to expand) as one tracked campaign, at most `max_concurrent` items at once (locally through the run queue, on Slurm as one job array). Every item is validated first: one invalid item starts nothing, and every problem is reported with its item index. Failing items do not stop the others. Plan-then-confirm as for start_analysis: without `confirm: true` where confirmation is required (or with `confirm: false`) it validates and previews only; confirm with the preview's `preview_id`.",
+            false,
+        ),
+        tool::<crate::campaigns::request::CampaignStatusRequest, CampaignStatusOutput>(
+            "get_campaign_status",
+            "A campaign's state, its counts per state, and its items (paged) with each item's run, state and reason.",
+            true,
+        ),
+        tool::<crate::campaigns::request::CampaignResultRequest, CampaignResultOutput>(
+            "get_campaign_result",
+            "Wait up to `wait_s` seconds (default 300) for a campaign to end; returns each item's run and state with a summary table of the workflow's declared metrics (rows paged; count, min, max and mean per column) and, for failed items, their reason and error.",
+            true,
+        ),
+        tool::<crate::campaigns::request::CancelCampaignRequest, CancelCampaignOutput>(
+            "cancel_campaign",
+            "Cancel a campaign: items not started never start, queued and running items are cancelled (their process trees ended, or their Slurm tasks scancelled). Plan-then-confirm as for cancel_run.",
+            false,
         ),
     ]
 }
@@ -380,6 +408,22 @@ pub async fn dispatch(
             .await,
             d,
         ),
+        "start_campaign" => respond(
+            async { campaigns::start(ctx, call, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "get_campaign_status" => respond(
+            parse_args(name, args).and_then(|r| campaigns::status(ctx, r)),
+            d,
+        ),
+        "get_campaign_result" => respond(
+            async { campaigns::result(ctx, parse_args(name, args)?).await }.await,
+            d,
+        ),
+        "cancel_campaign" => respond(
+            async { campaigns::cancel(ctx, call, parse_args(name, args)?).await }.await,
+            d,
+        ),
         _ => return None,
     };
     Some(result)
@@ -435,6 +479,8 @@ mod tests {
                         }
                     }
                     ("items" | "not", c) => check(&here, c, found),
+                    // A map's values (`true`/`false` say only whether other keys may appear).
+                    ("additionalProperties", c @ Value::Object(_)) => check(&here, c, found),
                     _ => {}
                 }
             }
@@ -487,6 +533,40 @@ mod tests {
                 },
                 "additionalProperties": false,
             })
+        );
+    }
+}
+
+#[cfg(test)]
+mod catalog_file_tests {
+    /// `release/tool-catalog.json`: the tools the release's MCP Bundle manifest lists, kept
+    /// as a file so `scimcp-release` needs no link to the server. This test keeps it true.
+    #[test]
+    fn the_release_catalog_file_lists_these_tools() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../release/tool-catalog.json");
+        let now: Vec<serde_json::Value> = super::catalog()
+            .into_iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name,
+                    "description": t.description.as_deref().unwrap_or_default(),
+                })
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&now).expect("json");
+        text.push('\n');
+        if std::env::var_os("SCIMCP_UPDATE_CATALOG").is_some() {
+            fs_err::write(&path, &text).expect("write the catalog file");
+            return;
+        }
+        let recorded = fs_err::read_to_string(&path).unwrap_or_default();
+        assert!(
+            recorded == text,
+            "{} does not list the server's tools as they are now; regenerate it with \
+             SCIMCP_UPDATE_CATALOG=1 cargo nextest run -p scimcp-server the_release_catalog_file \
+             and commit it",
+            path.display()
         );
     }
 }

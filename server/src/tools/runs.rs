@@ -279,7 +279,12 @@ async fn wait_reporting(
             .report(
                 waited,
                 Some(total.max(waited)),
-                progress_message(&status, waited, total),
+                progress_message(
+                    &status,
+                    ctx.progress.read(&ctx.runs, &status),
+                    waited,
+                    total,
+                ),
             )
             .await;
         let left = wait.saturating_sub(begun.elapsed());
@@ -296,7 +301,12 @@ async fn wait_reporting(
     }
 }
 
-fn progress_message(status: &RunStatus, waited: f64, total: f64) -> String {
+fn progress_message(
+    status: &RunStatus,
+    cli: Option<scimcp_core::manifest::CliProgress>,
+    waited: f64,
+    total: f64,
+) -> String {
     let since_start = status
         .started_at
         .as_deref()
@@ -309,7 +319,13 @@ fn progress_message(status: &RunStatus, waited: f64, total: f64) -> String {
         (_, _) if status.state.is_terminal() => format!("{} ended: {state}", status.run_id),
         _ => format!("{} is {state}", status.run_id),
     };
-    format!("{what}; waited {waited:.0} s of {total:.0} s")
+    // What the CLI itself last said it was doing, when its workflow declares how to read it.
+    let said = cli
+        .map(|p| p.describe())
+        .filter(|d| !d.is_empty())
+        .map(|d| format!("; the CLI reports: {d}"))
+        .unwrap_or_default();
+    format!("{what}{said}; waited {waited:.0} s of {total:.0} s")
 }
 
 fn state_word(state: RunState) -> String {

@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use scimcp_parity::client::McpSession;
+use scimcp_client::McpSession;
 use serde_json::json;
 
 fn main() -> ExitCode {

@@ -376,3 +376,69 @@ fn embedded_schemas_compile() {
     });
     assert!(!schema_problems(&bad, true).is_empty());
 }
+
+#[test]
+fn progress_patterns_are_checked_where_they_are_written() {
+    let with = |pattern: &str| {
+        GOOD.replace(
+            "\n[[workflow.artifact]]",
+            &format!("\n[workflow.progress]\npattern = '{pattern}'\nstream = \"stderr\"\n\n[[workflow.artifact]]"),
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let good = with(r"^epoch (?P<done>\d+)/(?P<total>\d+)");
+    let adapter = load_file(&write_adapter(dir.path(), &good, SCHEMA)).unwrap();
+    let progress = adapter.manifest.workflows[0].progress.as_ref().unwrap();
+    assert_eq!(progress.stream, crate::manifest::ProgressStream::Stderr);
+    for (pattern, needle) in [
+        (r"epoch (?P<done>\d+", "does not compile"),
+        (r"epoch (?P<step>\d+)", "unknown group 'step'"),
+        (r"epoch \d+", "neither a 'done' nor a 'message'"),
+    ] {
+        let errs = errors_of(&with(pattern), SCHEMA);
+        let text = errs.to_string();
+        assert!(text.contains(needle), "{pattern}: {text}");
+        assert!(text.contains("progress.pattern"), "{pattern}: {text}");
+        assert!(text.contains("demo.toml:"), "{pattern}: {text}");
+    }
+    let errs = errors_of(
+        &good.replace("stream = \"stderr\"", "stream = \"both\""),
+        SCHEMA,
+    );
+    assert!(errs.to_string().contains("stream"), "{errs}");
+}
+
+#[test]
+fn workflow_resources_are_optional_bounded_and_keep_the_hash_when_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = load_file(&write_adapter(dir.path(), GOOD, SCHEMA)).unwrap();
+    assert!(!plain.canonical_json.contains("resources"));
+    let with =
+        format!("{GOOD}\n[workflow.resources]\ncpus = 2\nmemory_mb = 1024\ntime_limit_min = 1\n");
+    let a = load_file(&write_adapter(&dir.path().join("r"), &with, SCHEMA)).unwrap();
+    let r = a.workflow("fit").unwrap().resources.unwrap();
+    assert_eq!(
+        (r.cpus, r.memory_mb, r.time_limit_min),
+        (Some(2), Some(1024), Some(1))
+    );
+    assert_ne!(a.sha256, plain.sha256);
+    let bad =
+        format!("{GOOD}\n[workflow.resources]\ncpus = 0\nmemory_mb = 0\ntime_limit_min = 2\n");
+    let text = errors_of(&bad, SCHEMA).to_string();
+    assert!(
+        text.contains("workflow[0].resources.cpus: cpus = 0 is outside 1..=1024"),
+        "{text}"
+    );
+    assert!(text.contains("workflow[0].resources.memory_mb"), "{text}");
+    // run_timeout_s = 60: one minute at most.
+    assert!(
+        text.contains("workflow[0].resources.time_limit_min: time_limit_min = 2 is outside 1..=1"),
+        "{text}"
+    );
+    let unknown = format!("{GOOD}\n[workflow.resources]\ngpus = 1\n");
+    assert!(
+        errors_of(&unknown, SCHEMA)
+            .to_string()
+            .contains("unknown field `gpus`")
+    );
+}

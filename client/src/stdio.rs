@@ -5,13 +5,14 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context as _, bail};
 use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
+
+use crate::ClientError;
 
 /// What a tool call answered.
 #[derive(Debug, Clone)]
@@ -28,17 +29,17 @@ pub struct ToolOutcome {
 
 impl ToolOutcome {
     /// The structured content of a successful call, or an error that shows the envelope.
-    pub fn ok(self) -> anyhow::Result<Value> {
+    pub fn ok(self) -> Result<Value, ClientError> {
         if self.is_error {
-            bail!("tool returned an error: {}", self.text);
+            return Err(ClientError::ToolFailed(self.text));
         }
         Ok(self.structured)
     }
 
     /// The error envelope of a failed call, or an error when the call succeeded.
-    pub fn err(self) -> anyhow::Result<Value> {
+    pub fn err(self) -> Result<Value, ClientError> {
         if !self.is_error {
-            bail!("tool succeeded where an error was expected: {}", self.text);
+            return Err(ClientError::ToolSucceeded(self.text));
         }
         Ok(self.structured["error"].clone())
     }
@@ -67,7 +68,7 @@ impl McpSession {
         args: &[String],
         envs: &[(String, String)],
         cwd: &Path,
-    ) -> anyhow::Result<McpSession> {
+    ) -> Result<McpSession, ClientError> {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args).current_dir(cwd);
         for (k, v) in envs {
@@ -76,7 +77,10 @@ impl McpSession {
         let (transport, stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::piped())
             .spawn()
-            .with_context(|| format!("cannot start {}", program.display()))?;
+            .map_err(|source| ClientError::Spawn {
+                program: program.display().to_string(),
+                source,
+            })?;
         let pid = transport.id();
         let buffer = Arc::new(Mutex::new(Vec::new()));
         if let Some(mut stderr) = stderr {
@@ -93,7 +97,10 @@ impl McpSession {
                 }
             });
         }
-        let service = ().serve(transport).await.context("MCP initialize failed")?;
+        let service =
+            ().serve(transport)
+                .await
+                .map_err(|e| ClientError::Initialize(e.to_string()))?;
         Ok(McpSession {
             service,
             stderr: buffer,
@@ -119,20 +126,26 @@ impl McpSession {
     }
 
     /// `tools/list`, every page.
-    pub async fn list_tools(&self) -> anyhow::Result<Vec<Tool>> {
-        Ok(self.service.list_all_tools().await?)
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        self.service
+            .list_all_tools()
+            .await
+            .map_err(|e| ClientError::ListTools(e.to_string()))
     }
 
     /// `tools/call` with a JSON object of arguments.
-    pub async fn call(&self, tool: &str, arguments: Value) -> anyhow::Result<ToolOutcome> {
+    pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolOutcome, ClientError> {
         let Value::Object(args) = arguments else {
-            bail!("tool arguments must be a JSON object")
+            return Err(ClientError::Arguments);
         };
         let result = self
             .service
             .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
             .await
-            .with_context(|| format!("calling {tool} failed at the protocol level"))?;
+            .map_err(|e| ClientError::Call {
+                tool: tool.to_string(),
+                message: e.to_string(),
+            })?;
         let wire_bytes = serde_json::to_vec(&result).map(|b| b.len()).unwrap_or(0);
         let text = result
             .content
@@ -149,11 +162,11 @@ impl McpSession {
     }
 
     /// Close the session (the server exits on end of input).
-    pub async fn close(self) -> anyhow::Result<()> {
+    pub async fn close(self) -> Result<(), ClientError> {
         self.service
             .cancel()
             .await
-            .context("closing the MCP session")?;
+            .map_err(|e| ClientError::Close(e.to_string()))?;
         Ok(())
     }
 }

@@ -1,0 +1,203 @@
+//! `[workflow.progress]`: how to read a CLI's own progress lines ("epoch 3/10", "fitting
+//! model …") from what it prints, so a client waiting on a run hears more than "running".
+//!
+//! The pattern is a regular expression (Rust `regex` syntax: linear time, so a hostile or
+//! careless pattern cannot stall the server on a long log) with up to three named groups:
+//! `done` and `total` (numbers) and `message` (text). Only the newest matching line counts.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// The group names a pattern may use.
+pub const PROGRESS_GROUPS: [&str; 3] = ["done", "total", "message"];
+
+/// A line that long or longer is not a progress line (a flood of bytes without a newline).
+const MAX_LINE: usize = 4096;
+
+/// Which stream the CLI prints its progress on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgressStream {
+    #[default]
+    Stdout,
+    Stderr,
+}
+
+/// `[workflow.progress]` as written in a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressSpec {
+    pub pattern: String,
+    #[serde(default)]
+    pub stream: ProgressStream,
+}
+
+impl ProgressSpec {
+    /// The compiled pattern, or what is wrong with it (a syntax error, an unknown group
+    /// name, no `done` or `message` group, `total` without `done`).
+    pub fn compile(&self) -> Result<Regex, String> {
+        let re = regex::RegexBuilder::new(&self.pattern)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| format!("the pattern does not compile: {e}"))?;
+        let names: Vec<&str> = re.capture_names().flatten().collect();
+        if let Some(bad) = names.iter().find(|n| !PROGRESS_GROUPS.contains(n)) {
+            return Err(format!(
+                "unknown group '{bad}': a progress pattern's named groups are done, total and message"
+            ));
+        }
+        let has = |g: &str| names.contains(&g);
+        if !has("done") && !has("message") {
+            return Err(
+                "the pattern has neither a 'done' nor a 'message' group, so a matching line says nothing"
+                    .into(),
+            );
+        }
+        if has("total") && !has("done") {
+            return Err("a 'total' group needs a 'done' group".into());
+        }
+        Ok(re)
+    }
+}
+
+/// What the newest progress line said.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CliProgress {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl CliProgress {
+    /// The newest line of `text` the pattern matches with something to say. Lines end at
+    /// `\n` or `\r` (progress bars redraw with `\r`); a partial last line is still read.
+    pub fn latest(re: &Regex, text: &str) -> Option<CliProgress> {
+        text.split(['\n', '\r'])
+            .rev()
+            .filter(|line| !line.is_empty() && line.len() < MAX_LINE)
+            .find_map(|line| CliProgress::of_line(re, line))
+    }
+
+    fn of_line(re: &Regex, line: &str) -> Option<CliProgress> {
+        let caps = re.captures(line)?;
+        let number = |g: &str| {
+            caps.name(g)
+                .and_then(|m| m.as_str().trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
+        };
+        let message = caps
+            .name("message")
+            .map(|m| {
+                m.as_str()
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect::<String>()
+                    .trim()
+                    .to_string()
+            })
+            .filter(|m| !m.is_empty());
+        let done = number("done");
+        // A total below what is done is the CLI's own confusion; it is dropped, not shown.
+        let total = number("total").filter(|t| done.is_some_and(|d| *t >= d));
+        (done.is_some() || message.is_some()).then_some(CliProgress {
+            done,
+            total,
+            message,
+        })
+    }
+
+    /// One short phrase: "3/10 (30%) epoch done", "fitting the model", "3 done".
+    pub fn describe(&self) -> String {
+        let amount = match (self.done, self.total) {
+            (Some(d), Some(t)) if t > 0.0 => {
+                Some(format!("{}/{} ({:.0}%)", num(d), num(t), 100.0 * d / t))
+            }
+            (Some(d), _) => Some(num(d)),
+            _ => None,
+        };
+        match (amount, &self.message) {
+            (Some(a), Some(m)) => format!("{a} {m}"),
+            (Some(a), None) => a,
+            (None, Some(m)) => m.clone(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v < 1e15 {
+        format!("{}", v as u64)
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(pattern: &str) -> ProgressSpec {
+        ProgressSpec {
+            pattern: pattern.into(),
+            stream: ProgressStream::Stdout,
+        }
+    }
+
+    #[test]
+    fn patterns_are_checked() {
+        assert!(
+            spec(r"^epoch (?P<done>\d+)/(?P<total>\d+)")
+                .compile()
+                .is_ok()
+        );
+        assert!(spec(r"^stage: (?P<message>.+)$").compile().is_ok());
+        let e = spec(r"(?P<done>\d+").compile().unwrap_err();
+        assert!(e.contains("does not compile"), "{e}");
+        let e = spec(r"(?P<step>\d+)").compile().unwrap_err();
+        assert!(e.contains("unknown group 'step'"), "{e}");
+        let e = spec(r"epoch \d+").compile().unwrap_err();
+        assert!(e.contains("neither"), "{e}");
+        let e = spec(r"(?P<total>\d+) (?P<message>.*)")
+            .compile()
+            .unwrap_err();
+        assert!(e.contains("needs a 'done'"), "{e}");
+    }
+
+    #[test]
+    fn the_newest_matching_line_wins() {
+        let re = spec(r"^epoch (?P<done>\d+)/(?P<total>\d+)(?: loss=(?P<message>\S+))?")
+            .compile()
+            .unwrap();
+        let log = "loading\nepoch 1/10 loss=0.9\nepoch 2/10 loss=0.5\nwarning: slow\n";
+        let p = CliProgress::latest(&re, log).unwrap();
+        assert_eq!(p.done, Some(2.0));
+        assert_eq!(p.total, Some(10.0));
+        assert_eq!(p.message.as_deref(), Some("0.5"));
+        assert_eq!(p.describe(), "2/10 (20%) 0.5");
+        // Progress bars redraw with carriage returns; a partial last line counts.
+        let bar = "epoch 3/10\repoch 4/10\repoch 5/1";
+        assert_eq!(CliProgress::latest(&re, bar).unwrap().done, Some(5.0));
+        assert_eq!(CliProgress::latest(&re, bar).unwrap().total, None);
+        assert!(CliProgress::latest(&re, "nothing here\n").is_none());
+        assert!(CliProgress::latest(&re, "").is_none());
+    }
+
+    #[test]
+    fn odd_numbers_and_long_lines_say_nothing_wrong() {
+        let re = spec(r"(?P<done>\S+) of (?P<total>\S+)").compile().unwrap();
+        assert!(CliProgress::latest(&re, "NaN of 10").is_none());
+        assert!(CliProgress::latest(&re, "-1 of 10").is_none());
+        let p = CliProgress::latest(&re, "7 of 3").unwrap();
+        assert_eq!((p.done, p.total), (Some(7.0), None));
+        assert_eq!(p.describe(), "7");
+        let long = format!("1 of 2{}", " ".repeat(MAX_LINE));
+        assert!(CliProgress::latest(&re, &long).is_none());
+        let re = spec(r"^(?P<message>.*)$").compile().unwrap();
+        let p = CliProgress::latest(&re, &"x".repeat(1000)).unwrap();
+        assert_eq!(p.message.unwrap().len(), 200);
+    }
+}

@@ -1,0 +1,541 @@
+//! A remote scimcp server — `scimcp serve --transport http` on a lab's analysis machine — as
+//! `scimcp-setup install --remote URL` registers it: its validated URL, the name of its entry
+//! in every client, and where the clients read the bearer token from.
+//!
+//! The token never passes through scimcp-setup. Each client file holds a reference to an
+//! environment variable (`${SCIMCP_TOKEN}`, `${env:SCIMCP_TOKEN}`, Codex's
+//! `bearer_token_env_var`, …) or, in VS Code, a password prompt; the scientist sets the
+//! variable. A URL is refused when it would put a secret into every client file (a user name
+//! or password, a query string or fragment) or send the token in clear text across a network
+//! (`http://` to anything but this computer).
+//!
+//! Entry names: `scimcp-remote-<host>` by default, or `--name`. A local adapter's entry is
+//! `scimcp-<adapter>`, so an adapter called `remote-<host>` would share the default name;
+//! [`check_name`] refuses a remote name that is any installed or shipped adapter's entry, and
+//! installing an adapter refuses a name a remote holds, so the two never meet in a file.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use scimcp_core::install_state::{InstallState, LEGACY_ENTRY_NAME, RemoteRecord, entry_name};
+
+/// The environment variable the clients read the token from unless `--token-env` names
+/// another; the same one `scimcp serve` reads a token from on the server.
+pub const DEFAULT_TOKEN_ENV: &str = "SCIMCP_TOKEN";
+
+/// The prefix of a remote entry's default name.
+pub const NAME_PREFIX: &str = "scimcp-remote-";
+
+/// The path scimcp serves MCP at; added to a URL given without a path.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Why a remote server's URL, name or token variable was refused. Nothing was changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteServerError {
+    #[error(
+        "--remote {given:?} is not a server address; give its MCP endpoint, like \
+         https://lab-server:8443/mcp"
+    )]
+    NotUrl { given: String },
+    #[error(
+        "--remote {shown}: the scheme {scheme}:// is not one scimcp serves; use https:// (or \
+         http:// for a server on this computer)"
+    )]
+    Scheme { shown: String, scheme: String },
+    #[error(
+        "--remote {shown}: http:// would send your token unencrypted across the network. Use \
+         https:// (the server needs `scimcp serve --tls-cert … --tls-key …` or a reverse proxy \
+         with TLS, see docs/REMOTE.md); http:// is accepted only for this computer (localhost, \
+         127.0.0.1, [::1])"
+    )]
+    PlainHttp { shown: String },
+    #[error(
+        "--remote {shown}: the address carries a user name or password (before `@`), which \
+         would be written into every client's configuration file. Give the address without \
+         it, and the token through an environment variable (--token-env NAME, default \
+         {DEFAULT_TOKEN_ENV})"
+    )]
+    Credentials { shown: String },
+    #[error(
+        "--remote {shown}: the address has a query string or fragment (`?…`, `#…`), which would \
+         be written into every client's configuration file and which scimcp's endpoint does not \
+         take. Give https://HOST:PORT/mcp, and the token through an environment variable \
+         (--token-env NAME)"
+    )]
+    Query { shown: String },
+    #[error("--remote {shown}: {what}; give the server's address like https://lab-server:8443/mcp")]
+    Malformed { shown: String, what: String },
+    #[error(
+        "--token-env {given:?} is not an environment variable name (letters, digits and `_`, \
+         not starting with a digit, at most 64 characters, e.g. {DEFAULT_TOKEN_ENV})"
+    )]
+    TokenEnv { given: String },
+    #[error(
+        "--token-env takes the NAME of the environment variable that holds your token, not the \
+         token itself (what you gave looks like a scimcp token). Set it with `export \
+         {DEFAULT_TOKEN_ENV}=<token>` and pass --token-env {DEFAULT_TOKEN_ENV}, or leave \
+         --token-env out"
+    )]
+    TokenGiven,
+    #[error(
+        "--name {given:?} is not an entry name (1 to 64 letters, digits, `-` and `_`), e.g. \
+         scimcp-remote-lab"
+    )]
+    Name { given: String },
+    #[error(
+        "the entry name {name} is {holder}; choose another with --name NAME (remote entries \
+         and adapters' `scimcp-<adapter>` entries must never share a name)"
+    )]
+    NameTaken { name: String, holder: String },
+    #[error(
+        "{name} is already registered for {recorded}; pass --name NAME to register {url} \
+         beside it, or `scimcp-setup uninstall --remote {name}` first to replace it"
+    )]
+    NameInUse {
+        name: String,
+        recorded: String,
+        url: String,
+    },
+    #[error(
+        "no remote server {given:?} is registered here; `scimcp-setup status` lists them (by \
+         name and URL)"
+    )]
+    NotRegistered { given: String },
+}
+
+/// A validated remote server address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteUrl {
+    /// `https` (true) or `http` (false).
+    pub https: bool,
+    /// The host in lower case; an IPv6 address without its brackets.
+    pub host: String,
+    pub port: Option<u16>,
+    /// The path, starting with `/`.
+    pub path: String,
+    /// Whether [`MCP_PATH`] was added to an address given without a path.
+    pub path_added: bool,
+}
+
+impl std::fmt::Display for RemoteUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.https { "https" } else { "http" };
+        write!(f, "{scheme}://{}", self.authority())?;
+        f.write_str(&self.path)
+    }
+}
+
+impl RemoteUrl {
+    /// Parse and check `text` (see the module documentation for what is refused).
+    pub fn parse(text: &str) -> Result<RemoteUrl, RemoteServerError> {
+        let given = text.trim();
+        let not_url = || RemoteServerError::NotUrl {
+            given: redact(given),
+        };
+        if given.is_empty() || given.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(not_url());
+        }
+        let (scheme, rest) = given.split_once("://").ok_or_else(not_url)?;
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let path_end = tail.find(['?', '#']).unwrap_or(tail.len());
+        let (path, extra) = tail.split_at(path_end);
+        // What messages may show: never a user name, password or query.
+        let shown = format!(
+            "{scheme}://{}{path}",
+            authority.rsplit('@').next().unwrap_or_default()
+        );
+        let https = match scheme.to_ascii_lowercase().as_str() {
+            "https" => true,
+            "http" => false,
+            _ => {
+                return Err(RemoteServerError::Scheme {
+                    shown,
+                    scheme: scheme.to_string(),
+                });
+            }
+        };
+        if authority.contains('@') {
+            return Err(RemoteServerError::Credentials { shown });
+        }
+        if !extra.is_empty() {
+            return Err(RemoteServerError::Query { shown });
+        }
+        let malformed = |what: String| RemoteServerError::Malformed {
+            shown: shown.clone(),
+            what,
+        };
+        let (host, port) = split_host_port(authority).map_err(&malformed)?;
+        let (path, path_added) = match path {
+            "" | "/" => (MCP_PATH.to_string(), true),
+            p => {
+                if let Some(bad) = p.chars().find(|c| !path_char(*c)) {
+                    return Err(malformed(format!("the path has the character {bad:?}")));
+                }
+                (p.to_string(), false)
+            }
+        };
+        let url = RemoteUrl {
+            https,
+            host,
+            port,
+            path,
+            path_added,
+        };
+        if !url.https && !url.is_loopback() {
+            return Err(RemoteServerError::PlainHttp {
+                shown: url.to_string(),
+            });
+        }
+        Ok(url)
+    }
+
+    /// `host[:port]`, an IPv6 address in brackets.
+    pub fn authority(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        match self.port {
+            Some(p) => format!("{host}:{p}"),
+            None => host,
+        }
+    }
+
+    /// Whether the host is this computer (`localhost`, 127.0.0.0/8, `::1`).
+    pub fn is_loopback(&self) -> bool {
+        self.host == "localhost"
+            || self
+                .host
+                .parse::<Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+            || self
+                .host
+                .parse::<Ipv6Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// `host` and `port` of an authority (`lab:8443`, `[::1]:8765`, `10.0.0.12`).
+fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (inside, after) = rest
+            .split_once(']')
+            .ok_or("the IPv6 address has no closing `]`")?;
+        inside
+            .parse::<Ipv6Addr>()
+            .map_err(|_| format!("[{inside}] is not an IPv6 address"))?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or("junk after the IPv6 address")?),
+        };
+        (inside.to_ascii_lowercase(), port)
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) => (h.to_ascii_lowercase(), Some(p)),
+            None => (authority.to_ascii_lowercase(), None),
+        }
+    };
+    if host.is_empty() {
+        return Err("there is no host name".into());
+    }
+    if !host.contains(':') {
+        let label_ok = |l: &str| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        };
+        if host.len() > 253 || !host.trim_end_matches('.').split('.').all(label_ok) {
+            return Err(format!(
+                "{host:?} is not a host name (letters, digits, `-` and `.`; a name with other \
+                 letters must be given in its xn-- form)"
+            ));
+        }
+    }
+    let port = match port {
+        None => None,
+        Some(p) => Some(
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| format!("the port {p:?} is not a number from 1 to 65535"))?,
+        ),
+    };
+    Ok((host, port))
+}
+
+/// A path character that needs no quoting anywhere the URL is written (RFC 3986 `pchar` and
+/// `/`, without the sub-delimiters a client might treat specially).
+fn path_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "/-._~%:@".contains(c)
+}
+
+/// `text` with anything between `://` and `@` (a user name, a password) and everything after
+/// `?` or `#` left out, for messages.
+fn redact(text: &str) -> String {
+    let cut = text.find(['?', '#']).unwrap_or(text.len());
+    let text = &text[..cut];
+    match (text.find("://"), text.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://…@{}", &text[..s], &text[at + 1..]),
+        _ => text.to_string(),
+    }
+}
+
+/// A remote server as its entries are written: name, URL and the token variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteServer {
+    /// The entry's name in every client.
+    pub name: String,
+    /// The validated URL (see [`RemoteUrl`]).
+    pub url: String,
+    /// The environment variable holding the token; `None` for a server that takes none.
+    pub token_env: Option<String>,
+}
+
+impl RemoteServer {
+    /// The server a receipt records under `name`.
+    pub fn from_record(name: &str, record: &RemoteRecord) -> RemoteServer {
+        RemoteServer {
+            name: name.to_string(),
+            url: record.url.clone(),
+            token_env: record.token_env.clone(),
+        }
+    }
+
+    /// The record of a new registration (no clients yet).
+    pub fn record(&self) -> RemoteRecord {
+        RemoteRecord {
+            url: self.url.clone(),
+            token_env: self.token_env.clone(),
+            clients: Default::default(),
+        }
+    }
+
+    /// `Bearer <reference>` where `reference` renders the token variable's name the way a
+    /// client interpolates it; `None` without a token.
+    pub fn bearer(&self, reference: impl Fn(&str) -> String) -> Option<String> {
+        self.token_env
+            .as_deref()
+            .map(|var| format!("Bearer {}", reference(var)))
+    }
+}
+
+/// The default entry name for `url`: `scimcp-remote-<host>`, the host's dots and colons as `-`.
+pub fn default_name(url: &RemoteUrl) -> String {
+    let mut host = String::new();
+    for c in url.host.chars() {
+        if c.is_ascii_alphanumeric() {
+            host.push(c);
+        } else if !host.ends_with('-') {
+            host.push('-');
+        }
+    }
+    let host = host.trim_matches('-');
+    let mut name = format!("{NAME_PREFIX}{host}");
+    name.truncate(64);
+    name
+}
+
+/// Check a `--token-env` value.
+pub fn check_token_env(name: &str) -> Result<(), RemoteServerError> {
+    // `scimcp token add` prints `scimcp_` and 64 hexadecimal digits, which is also a valid
+    // variable name: passed here by mistake it would be written into every file.
+    let looks_like_token = name
+        .strip_prefix("scimcp_")
+        .is_some_and(|rest| rest.len() >= 32 && rest.chars().all(|c| c.is_ascii_hexdigit()));
+    if looks_like_token {
+        return Err(RemoteServerError::TokenGiven);
+    }
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(RemoteServerError::TokenEnv {
+            given: name.to_string(),
+        })
+    }
+}
+
+/// Check that `name` is a valid entry name that no adapter's entry uses: the installed ones,
+/// the shipped ones and the legacy `scimcp`.
+pub fn check_name(name: &str, state: &InstallState) -> Result<(), RemoteServerError> {
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid {
+        return Err(RemoteServerError::Name {
+            given: name.to_string(),
+        });
+    }
+    let taken = |holder: String| RemoteServerError::NameTaken {
+        name: name.to_string(),
+        holder,
+    };
+    if name == LEGACY_ENTRY_NAME {
+        return Err(taken("the entry older scimcp versions wrote".into()));
+    }
+    for adapter in state.adapters.keys() {
+        if entry_name(adapter) == name {
+            return Err(taken(format!(
+                "the entry of the installed adapter {adapter}"
+            )));
+        }
+    }
+    for adapter in scimcp_core::manifest::embedded_names() {
+        if entry_name(adapter) == name {
+            return Err(taken(format!(
+                "the entry of the adapter {adapter}, which ships with scimcp"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The recorded remote `given` names: by entry name, or by URL (as given or as validated).
+pub fn find_recorded<'a>(
+    state: &'a InstallState,
+    given: &str,
+) -> Option<(&'a String, &'a RemoteRecord)> {
+    if let Some(found) = state.remotes.get_key_value(given) {
+        return Some(found);
+    }
+    let url = RemoteUrl::parse(given).ok().map(|u| u.to_string());
+    state
+        .remotes
+        .iter()
+        .find(|(_, r)| r.url == given || url.as_deref() == Some(r.url.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<String, RemoteServerError> {
+        RemoteUrl::parse(text).map(|u| u.to_string())
+    }
+
+    #[test]
+    fn accepts_https_anywhere_and_http_only_on_loopback() {
+        assert_eq!(
+            parse("https://lab-server:8443/mcp").unwrap(),
+            "https://lab-server:8443/mcp"
+        );
+        assert_eq!(
+            parse("HTTPS://Analysis.Lab.Example/scimcp/mcp").unwrap(),
+            "https://analysis.lab.example/scimcp/mcp"
+        );
+        assert_eq!(
+            parse("http://127.0.0.1:8765/mcp").unwrap(),
+            "http://127.0.0.1:8765/mcp"
+        );
+        assert_eq!(
+            parse("http://localhost:8765").unwrap(),
+            "http://localhost:8765/mcp"
+        );
+        assert_eq!(parse("http://[::1]:9/").unwrap(), "http://[::1]:9/mcp");
+        assert!(RemoteUrl::parse("https://lab:1").unwrap().path_added);
+        assert!(matches!(
+            parse("http://lab-server:8765/mcp"),
+            Err(RemoteServerError::PlainHttp { .. })
+        ));
+        assert!(matches!(
+            parse("http://10.0.0.12:8765/mcp"),
+            Err(RemoteServerError::PlainHttp { .. })
+        ));
+    }
+
+    #[test]
+    fn refuses_credentials_and_queries_without_repeating_them() {
+        for url in [
+            "https://alice:s3cret@lab:8443/mcp",
+            "https://s3cret@lab/mcp",
+        ] {
+            let e = RemoteUrl::parse(url).unwrap_err();
+            assert!(matches!(e, RemoteServerError::Credentials { .. }), "{e}");
+            assert!(!e.to_string().contains("s3cret"), "{e}");
+        }
+        let e = RemoteUrl::parse("https://lab/mcp?token=s3cret").unwrap_err();
+        assert!(matches!(e, RemoteServerError::Query { .. }), "{e}");
+        assert!(!e.to_string().contains("s3cret"), "{e}");
+        let e = RemoteUrl::parse("lab:8443?token=s3cret").unwrap_err();
+        assert!(!e.to_string().contains("s3cret"), "{e}");
+        assert!(matches!(
+            parse("https://lab/mcp#x"),
+            Err(RemoteServerError::Query { .. })
+        ));
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_address() {
+        for bad in [
+            "",
+            "lab-server:8443",
+            "ftp://lab/mcp",
+            "https://",
+            "https://lab:0/mcp",
+            "https://lab:99999/mcp",
+            "https://lab:x/mcp",
+            "https://la b/mcp",
+            "https://lab_server/mcp",
+            "https://[::1/mcp",
+            "https://lab/m\"cp",
+        ] {
+            assert!(RemoteUrl::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn names_entries_after_the_host() {
+        let name = |u: &str| default_name(&RemoteUrl::parse(u).unwrap());
+        assert_eq!(
+            name("https://lab-server:8443/mcp"),
+            "scimcp-remote-lab-server"
+        );
+        assert_eq!(
+            name("https://analysis.lab.example/mcp"),
+            "scimcp-remote-analysis-lab-example"
+        );
+        assert_eq!(name("http://127.0.0.1:8765/mcp"), "scimcp-remote-127-0-0-1");
+        assert_eq!(name("http://[::1]:8765/mcp"), "scimcp-remote-1");
+    }
+
+    #[test]
+    fn checks_names_and_token_variables() {
+        let mut state = InstallState::new();
+        state.adapters.insert(
+            "remote-lab".into(),
+            scimcp_core::install_state::AdapterRecord {
+                source: scimcp_core::install_state::AdapterSource::Shipped,
+                server: None,
+                clients: Default::default(),
+                packages: Default::default(),
+            },
+        );
+        assert!(check_name("scimcp-remote-x", &state).is_ok());
+        assert!(matches!(
+            check_name("scimcp-remote-lab", &state),
+            Err(RemoteServerError::NameTaken { .. })
+        ));
+        assert!(matches!(
+            check_name("scimcp-refsci", &state),
+            Err(RemoteServerError::NameTaken { .. })
+        ));
+        assert!(check_name("scimcp", &state).is_err());
+        assert!(check_name("a b", &state).is_err());
+        assert!(check_name("", &state).is_err());
+        assert!(check_token_env("SCIMCP_TOKEN").is_ok());
+        assert!(check_token_env("lab_token_2").is_ok());
+        assert!(check_token_env("SCIMCP_TOKEN_OF_THE_ANALYSIS_MACHINE_IN_ROOM_2").is_ok());
+        assert!(check_token_env("2TOKEN").is_err());
+        assert!(check_token_env("MY-TOKEN").is_err());
+        let secret = format!("scimcp_{}", "ab".repeat(32));
+        assert_eq!(check_token_env(&secret), Err(RemoteServerError::TokenGiven));
+    }
+}

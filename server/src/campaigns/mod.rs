@@ -1,0 +1,424 @@
+//! Campaigns: one workflow over many items (datasets × parameter sets), every item validated
+//! before anything runs, run with a concurrency bound, continuing past failing items.
+//!
+//! Each item is an ordinary run (its own run directory, plan, states, artifacts and
+//! `result.json`); the campaign adds only `<data root>/campaigns/<adapter>/<campaign_id>/
+//! campaign.json`, which names the items and the run each became. On the local executor a
+//! scheduler feeds the run queue, keeping at most the bound of the campaign's runs queued or
+//! running; on Slurm every item is submitted at once as one job array whose throttle is the
+//! bound (`--array=0-N%bound`). States, counts and the summary table are read from the runs
+//! themselves, so they stay true across server restarts.
+
+mod grid;
+pub mod request;
+mod view;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use scimcp_core::fs::{create_private_dir, write_json_atomic};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+use crate::envelope::{ErrorCode, ToolError};
+use crate::runs::RunManager;
+use crate::runtime::RuntimeProbe;
+use crate::validate::Validation;
+
+pub use grid::expand;
+pub use view::{
+    CampaignCounts, CampaignState, ColumnSummary, ItemState, ItemStatus, Row, Table, counts,
+    item_statuses, state as view_state, table,
+};
+
+/// Most items one campaign may have.
+pub const MAX_ITEMS: usize = 1000;
+/// Version of `campaign.json`.
+pub const SCHEMA_VERSION: u32 = 1;
+/// How often the local scheduler looks for a free place.
+const SCHEDULER_TICK: Duration = Duration::from_millis(200);
+
+/// `campaign.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignRecord {
+    pub schema_version: u32,
+    pub campaign_id: String,
+    pub adapter: String,
+    pub workflow: String,
+    /// `local` or `slurm`.
+    pub executor: String,
+    pub max_concurrent: u32,
+    /// The summary table's columns, `artifact.key`.
+    pub columns: Vec<String>,
+    pub created_at: String,
+    pub started_by: String,
+    /// The Slurm job array running the items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_job_id: Option<String>,
+    #[serde(default)]
+    pub cancelled: bool,
+    pub items: Vec<ItemRecord>,
+}
+
+/// One item of `campaign.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemRecord {
+    pub index: usize,
+    pub dataset: String,
+    pub parameters: Map<String, Value>,
+    pub validation_id: String,
+    /// The run the item became, once it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Why the item never became a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_error: Option<String>,
+}
+
+/// `camp-` and 16 lower-case hex digits; anything else never touches the file system.
+pub fn is_campaign_id(id: &str) -> bool {
+    id.strip_prefix("camp-").is_some_and(|hex| {
+        hex.len() == 16 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+    })
+}
+
+fn unknown_campaign(id: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::UnknownRun,
+        format!("no campaign '{id}'"),
+        "pass the campaign_id start_campaign returned",
+    )
+    .field("campaign_id")
+}
+
+/// A campaign this server is scheduling.
+#[derive(Debug)]
+struct LiveCampaign {
+    record: Mutex<CampaignRecord>,
+    cancel: watch::Sender<bool>,
+}
+
+/// The campaigns of one adapter.
+#[derive(Debug)]
+pub struct CampaignManager {
+    root: PathBuf,
+    live: Mutex<HashMap<String, Arc<LiveCampaign>>>,
+}
+
+/// What starting a campaign needs: the validated items, in order, with what each run
+/// records as its request.
+pub struct Prepared {
+    pub record: CampaignRecord,
+    pub validations: Vec<Validation>,
+    pub requests: Vec<Value>,
+}
+
+impl CampaignManager {
+    /// The campaigns kept under `root`, created with the first campaign: a server that never
+    /// runs one writes nothing there.
+    pub fn open(root: PathBuf) -> std::io::Result<CampaignManager> {
+        Ok(CampaignManager {
+            root,
+            live: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn dir(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+
+    /// A new campaign id.
+    pub fn new_id() -> String {
+        format!("camp-{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
+    }
+
+    /// The campaign's record: this server's copy when it schedules it, else the file.
+    pub fn record(&self, id: &str) -> Result<CampaignRecord, ToolError> {
+        if !is_campaign_id(id) {
+            return Err(unknown_campaign(id));
+        }
+        if let Some(live) = self.live.lock().expect("campaigns lock").get(id) {
+            return Ok(live.record.lock().expect("record lock").clone());
+        }
+        let bytes =
+            fs_err::read(self.dir(id).join("campaign.json")).map_err(|_| unknown_campaign(id))?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            ToolError::internal(format!("campaign {id} has an unreadable record: {e}"))
+        })
+    }
+
+    fn save(&self, record: &CampaignRecord) {
+        let path = self.dir(&record.campaign_id).join("campaign.json");
+        if let Err(e) = write_json_atomic(&path, record) {
+            tracing::error!(
+                campaign_id = record.campaign_id,
+                "cannot record the campaign: {e}"
+            );
+        }
+    }
+
+    /// Record the campaign and start it in the background.
+    pub fn start(
+        self: &Arc<Self>,
+        runs: &Arc<RunManager>,
+        prepared: Prepared,
+        runtime: Option<RuntimeProbe>,
+    ) -> Result<CampaignRecord, ToolError> {
+        let Prepared {
+            record,
+            validations,
+            requests,
+        } = prepared;
+        let dir = self.dir(&record.campaign_id);
+        // Every level private, as the runs directory is: campaigns/, campaigns/<adapter>/, the
+        // campaign's own directory.
+        self.root
+            .parent()
+            .into_iter()
+            .chain([self.root.as_path(), dir.as_path()])
+            .try_for_each(create_private_dir)
+            .map_err(|e| ToolError::internal(format!("cannot create {}: {e}", dir.display())))?;
+        self.save(&record);
+        let live = Arc::new(LiveCampaign {
+            record: Mutex::new(record.clone()),
+            cancel: watch::channel(false).0,
+        });
+        self.live
+            .lock()
+            .expect("campaigns lock")
+            .insert(record.campaign_id.clone(), Arc::clone(&live));
+        let manager = Arc::clone(self);
+        let runs = Arc::clone(runs);
+        match runs.executor().slurm() {
+            None => {
+                let items = Arc::new((validations, requests));
+                tokio::spawn(manager.schedule_locally(runs, live, items, runtime));
+            }
+            Some(exec) => {
+                let exec = Arc::clone(exec);
+                tokio::spawn(async move {
+                    manager
+                        .submit_array(&runs, &exec, live, validations, requests, runtime)
+                        .await;
+                });
+            }
+        }
+        Ok(record)
+    }
+
+    fn update(&self, live: &LiveCampaign, change: impl FnOnce(&mut CampaignRecord)) {
+        let snapshot = {
+            let mut record = live.record.lock().expect("record lock");
+            change(&mut record);
+            record.clone()
+        };
+        self.save(&snapshot);
+    }
+
+    /// The local executor: start items in order through the run queue, keeping at most
+    /// `max_concurrent` of them queued or running, until every item has run or the campaign
+    /// is cancelled.
+    async fn schedule_locally(
+        self: Arc<Self>,
+        runs: Arc<RunManager>,
+        live: Arc<LiveCampaign>,
+        items: Arc<(Vec<Validation>, Vec<Value>)>,
+        runtime: Option<RuntimeProbe>,
+    ) {
+        let mut cancel = live.cancel.subscribe();
+        let mut next = 0;
+        loop {
+            if *cancel.borrow() {
+                break;
+            }
+            // Reading the items' statuses, creating runs and recording the campaign are
+            // blocking work (a flush per change): off the async workers, so a large campaign
+            // never holds up other tool calls.
+            let (manager, runs, live, items, runtime) = (
+                Arc::clone(&self),
+                Arc::clone(&runs),
+                Arc::clone(&live),
+                Arc::clone(&items),
+                runtime.clone(),
+            );
+            let tick = tokio::task::spawn_blocking(move || {
+                manager.start_ready(&runs, &live, &items, next, runtime)
+            })
+            .await;
+            let finished = match tick {
+                Ok((advanced, finished)) => {
+                    next = advanced;
+                    finished
+                }
+                Err(e) => {
+                    tracing::error!("the campaign's scheduler panicked: {e}");
+                    true
+                }
+            };
+            if finished {
+                break;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(SCHEDULER_TICK) => {}
+                _ = cancel.changed() => {}
+            }
+        }
+    }
+
+    /// One scheduler tick: start items from `next` while fewer than the bound are active.
+    /// Returns the next item to start and whether the campaign has nothing left to do.
+    fn start_ready(
+        &self,
+        runs: &Arc<RunManager>,
+        live: &LiveCampaign,
+        (validations, requests): &(Vec<Validation>, Vec<Value>),
+        mut next: usize,
+        runtime: Option<RuntimeProbe>,
+    ) -> (usize, bool) {
+        let bound = live.record.lock().expect("record lock").max_concurrent as usize;
+        let started: Vec<String> = live
+            .record
+            .lock()
+            .expect("record lock")
+            .items
+            .iter()
+            .filter_map(|i| i.run_id.clone())
+            .collect();
+        let mut active = started
+            .iter()
+            .filter(|id| runs.status(id).is_ok_and(|s| !s.state.is_terminal()))
+            .count();
+        while active < bound && next < validations.len() {
+            match runs.start(&validations[next], &requests[next], runtime.clone()) {
+                Ok(status) => {
+                    self.update(live, |r| r.items[next].run_id = Some(status.run_id));
+                    active += 1;
+                    next += 1;
+                }
+                // Other runs hold the places: try again at the next tick.
+                Err(e) if e.code == ErrorCode::TooManyRuns => break,
+                Err(e) => {
+                    self.update(live, |r| r.items[next].start_error = Some(e.message));
+                    next += 1;
+                }
+            }
+        }
+        (next, next >= validations.len() && active == 0)
+    }
+
+    /// Slurm: create every item's run, prepare them, and submit them as one job array.
+    async fn submit_array(
+        self: Arc<Self>,
+        runs: &Arc<RunManager>,
+        exec: &Arc<crate::runs::slurm::SlurmExecutor>,
+        live: Arc<LiveCampaign>,
+        validations: Vec<Validation>,
+        requests: Vec<Value>,
+        runtime: Option<RuntimeProbe>,
+    ) {
+        let (campaign_id, bound) = {
+            let r = live.record.lock().expect("record lock");
+            (r.campaign_id.clone(), r.max_concurrent)
+        };
+        // Creating every item's run and recording each in the campaign are blocking work
+        // (flushes per item): off the async workers.
+        let created = {
+            let (manager, runs, live) = (Arc::clone(&self), Arc::clone(runs), Arc::clone(&live));
+            tokio::task::spawn_blocking(move || {
+                let mut pending = Vec::new();
+                for (i, (v, request)) in validations.iter().zip(&requests).enumerate() {
+                    match runs.create_unqueued(v, request) {
+                        Ok(run) => {
+                            let run_id = run.run_id.clone();
+                            manager.update(&live, |r| r.items[i].run_id = Some(run_id));
+                            pending.push(run);
+                        }
+                        Err(e) => {
+                            manager.update(&live, |r| r.items[i].start_error = Some(e.message))
+                        }
+                    }
+                }
+                pending
+            })
+            .await
+        };
+        let pending = match created {
+            Ok(pending) => pending,
+            Err(e) => {
+                tracing::error!(campaign_id, "creating the campaign's runs panicked: {e}");
+                return;
+            }
+        };
+        let cancel = live.cancel.subscribe();
+        let dir = self.dir(&campaign_id);
+        match runs
+            .submit_array(exec, pending, bound, &dir, &campaign_id, cancel, runtime)
+            .await
+        {
+            Some(array) => {
+                let manager = Arc::clone(&self);
+                let recorded = tokio::task::spawn_blocking(move || {
+                    manager.update(&live, |r| r.array_job_id = Some(array))
+                })
+                .await;
+                if let Err(e) = recorded {
+                    tracing::error!(campaign_id, "recording the job array panicked: {e}");
+                }
+            }
+            None => tracing::warn!(campaign_id, "the campaign's job array was not submitted"),
+        }
+    }
+
+    /// Cancel: items not started never will; every queued or running item's run is
+    /// cancelled (on Slurm, `scancel` of its array task). Waits up to `wait` for them to end.
+    pub async fn cancel(
+        &self,
+        runs: &RunManager,
+        id: &str,
+        wait: Duration,
+    ) -> Result<(CampaignRecord, bool), ToolError> {
+        let record = self.record(id)?;
+        let live = self.live.lock().expect("campaigns lock").get(id).cloned();
+        if record.cancelled {
+            return Ok((record, false));
+        }
+        if item_statuses(&record, runs)
+            .iter()
+            .all(|s| s.state.is_terminal())
+        {
+            return Ok((record, false));
+        }
+        match &live {
+            Some(live) => {
+                live.cancel.send_replace(true);
+                self.update(live, |r| r.cancelled = true);
+            }
+            None => {
+                let mut r = record.clone();
+                r.cancelled = true;
+                self.save(&r);
+            }
+        }
+        // The scheduler starts nothing more once it has seen the flag.
+        tokio::time::sleep(SCHEDULER_TICK * 2).await;
+        let record = self.record(id)?;
+        let statuses = item_statuses(&record, runs);
+        let active: Vec<String> = statuses
+            .iter()
+            .filter(|s| matches!(s.state, ItemState::Queued | ItemState::Running))
+            .filter_map(|s| s.run_id.clone())
+            .collect();
+        for run_id in &active {
+            runs.request_cancel(run_id);
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        for run_id in &active {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let _ = runs.wait_terminal(run_id, left).await;
+        }
+        Ok((self.record(id)?, true))
+    }
+}

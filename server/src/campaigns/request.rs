@@ -1,0 +1,118 @@
+//! Arguments of the campaign tools. Every one is strict: unknown fields are refused with the
+//! field named.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::paging::Detail;
+
+/// One item: a dataset and the workflow's parameters for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignItem {
+    /// Dataset reference, as for validate_analysis.
+    pub dataset: String,
+    /// The workflow's parameters for this item.
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
+}
+
+/// Items as a grid: every dataset × every parameter set × every combination of the varied
+/// values, in that order (varied names sorted; the last one changes fastest).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignGrid {
+    pub datasets: Vec<String>,
+    /// Parameter sets (e.g. one per model with its options); default: one empty set.
+    #[serde(default)]
+    pub parameter_sets: Vec<Map<String, Value>>,
+    /// Parameters and the values each takes, e.g. `{"seed": [0, 1, 2]}`.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, Vec<super::view::Cell>>")]
+    pub vary: std::collections::BTreeMap<String, Vec<Value>>,
+    /// Parameters every item gets.
+    #[serde(default)]
+    pub fixed: Map<String, Value>,
+}
+
+/// `start_campaign` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartCampaignRequest {
+    /// Workflow id, as listed by get_capabilities; every item runs it.
+    pub workflow: String,
+    /// The items, each a dataset and parameters. Give `items` or `grid`, not both.
+    #[serde(default)]
+    pub items: Option<Vec<CampaignItem>>,
+    /// The items as a grid to expand.
+    #[serde(default)]
+    pub grid: Option<CampaignGrid>,
+    /// Items running at once, at most: locally at most max_pending_runs (the run queue runs
+    /// at most max_concurrent_runs of all runs), on Slurm the job array's throttle.
+    pub max_concurrent: u32,
+    /// Columns of the summary table, `artifact.key` among the workflow's declared
+    /// `json_keys` (default: every key of the first artifact that declares some).
+    #[serde(default)]
+    pub metrics: Option<Vec<String>>,
+    /// The `preview_id` of the preview the person approved; required with `confirm: true`
+    /// where the server requires confirmation.
+    #[serde(default)]
+    pub preview_id: Option<String>,
+    /// `true` starts the campaign; `false` (or, where the server requires confirmation,
+    /// leaving it out) validates every item and starts nothing.
+    #[serde(default)]
+    pub confirm: Option<bool>,
+}
+
+/// Arguments naming one campaign, with a page of its items.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignStatusRequest {
+    /// The id start_campaign returned (`camp-` and 16 hex digits).
+    pub campaign_id: String,
+    /// First item of the page.
+    #[serde(default)]
+    pub offset: usize,
+    /// Items per page (default 50; at most 100 compact, 1000 full).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub detail: Detail,
+}
+
+/// `get_campaign_result` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignResultRequest {
+    /// The id start_campaign returned.
+    pub campaign_id: String,
+    /// Seconds to wait for every item to end before answering (0-300, default 300).
+    #[serde(default = "default_wait_s")]
+    #[schemars(range(min = 0, max = 300))]
+    pub wait_s: u32,
+    /// First row of the page of the table.
+    #[serde(default)]
+    pub offset: usize,
+    /// Rows per page (default 50; at most 100 compact, 1000 full).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub detail: Detail,
+}
+
+fn default_wait_s() -> u32 {
+    300
+}
+
+/// `cancel_campaign` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelCampaignRequest {
+    /// The id start_campaign returned.
+    pub campaign_id: String,
+    /// `true` cancels: items not started never start, running ones are cancelled. `false`
+    /// (or, where the server requires confirmation, leaving it out) changes nothing.
+    #[serde(default)]
+    pub confirm: Option<bool>,
+}

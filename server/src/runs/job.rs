@@ -1,0 +1,206 @@
+//! `scimcp __job`: what a Slurm batch job runs on the compute node. It executes the plan
+//! recorded in the run directory the way the local executor does — the same isolated
+//! environment, working directory, stdin answers and bounded logs — and records how the CLI
+//! ended in `cli-status.json`, so the server reads a Slurm run exactly as a local one.
+//!
+//! Slurm owns the process tree here (its cgroup, `scancel`, the time limit), so there is no
+//! run guard: a SIGTERM from Slurm is passed to the CLI's process group, which gets a short
+//! grace period before it is killed.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use super::child::{Signal, isolated_command, signal_tree};
+use super::logs::LogCapture;
+use crate::guard::CliStatus;
+use crate::plan::{Escape, Plan, RunPaths};
+
+/// The hidden subcommand's name.
+pub const SUBCOMMAND: &str = "__job";
+
+/// How long the CLI gets between SIGTERM and SIGKILL (Slurm's KillWait is usually longer).
+const TERMINATE_GRACE: Duration = Duration::from_secs(3);
+/// How long log readers may keep draining after the CLI is gone.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// Arguments of `scimcp __job`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct JobArgs {
+    /// The run directory (a single job).
+    #[arg(
+        long,
+        required_unless_present = "runs_file",
+        conflicts_with = "runs_file"
+    )]
+    run_dir: Option<PathBuf>,
+    /// A file of run directories, one a line; line `SLURM_ARRAY_TASK_ID` (from 0) is this
+    /// task's (a job array).
+    #[arg(long)]
+    runs_file: Option<PathBuf>,
+    /// The adapter's persistent state directory (`{state_dir}`).
+    #[arg(long)]
+    state_dir: PathBuf,
+    /// Bytes of stdout and of stderr kept (head plus tail).
+    #[arg(long)]
+    max_log_bytes: u64,
+}
+
+pub(crate) fn run(args: JobArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(job(args))
+}
+
+fn fail(message: &str) -> ExitCode {
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("scimcp __job: {message}\n").as_bytes(),
+    );
+    ExitCode::from(125)
+}
+
+fn run_dir(args: &JobArgs) -> Result<PathBuf, String> {
+    if let Some(dir) = &args.run_dir {
+        return Ok(dir.clone());
+    }
+    let file = args
+        .runs_file
+        .as_ref()
+        .ok_or("no --run-dir or --runs-file")?;
+    let task: usize = std::env::var("SLURM_ARRAY_TASK_ID")
+        .map_err(|_| "SLURM_ARRAY_TASK_ID is not set: --runs-file needs a job array")?
+        .parse()
+        .map_err(|e| format!("SLURM_ARRAY_TASK_ID: {e}"))?;
+    let text = fs_err::read_to_string(file).map_err(|e| e.to_string())?;
+    text.lines()
+        .nth(task)
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("{} has no line {task}", file.display()))
+}
+
+#[cfg(unix)]
+async fn job(args: JobArgs) -> ExitCode {
+    use tokio::signal::unix::{SignalKind, signal};
+
+    let dir = match run_dir(&args) {
+        Ok(d) => d,
+        Err(e) => return fail(&e),
+    };
+    let plan: Plan = match fs_err::read(dir.join("plan.json"))
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+    {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("cannot read the run's plan: {e}")),
+    };
+    let work = dir.join(&plan.working_dir);
+    let paths = RunPaths {
+        work_dir: std::path::absolute(&work).unwrap_or_else(|_| work.clone()),
+        state_dir: args.state_dir.clone(),
+    };
+    let cli_args: Vec<String> = plan
+        .args
+        .iter()
+        .map(|a| paths.substitute(a, Escape::None))
+        .collect();
+    let env: std::collections::BTreeMap<String, String> = plan
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), paths.substitute(v, Escape::None)))
+        .collect();
+    let (stdout_log, stderr_log) = match (
+        LogCapture::create(&dir.join("stdout.log"), args.max_log_bytes),
+        LogCapture::create(&dir.join("stderr.log"), args.max_log_bytes),
+    ) {
+        (Ok(o), Ok(e)) => (o, e),
+        (Err(e), _) | (_, Err(e)) => return fail(&format!("cannot create the logs: {e}")),
+    };
+    let Ok(mut terms) = signal(SignalKind::terminate()) else {
+        return fail("cannot handle SIGTERM");
+    };
+    let mut cmd = isolated_command(Path::new(&plan.program), &cli_args, &work, &env);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return fail(&format!("cannot start {}: {e}", plan.program)),
+    };
+    let pid = child.id();
+    let pumps = [
+        tokio::spawn(
+            stdout_log
+                .clone()
+                .pump(child.stdout.take().expect("piped stdout")),
+        ),
+        tokio::spawn(
+            stderr_log
+                .clone()
+                .pump(child.stderr.take().expect("piped stderr")),
+        ),
+    ];
+    if let Some(mut stdin) = child.stdin.take() {
+        let answers: Vec<u8> = plan
+            .stdin
+            .iter()
+            .flat_map(|l| format!("{}\n", paths.substitute(l, Escape::None)).into_bytes())
+            .collect();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&answers).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let status = tokio::select! {
+        status = child.wait() => status,
+        _ = terms.recv() => {
+            // Slurm is ending the job (scancel, time limit): end the CLI's group with it.
+            if let Some(pid) = pid {
+                signal_tree(pid, Signal::Terminate);
+                if tokio::time::timeout(TERMINATE_GRACE, child.wait()).await.is_err() {
+                    signal_tree(pid, Signal::Kill);
+                }
+            }
+            child.wait().await
+        }
+    };
+    if let Some(pid) = pid {
+        // Whatever the CLI left in its group ends with it, as in a local run.
+        signal_tree(pid, Signal::Kill);
+    }
+    for pump in pumps {
+        let _ = tokio::time::timeout(DRAIN_GRACE, pump).await;
+    }
+    stdout_log.finish();
+    stderr_log.finish();
+    let Ok(status) = status else {
+        return fail("waiting for the CLI failed");
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let cli = CliStatus {
+        exit_code: status.code(),
+        signal: status.signal(),
+    };
+    if let Err(e) = scimcp_core::fs::write_json_atomic(&dir.join("cli-status.json"), &cli) {
+        return fail(&format!("cannot record the CLI's exit status: {e}"));
+    }
+    let code = match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => 125,
+    };
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+#[cfg(not(unix))]
+async fn job(_args: JobArgs) -> ExitCode {
+    fail("the Slurm executor runs on Unix compute nodes only")
+}

@@ -1,0 +1,130 @@
+//! The workspace's crate graph is the one docs/architecture.md declares: every workspace
+//! crate's dependencies on other workspace crates (normal and build: "depends on"; dev:
+//! "tests use") are read from `cargo metadata` and compared with the table, so an edge
+//! cannot appear (or linger in the docs) without someone deciding it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+type Edges = BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>;
+
+fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+/// `crate → (depends on, tests use)` from `cargo metadata`.
+fn actual() -> Edges {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut edges = Edges::new();
+    for package in meta["packages"].as_array().unwrap() {
+        let mut normal = BTreeSet::new();
+        let mut dev = BTreeSet::new();
+        for dep in package["dependencies"].as_array().unwrap() {
+            if dep["path"].is_null() {
+                continue;
+            }
+            let name = dep["name"].as_str().unwrap().to_string();
+            match dep["kind"].as_str() {
+                Some("dev") => dev.insert(name),
+                _ => normal.insert(name),
+            };
+        }
+        dev.retain(|d| !normal.contains(d));
+        edges.insert(package["name"].as_str().unwrap().to_string(), (normal, dev));
+    }
+    edges
+}
+
+/// The backticked `scimcp-…` names in one table cell.
+fn names(cell: &str) -> BTreeSet<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|n| n.starts_with("scimcp-"))
+        .map(String::from)
+        .collect()
+}
+
+/// The same from docs/architecture.md's crate table.
+fn declared() -> Edges {
+    let path = workspace_root().join("docs/architecture.md");
+    let text = fs_err::read_to_string(&path).unwrap();
+    let mut edges = Edges::new();
+    for line in text.lines().filter(|l| l.starts_with("| `scimcp-")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // "", crate, job, depends on, tests use, why, ""
+        assert!(
+            cells.len() >= 6,
+            "{}: a crate row needs five columns: {line}",
+            path.display()
+        );
+        let name = names(cells[1]).into_iter().next().unwrap();
+        edges.insert(name, (names(cells[3]), names(cells[4])));
+    }
+    edges
+}
+
+#[test]
+fn every_workspace_edge_is_declared_in_docs_architecture() {
+    let actual = actual();
+    let declared = declared();
+    let mut problems = Vec::new();
+    for (krate, (normal, dev)) in &actual {
+        let Some((want_normal, want_dev)) = declared.get(krate) else {
+            problems.push(format!("{krate} has no row in the crate table"));
+            continue;
+        };
+        for (kind, have, want) in [
+            ("depends on", normal, want_normal),
+            ("tests use", dev, want_dev),
+        ] {
+            for extra in have.difference(want) {
+                problems.push(format!(
+                    "{krate} → {extra} is not declared (add it to '{kind}' with the reason, or drop the dependency)"
+                ));
+            }
+            for gone in want.difference(have) {
+                problems.push(format!(
+                    "{krate} → {gone} is declared under '{kind}' but no longer exists (remove it from the table)"
+                ));
+            }
+        }
+    }
+    for krate in declared.keys().filter(|k| !actual.contains_key(*k)) {
+        problems.push(format!(
+            "the table has a row for {krate}, which is not a workspace crate"
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/architecture.md's crate table and the workspace disagree:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn the_table_reader_sees_what_is_written() {
+    assert_eq!(
+        names("`scimcp-core`, `scimcp-process` and `rmcp`"),
+        ["scimcp-core", "scimcp-process"].map(String::from).into()
+    );
+    assert!(names("—").is_empty());
+}
