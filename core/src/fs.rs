@@ -164,6 +164,29 @@ pub fn write_atomic_then(
     sync_dir(parent_of(path)).map_err(|e| WriteError::io(parent_of(path), e))
 }
 
+/// [`write_atomic`] for one of several records written in turn into the same directory:
+/// the file is flushed before it is renamed into place, so after a crash it reads whole,
+/// old or new, but the directory is not flushed. The caller flushes it once after the last
+/// record (a [`write_atomic`] or [`sync_dir`] there makes every earlier rename in the
+/// directory durable too), which spares a disk flush per record. Use it only where losing
+/// the rename in a crash leaves a state that is still valid (the previous record).
+pub fn write_atomic_batched(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<(), WriteError> {
+    let tmp = staged(path, bytes, privacy)?;
+    tmp.persist(path)
+        .map_err(|e| WriteError::io(path, e.error))?;
+    Ok(())
+}
+
+/// [`write_json_atomic`], batched as [`write_atomic_batched`] says.
+pub fn write_json_atomic_batched<T: serde::Serialize>(
+    path: &Path,
+    value: &T,
+) -> Result<(), WriteError> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("serializable to JSON");
+    bytes.push(b'\n');
+    write_atomic_batched(path, &bytes, Privacy::Private)
+}
+
 /// Write `value` as pretty JSON (with a trailing newline), atomically and privately.
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), WriteError> {
     let mut bytes = serde_json::to_vec_pretty(value).expect("serializable to JSON");

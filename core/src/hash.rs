@@ -37,39 +37,46 @@ pub fn sha256_file(path: &Path) -> std::io::Result<(String, u64)> {
 /// whitespace. Two equal values always give the same text, whatever order their maps
 /// were built in.
 pub fn canonical_json(value: &serde_json::Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_canonical(value, &mut out);
-    out
+    String::from_utf8(out).expect("JSON text is UTF-8")
 }
 
-fn write_canonical(value: &serde_json::Value, out: &mut String) {
+// Keys and scalars are written by serde_json straight into the buffer: the whole manifest
+// and its schemas go through here at every server start, and a string per key and scalar
+// was most of that start's time.
+fn write_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
     use serde_json::Value;
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
+            // serde_json's map is already ordered by key, unless some crate in the build
+            // turns on its `preserve_order` feature: sort whatever it gave.
+            if !keys.is_sorted() {
+                keys.sort();
+            }
+            out.push(b'{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
+                serde_json::to_writer(&mut *out, key).expect("a string serializes");
+                out.push(b':');
                 write_canonical(&map[key.as_str()], out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => serde_json::to_writer(&mut *out, scalar).expect("a scalar serializes"),
     }
 }
 
@@ -96,6 +103,58 @@ mod tests {
             canonical_json(&a),
             r#"{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}"#
         );
+    }
+
+    /// The text (and so every adapter hash and validation id already recorded) is what the
+    /// first implementation wrote: keys and scalars through `Value`'s `Display`.
+    #[test]
+    fn canonical_json_is_unchanged_from_the_display_based_writer() {
+        fn reference(value: &serde_json::Value, out: &mut String) {
+            use serde_json::Value;
+            match value {
+                Value::Object(map) => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    out.push('{');
+                    for (i, key) in keys.into_iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&Value::String(key.clone()).to_string());
+                        out.push(':');
+                        reference(&map[key.as_str()], out);
+                    }
+                    out.push('}');
+                }
+                Value::Array(items) => {
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        reference(item, out);
+                    }
+                    out.push(']');
+                }
+                scalar => out.push_str(&scalar.to_string()),
+            }
+        }
+        let tricky = json!({
+            "é\"\\\n\u{1}": ["tab\t", "日本", "\u{7f}", "</script>", "\u{2028}"],
+            "numbers": [0, -1, 1.5, 1e300, -0.0, 12345678901234567890u64, 0.1],
+            "z": {"nested": {"b": null, "a": true, "c": false}},
+            "": ""
+        });
+        let mut expected = String::new();
+        reference(&tricky, &mut expected);
+        assert_eq!(canonical_json(&tricky), expected);
+        for adapter in crate::manifest::EMBEDDED_ADAPTERS {
+            let loaded = crate::manifest::resolve(adapter.name).unwrap();
+            let value = serde_json::to_value(&loaded.manifest).unwrap();
+            let mut expected = String::new();
+            reference(&value, &mut expected);
+            assert_eq!(loaded.canonical_json, expected, "{}", adapter.name);
+        }
     }
 
     #[test]

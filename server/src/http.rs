@@ -444,6 +444,12 @@ pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<(
             },
             () = &mut stop => break,
         };
+        // An answer goes out in several small writes (headers, then each SSE event): with
+        // Nagle's algorithm on, the second waits for the client's delayed ACK, about 40 ms
+        // per call on Linux.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY for {peer}: {e}");
+        }
         let conn = ConnInfo {
             local: stream.local_addr().unwrap_or(local),
             peer,

@@ -232,7 +232,7 @@ impl ServerContext {
                     campaigns_dir.display()
                 )
             })?;
-        let validators = Validators::compile(&adapter)?;
+        let validators = Validators::new(&adapter);
         let progress = crate::runs::progress::ProgressReaders::compile(&adapter)?;
         tracing::info!(adapter = adapter.manifest.name, sha256 = adapter.sha256, runs = %runs_dir.display(), "scimcp server ready");
         Ok(Arc::new(ServerContext {

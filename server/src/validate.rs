@@ -3,6 +3,7 @@
 //! the compiled plan with its hashes. Nothing here starts the scientific CLI.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
 use schemars::JsonSchema;
@@ -18,8 +19,11 @@ use crate::plan::{self, Plan};
 use crate::request::AnalysisRequest;
 use crate::runtime::ScientificRuntime;
 
-/// Compiled parameter validators, one per workflow.
-pub struct Validators(HashMap<String, jsonschema::Validator>);
+/// Parameter validators, one per workflow, each compiled on the first request for its
+/// workflow: compiling them all before the first `tools/list` delayed every server start,
+/// and a session rarely uses more than one or two workflows. (Every schema already compiled
+/// once when the manifest was loaded and checked.)
+pub struct Validators(HashMap<String, OnceLock<Result<jsonschema::Validator, String>>>);
 
 impl std::fmt::Debug for Validators {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -28,15 +32,33 @@ impl std::fmt::Debug for Validators {
 }
 
 impl Validators {
-    /// Compile every workflow's schema (they compiled when the manifest loaded).
-    pub fn compile(adapter: &Adapter) -> anyhow::Result<Validators> {
-        let mut map = HashMap::new();
-        for wf in &adapter.manifest.workflows {
-            let v = jsonschema::validator_for(&wf.parameters_schema)
-                .map_err(|e| anyhow::anyhow!("workflow {}: schema does not compile: {e}", wf.id))?;
-            map.insert(wf.id.clone(), v);
-        }
-        Ok(Validators(map))
+    /// One slot per workflow of `adapter`, nothing compiled yet.
+    pub fn new(adapter: &Adapter) -> Validators {
+        Validators(
+            adapter
+                .manifest
+                .workflows
+                .iter()
+                .map(|wf| (wf.id.clone(), OnceLock::new()))
+                .collect(),
+        )
+    }
+
+    /// The compiled validator of `workflow` (compiled now if this is its first request).
+    fn get(&self, workflow: &Workflow) -> Result<&jsonschema::Validator, ToolError> {
+        let slot = self.0.get(&workflow.id).ok_or_else(|| {
+            ToolError::internal(format!("no validator slot for workflow {}", workflow.id))
+        })?;
+        slot.get_or_init(|| {
+            jsonschema::validator_for(&workflow.parameters_schema).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| {
+            ToolError::internal(format!(
+                "workflow {}: its parameter schema does not compile: {e}",
+                workflow.id
+            ))
+        })
     }
 }
 
@@ -80,7 +102,7 @@ pub async fn validate(
         .field("workflow")
         .allowed(adapter.workflow_ids()));
     };
-    let validator = &validators.0[&workflow.id];
+    let validator = validators.get(workflow)?;
     let instance = Value::Object(req.parameters.clone());
     let issues: Vec<Issue> = validator
         .iter_errors(&instance)

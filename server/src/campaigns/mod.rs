@@ -194,17 +194,14 @@ impl CampaignManager {
         let runs = Arc::clone(runs);
         match runs.executor().slurm() {
             None => {
-                tokio::spawn(async move {
-                    manager
-                        .schedule_locally(&runs, &live, validations, requests, runtime)
-                        .await;
-                });
+                let items = Arc::new((validations, requests));
+                tokio::spawn(manager.schedule_locally(runs, live, items, runtime));
             }
             Some(exec) => {
                 let exec = Arc::clone(exec);
                 tokio::spawn(async move {
                     manager
-                        .submit_array(&runs, &exec, &live, validations, requests, runtime)
+                        .submit_array(&runs, &exec, live, validations, requests, runtime)
                         .await;
                 });
             }
@@ -225,48 +222,43 @@ impl CampaignManager {
     /// `max_concurrent` of them queued or running, until every item has run or the campaign
     /// is cancelled.
     async fn schedule_locally(
-        &self,
-        runs: &Arc<RunManager>,
-        live: &LiveCampaign,
-        validations: Vec<Validation>,
-        requests: Vec<Value>,
+        self: Arc<Self>,
+        runs: Arc<RunManager>,
+        live: Arc<LiveCampaign>,
+        items: Arc<(Vec<Validation>, Vec<Value>)>,
         runtime: Option<RuntimeProbe>,
     ) {
         let mut cancel = live.cancel.subscribe();
-        let bound = live.record.lock().expect("record lock").max_concurrent as usize;
         let mut next = 0;
         loop {
             if *cancel.borrow() {
                 break;
             }
-            let started: Vec<String> = live
-                .record
-                .lock()
-                .expect("record lock")
-                .items
-                .iter()
-                .filter_map(|i| i.run_id.clone())
-                .collect();
-            let mut active = started
-                .iter()
-                .filter(|id| runs.status(id).is_ok_and(|s| !s.state.is_terminal()))
-                .count();
-            while active < bound && next < validations.len() {
-                match runs.start(&validations[next], &requests[next], runtime.clone()) {
-                    Ok(status) => {
-                        self.update(live, |r| r.items[next].run_id = Some(status.run_id));
-                        active += 1;
-                        next += 1;
-                    }
-                    // Other runs hold the places: try again at the next tick.
-                    Err(e) if e.code == ErrorCode::TooManyRuns => break,
-                    Err(e) => {
-                        self.update(live, |r| r.items[next].start_error = Some(e.message));
-                        next += 1;
-                    }
+            // Reading the items' statuses, creating runs and recording the campaign are
+            // blocking work (a flush per change): off the async workers, so a large campaign
+            // never holds up other tool calls.
+            let (manager, runs, live, items, runtime) = (
+                Arc::clone(&self),
+                Arc::clone(&runs),
+                Arc::clone(&live),
+                Arc::clone(&items),
+                runtime.clone(),
+            );
+            let tick = tokio::task::spawn_blocking(move || {
+                manager.start_ready(&runs, &live, &items, next, runtime)
+            })
+            .await;
+            let finished = match tick {
+                Ok((advanced, finished)) => {
+                    next = advanced;
+                    finished
                 }
-            }
-            if next >= validations.len() && active == 0 {
+                Err(e) => {
+                    tracing::error!("the campaign's scheduler panicked: {e}");
+                    true
+                }
+            };
+            if finished {
                 break;
             }
             tokio::select! {
@@ -276,12 +268,53 @@ impl CampaignManager {
         }
     }
 
-    /// Slurm: create every item's run, prepare them, and submit them as one job array.
-    async fn submit_array(
+    /// One scheduler tick: start items from `next` while fewer than the bound are active.
+    /// Returns the next item to start and whether the campaign has nothing left to do.
+    fn start_ready(
         &self,
         runs: &Arc<RunManager>,
-        exec: &Arc<crate::runs::slurm::SlurmExecutor>,
         live: &LiveCampaign,
+        (validations, requests): &(Vec<Validation>, Vec<Value>),
+        mut next: usize,
+        runtime: Option<RuntimeProbe>,
+    ) -> (usize, bool) {
+        let bound = live.record.lock().expect("record lock").max_concurrent as usize;
+        let started: Vec<String> = live
+            .record
+            .lock()
+            .expect("record lock")
+            .items
+            .iter()
+            .filter_map(|i| i.run_id.clone())
+            .collect();
+        let mut active = started
+            .iter()
+            .filter(|id| runs.status(id).is_ok_and(|s| !s.state.is_terminal()))
+            .count();
+        while active < bound && next < validations.len() {
+            match runs.start(&validations[next], &requests[next], runtime.clone()) {
+                Ok(status) => {
+                    self.update(live, |r| r.items[next].run_id = Some(status.run_id));
+                    active += 1;
+                    next += 1;
+                }
+                // Other runs hold the places: try again at the next tick.
+                Err(e) if e.code == ErrorCode::TooManyRuns => break,
+                Err(e) => {
+                    self.update(live, |r| r.items[next].start_error = Some(e.message));
+                    next += 1;
+                }
+            }
+        }
+        (next, next >= validations.len() && active == 0)
+    }
+
+    /// Slurm: create every item's run, prepare them, and submit them as one job array.
+    async fn submit_array(
+        self: Arc<Self>,
+        runs: &Arc<RunManager>,
+        exec: &Arc<crate::runs::slurm::SlurmExecutor>,
+        live: Arc<LiveCampaign>,
         validations: Vec<Validation>,
         requests: Vec<Value>,
         runtime: Option<RuntimeProbe>,
@@ -290,24 +323,51 @@ impl CampaignManager {
             let r = live.record.lock().expect("record lock");
             (r.campaign_id.clone(), r.max_concurrent)
         };
-        let mut pending = Vec::new();
-        for (i, (v, request)) in validations.iter().zip(&requests).enumerate() {
-            match runs.create_unqueued(v, request) {
-                Ok(run) => {
-                    let run_id = run.run_id.clone();
-                    self.update(live, |r| r.items[i].run_id = Some(run_id));
-                    pending.push(run);
+        // Creating every item's run and recording each in the campaign are blocking work
+        // (flushes per item): off the async workers.
+        let created = {
+            let (manager, runs, live) = (Arc::clone(&self), Arc::clone(runs), Arc::clone(&live));
+            tokio::task::spawn_blocking(move || {
+                let mut pending = Vec::new();
+                for (i, (v, request)) in validations.iter().zip(&requests).enumerate() {
+                    match runs.create_unqueued(v, request) {
+                        Ok(run) => {
+                            let run_id = run.run_id.clone();
+                            manager.update(&live, |r| r.items[i].run_id = Some(run_id));
+                            pending.push(run);
+                        }
+                        Err(e) => {
+                            manager.update(&live, |r| r.items[i].start_error = Some(e.message))
+                        }
+                    }
                 }
-                Err(e) => self.update(live, |r| r.items[i].start_error = Some(e.message)),
+                pending
+            })
+            .await
+        };
+        let pending = match created {
+            Ok(pending) => pending,
+            Err(e) => {
+                tracing::error!(campaign_id, "creating the campaign's runs panicked: {e}");
+                return;
             }
-        }
+        };
         let cancel = live.cancel.subscribe();
         let dir = self.dir(&campaign_id);
         match runs
             .submit_array(exec, pending, bound, &dir, &campaign_id, cancel, runtime)
             .await
         {
-            Some(array) => self.update(live, |r| r.array_job_id = Some(array)),
+            Some(array) => {
+                let manager = Arc::clone(&self);
+                let recorded = tokio::task::spawn_blocking(move || {
+                    manager.update(&live, |r| r.array_job_id = Some(array))
+                })
+                .await;
+                if let Err(e) = recorded {
+                    tracing::error!(campaign_id, "recording the job array panicked: {e}");
+                }
+            }
             None => tracing::warn!(campaign_id, "the campaign's job array was not submitted"),
         }
     }

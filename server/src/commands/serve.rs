@@ -15,10 +15,12 @@ use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // tokio's own variable, when set, still decides (tokio reads it when no count is given).
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(worker_threads(args.transport));
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
@@ -31,6 +33,19 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             tracing::error!("{e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Async worker threads. Blocking work (dataset copies, hashing, record writes, artifact
+/// indexing) runs on tokio's separate blocking pool, so the workers only parse, dispatch and
+/// answer: a stdio server has one client and needs two at most, an HTTP server no more than
+/// eight. tokio's default, one per core, costs every idle server on a many-core machine a
+/// thread stack and a malloc arena per core for nothing.
+fn worker_threads(transport: Transport) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    match transport {
+        Transport::Stdio => cores.min(2),
+        Transport::Http => cores.min(8),
     }
 }
 
@@ -49,6 +64,10 @@ fn init_logging() {
 const STOP_WAIT: Duration = Duration::from_secs(15);
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // The tool catalog (generated from the tools' types, a few milliseconds) is built on the
+    // blocking pool while this thread loads the adapter, so the first `tools/list` finds it
+    // ready; the thread then serves the pool as usual (stdin reads, stdout writes).
+    drop(tokio::task::spawn_blocking(crate::tools::catalog));
     // The HTTP settings are checked before any state is opened: a refused address, a missing
     // token or an unreadable certificate changes nothing.
     let http = match args.transport {

@@ -116,8 +116,6 @@ impl RunManager {
             .script(&self.job_args(("--run-dir", &dir)))
             .map_err(|e| format!("cannot write the batch script: {e}"))?;
         let script_path = dir.join("slurm-job.sh");
-        write_atomic(&script_path, script.as_bytes(), Privacy::Private)
-            .map_err(|e| e.to_string())?;
         let run_id = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -135,10 +133,16 @@ impl RunManager {
         };
         let slurm = Arc::clone(&exec.slurm);
         let sub = submission.clone();
-        let job_id = tokio::task::spawn_blocking(move || slurm.submit(&sub))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("Slurm refused the job: {e}"))?;
+        // Durable writes and sbatch are blocking work: off the async workers.
+        let job_id = tokio::task::spawn_blocking(move || {
+            write_atomic(&sub.script, script.as_bytes(), Privacy::Private)
+                .map_err(|e| e.to_string())?;
+            slurm
+                .submit(&sub)
+                .map_err(|e| format!("Slurm refused the job: {e}"))
+        })
+        .await
+        .map_err(|e| e.to_string())??;
         let record = JobRecord {
             schema_version: RECORD_SCHEMA_VERSION,
             job_id,
@@ -151,7 +155,11 @@ impl RunManager {
             campaign_id: None,
         };
         // Recorded at once: a server dying from here on leaves a job the next one finds.
-        write_json_atomic(&dir.join(JOB_RECORD), &record).map_err(|e| e.to_string())?;
+        let (path, written) = (dir.join(JOB_RECORD), record.clone());
+        tokio::task::spawn_blocking(move || write_json_atomic(&path, &written))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
         tracing::info!(run_id, job_id = record.job_id, "submitted to Slurm");
         Ok(record)
     }
@@ -173,7 +181,7 @@ impl RunManager {
         let mut cancel_rx = live.cancel.subscribe();
         let mut cancel_sent = false;
         if live.status.borrow().job.is_none() {
-            self.transition(dir, live, |s| {
+            self.transition_off_workers(dir, live, |s| {
                 s.job = Some(BatchJob {
                     executor: "slurm".into(),
                     job_id: key.clone(),
@@ -181,13 +189,14 @@ impl RunManager {
                     reason: None,
                     node: None,
                 });
-            });
+            })
+            .await;
         }
         let finish = loop {
             let view = jobs.borrow_and_update().clone();
             match view {
                 JobView::Seen(o) => {
-                    self.mirror(dir, live, &o);
+                    self.mirror(dir, live, &o).await;
                     if let Phase::Ended(ending) = phase(&o.state) {
                         break self.ended(dir, record, &o, ending, cancel_sent);
                     }
@@ -234,7 +243,7 @@ impl RunManager {
     }
 
     /// Record the job's latest state in the run's status (only when it changed).
-    fn mirror(&self, dir: &Path, live: &LiveRun, o: &Observation) {
+    async fn mirror(&self, dir: &Path, live: &LiveRun, o: &Observation) {
         let job = BatchJob {
             executor: "slurm".into(),
             job_id: live
@@ -257,13 +266,14 @@ impl RunManager {
         if unchanged && !(running && state == RunState::Queued) {
             return;
         }
-        self.transition(dir, live, |s| {
+        self.transition_off_workers(dir, live, |s| {
             if running && s.state == RunState::Queued {
                 s.state = RunState::Running;
                 s.started_at = Some(now());
             }
             s.job = Some(job);
-        });
+        })
+        .await;
     }
 
     /// How a job Slurm reports ended reads as a run's ending.
@@ -411,12 +421,12 @@ impl RunManager {
             tokio::spawn(async move {
                 manager
                     .conclude(
-                        &run.dir,
-                        &run.live,
-                        &run.v,
+                        run.dir,
+                        run.live,
+                        run.v,
                         finish,
                         std::time::Duration::ZERO,
-                        runtime.as_ref(),
+                        runtime,
                     )
                     .await;
             });
@@ -444,7 +454,6 @@ impl RunManager {
         let submitted = async {
             let campaign_dir = std::path::absolute(campaign_dir).map_err(|e| e.to_string())?;
             let slurm_dir = campaign_dir.join("slurm");
-            scimcp_core::fs::create_private_dir(&slurm_dir).map_err(|e| e.to_string())?;
             let mut lines = String::new();
             for run in &ready {
                 let dir = std::path::absolute(&run.dir).map_err(|e| e.to_string())?;
@@ -456,14 +465,21 @@ impl RunManager {
                 lines.push('\n');
             }
             let runs_file = campaign_dir.join("runs.txt");
-            write_atomic(&runs_file, lines.as_bytes(), Privacy::Private)
-                .map_err(|e| e.to_string())?;
             let script = exec
                 .script(&self.job_args(("--runs-file", &runs_file)))
                 .map_err(|e| format!("cannot write the batch script: {e}"))?;
             let script_path = campaign_dir.join("slurm-array.sh");
-            write_atomic(&script_path, script.as_bytes(), Privacy::Private)
-                .map_err(|e| e.to_string())?;
+            // Durable writes are blocking work: off the async workers.
+            let files = (slurm_dir.clone(), script_path.clone());
+            tokio::task::spawn_blocking(move || -> Result<(), String> {
+                scimcp_core::fs::create_private_dir(&files.0).map_err(|e| e.to_string())?;
+                write_atomic(&runs_file, lines.as_bytes(), Privacy::Private)
+                    .map_err(|e| e.to_string())?;
+                write_atomic(&files.1, script.as_bytes(), Privacy::Private)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(|e| e.to_string())??;
             if *cancel.borrow() {
                 return Err("cancelled before the job array was submitted".to_string());
             }
@@ -512,8 +528,8 @@ impl RunManager {
             bound,
             "submitted a job array to Slurm"
         );
-        for (i, run) in ready.into_iter().enumerate() {
-            let record = JobRecord {
+        let records: Vec<JobRecord> = (0..ready.len())
+            .map(|i| JobRecord {
                 schema_version: RECORD_SCHEMA_VERSION,
                 job_id: format!("{array}_{i}"),
                 submitted_at: now(),
@@ -523,24 +539,34 @@ impl RunManager {
                 slurm_output: slurm_dir.join(format!("{i}.out")),
                 slurm_error: slurm_dir.join(format!("{i}.err")),
                 campaign_id: Some(campaign_id.to_string()),
-            };
-            if let Err(e) = write_json_atomic(&run.dir.join(JOB_RECORD), &record) {
-                tracing::error!(run_id = run.run_id, "cannot record the run's job: {e}");
+            })
+            .collect();
+        // One durable write per task (each flushed): a campaign of hundreds of runs would
+        // hold an async worker for as many flushes, so they run on the blocking pool.
+        let writes: Vec<_> = ready
+            .iter()
+            .zip(&records)
+            .map(|(run, record)| (run.run_id.clone(), run.dir.join(JOB_RECORD), record.clone()))
+            .collect();
+        let recorded = tokio::task::spawn_blocking(move || {
+            for (run_id, path, record) in writes {
+                if let Err(e) = write_json_atomic(&path, &record) {
+                    tracing::error!(run_id, "cannot record the run's job: {e}");
+                }
             }
+        })
+        .await;
+        if let Err(e) = recorded {
+            tracing::error!(campaign_id, "recording the array's jobs panicked: {e}");
+        }
+        for (run, record) in ready.into_iter().zip(records) {
             let manager = Arc::clone(self);
             let (exec, runtime) = (Arc::clone(exec), runtime.clone());
             tokio::spawn(async move {
                 let finish = manager.follow(&exec, &run.dir, &run.live, &record).await;
                 let duration = super::execute::since_started(&run.live);
                 manager
-                    .conclude(
-                        &run.dir,
-                        &run.live,
-                        &run.v,
-                        finish,
-                        duration,
-                        runtime.as_ref(),
-                    )
+                    .conclude(run.dir, run.live, run.v, finish, duration, runtime)
                     .await;
             });
         }
@@ -621,7 +647,7 @@ impl RunManager {
                 let finish = manager.follow(&exec, &dir, &live, &record).await;
                 let duration = super::execute::since_started(&live);
                 manager
-                    .conclude(&dir, &live, &v, finish, duration, runtime.as_ref())
+                    .conclude(dir, live, v, finish, duration, runtime)
                     .await;
             });
         }

@@ -7,7 +7,10 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scimcp_core::fs::{Privacy, create_private_dir, publish_once, write_atomic, write_json_atomic};
+use scimcp_core::fs::{
+    Privacy, create_private_dir, publish_once, write_atomic, write_json_atomic,
+    write_json_atomic_batched,
+};
 
 use tokio::io::AsyncWriteExt;
 
@@ -68,6 +71,38 @@ impl RunManager {
         status
     }
 
+    /// The move to `running`, from async code: the write runs on the blocking pool, and the
+    /// new state is published once it is written. The file is flushed but not its directory
+    /// (one disk flush instead of two): should a crash lose the rename, the status reads
+    /// `queued`, whole, and recovery ends the run as interrupted all the same (a crash that
+    /// loses it also ended the CLI).
+    pub(super) async fn transition_off_workers(
+        &self,
+        dir: &Path,
+        live: &LiveRun,
+        update: impl FnOnce(&mut RunStatus),
+    ) -> RunStatus {
+        let mut status = live.status.borrow().clone();
+        update(&mut status);
+        let (path, record) = (dir.join("status.json"), status.clone());
+        let written =
+            tokio::task::spawn_blocking(move || write_json_atomic_batched(&path, &record)).await;
+        match written {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::error!(run_id = status.run_id, "cannot record the run's state: {e}");
+            }
+            Err(e) => {
+                tracing::error!(
+                    run_id = status.run_id,
+                    "recording the run's state panicked: {e}"
+                );
+            }
+        }
+        live.status.send_replace(status.clone());
+        status
+    }
+
     pub(super) async fn execute(
         self: Arc<Self>,
         dir: PathBuf,
@@ -87,21 +122,22 @@ impl RunManager {
             super::executor::Executor::Local => started.elapsed(),
             super::executor::Executor::Slurm(_) => since_started(&live),
         };
-        self.conclude(&dir, &live, &v, finish, duration, runtime.as_ref())
-            .await;
+        self.conclude(dir, live, v, finish, duration, runtime).await;
     }
 
     /// Index the artifacts, publish the result once, and record the terminal state.
     pub(super) async fn conclude(
-        &self,
-        dir: &Path,
-        live: &LiveRun,
-        v: &Validation,
+        self: &Arc<Self>,
+        dir: PathBuf,
+        live: Arc<LiveRun>,
+        v: Validation,
         finish: Finish,
         duration: Duration,
-        runtime: Option<&RuntimeProbe>,
+        runtime: Option<RuntimeProbe>,
     ) {
-        // Hashing up to max_artifacts files is blocking work: off the async workers.
+        // Indexing up to max_artifacts files (each hashed), re-hashing the run's copy of the
+        // dataset and writing the result, manifest and status durably are blocking work:
+        // off the async workers, so the end of a large run never holds up other tool calls.
         let collected = {
             let work = dir.join(&v.plan.working_dir);
             let (output, specs, limits) = (
@@ -113,7 +149,22 @@ impl RunManager {
                 .await
                 .unwrap_or_default()
         };
-        self.finish(dir, live, v, (finish, collected), duration, runtime);
+        let run_id = live.status.borrow().run_id.clone();
+        let manager = Arc::clone(self);
+        let recorded = tokio::task::spawn_blocking(move || {
+            manager.finish(
+                &dir,
+                &live,
+                &v,
+                (finish, collected),
+                duration,
+                runtime.as_ref(),
+            );
+        })
+        .await;
+        if let Err(e) = recorded {
+            tracing::error!(run_id, "recording the run's end panicked: {e}");
+        }
     }
 
     /// Copy the dataset and write the input files off the async workers; a failure is the
@@ -226,11 +277,12 @@ impl RunManager {
             }
         };
         let pid = child.id();
-        self.transition(dir, live, |s| {
+        self.transition_off_workers(dir, live, |s| {
             s.state = RunState::Running;
             s.started_at = Some(now());
             s.pid = pid;
-        });
+        })
+        .await;
         let pumps = [
             tokio::spawn(
                 stdout_log
@@ -511,7 +563,8 @@ fn write_run_manifest(
         "artifacts": result.artifacts.iter().map(|a| serde_json::json!({"path": a.path, "sha256": a.sha256, "size_bytes": a.size_bytes})).collect::<Vec<_>>(),
         "result_sha256": scimcp_core::hash::sha256_hex(result_bytes),
     });
-    if let Err(e) = write_json_atomic(&dir.join("manifest.json"), &manifest) {
+    // Its directory is flushed by the terminal status written next.
+    if let Err(e) = write_json_atomic_batched(&dir.join("manifest.json"), &manifest) {
         tracing::error!(run_id = result.run_id, "cannot write the run manifest: {e}");
     }
 }
@@ -536,6 +589,8 @@ fn prepare(
     if let Some(parent) = target.parent() {
         create_private_dir(parent).map_err(|e| internal(&e))?;
     }
+    #[cfg(test)]
+    super::copy_gate::wait(&v.dataset.path);
     // Opened again the way it was validated, and copied through that handle: what the run
     // gets is exactly the bytes hashed here.
     let copied = v.dataset.reopen(max_dataset_bytes)?.copy_to(

@@ -10,6 +10,8 @@
 pub mod artifacts;
 mod batch;
 pub mod child;
+#[cfg(test)]
+mod copy_gate;
 mod execute;
 pub mod executor;
 pub mod job;
@@ -24,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use scimcp_core::fs::{create_private_dir, write_json_atomic};
+use scimcp_core::fs::{create_private_dir, write_json_atomic, write_json_atomic_batched};
 use scimcp_core::{Adapter, Limits};
 use tokio::sync::{Semaphore, watch};
 
@@ -79,6 +81,10 @@ pub struct RunManager {
     /// Set by [`RunManager::shutdown`]: a run stopped from now on was interrupted by the
     /// server stopping, not cancelled by a client.
     stopping: std::sync::atomic::AtomicBool,
+    /// Runs seen terminal, with their `list_runs` lines: a terminal run never changes state
+    /// again, so counting pending runs at each start and listing the runs read only the
+    /// status of the others, instead of every run's in a long history.
+    settled: Mutex<HashMap<String, RunSummary>>,
     /// Where runs execute.
     executor: executor::Executor,
     /// Each workflow's `[workflow.resources]`, for a scheduler.
@@ -97,6 +103,20 @@ pub struct RunSummary {
     pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<String>,
+}
+
+impl From<RunStatus> for RunSummary {
+    fn from(s: RunStatus) -> RunSummary {
+        RunSummary {
+            run_id: s.run_id,
+            state: s.state,
+            reason: s.reason,
+            workflow: s.workflow,
+            adapter: s.adapter,
+            created_at: s.created_at,
+            ended_at: s.ended_at,
+        }
+    }
 }
 
 /// `run-` and 16 lower-case hex digits; anything else never touches the file system.
@@ -184,6 +204,7 @@ impl RunManager {
             slots: Arc::new(Semaphore::new(limits.max_concurrent_runs as usize)),
             server_pid: std::process::id(),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            settled: Mutex::new(HashMap::new()),
             executor,
             resources: adapter
                 .manifest
@@ -192,7 +213,8 @@ impl RunManager {
                 .map(|w| (w.id.clone(), w.resources.unwrap_or_default()))
                 .collect(),
         };
-        recovery::recover(&manager.root, manager.server_pid);
+        let settled = recovery::recover(&manager.root, manager.server_pid);
+        *manager.settled.lock().expect("settled lock") = settled;
         Ok(manager)
     }
 
@@ -277,13 +299,18 @@ impl RunManager {
         let owner = try_own(&dir)
             .map_err(|e| internal(&e))?
             .ok_or_else(|| internal(&"the new run is locked by another process"))?;
-        write_json_atomic(&dir.join("request.json"), request).map_err(|e| internal(&e))?;
-        write_json_atomic(&dir.join("plan.json"), &validation.plan).map_err(|e| internal(&e))?;
+        // Each record is flushed before it is renamed into place; the directory once, by the
+        // status write below: a crash before it leaves a directory without a status, which
+        // nothing lists or recovers.
+        write_json_atomic_batched(&dir.join("request.json"), request).map_err(|e| internal(&e))?;
+        write_json_atomic_batched(&dir.join("plan.json"), &validation.plan)
+            .map_err(|e| internal(&e))?;
         let mut summary = serde_json::to_value(validation).expect("validation serializes");
         if let Some(obj) = summary.as_object_mut() {
             obj.remove("plan");
         }
-        write_json_atomic(&dir.join("validation.json"), &summary).map_err(|e| internal(&e))?;
+        write_json_atomic_batched(&dir.join("validation.json"), &summary)
+            .map_err(|e| internal(&e))?;
         let status = RunStatus {
             schema_version: RECORD_SCHEMA_VERSION,
             run_id: run_id.clone(),
@@ -335,19 +362,23 @@ impl RunManager {
         let Ok(entries) = fs_err::read_dir(&self.root) else {
             return 0;
         };
-        entries
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                (is_run_id(&name) && !ours.contains_key(&name)).then_some(name)
-            })
-            .filter(|run_id| {
-                let dir = self.dir(run_id);
-                read_json::<RunStatus>(&dir.join("status.json"))
-                    .is_ok_and(|s| !s.state.is_terminal())
-                    && matches!(try_own(&dir), Ok(None))
-            })
-            .count()
+        let mut settled = self.settled.lock().expect("settled lock");
+        let mut pending = 0;
+        for entry in entries.flatten() {
+            let run_id = entry.file_name().to_string_lossy().into_owned();
+            if !is_run_id(&run_id) || ours.contains_key(&run_id) || settled.contains_key(&run_id) {
+                continue;
+            }
+            let dir = self.dir(&run_id);
+            match read_json::<RunStatus>(&dir.join("status.json")) {
+                Ok(s) if s.state.is_terminal() => {
+                    settled.insert(run_id, RunSummary::from(s));
+                }
+                Ok(_) => pending += usize::from(matches!(try_own(&dir), Ok(None))),
+                Err(_) => {}
+            }
+        }
+        pending
     }
 
     fn live_run(&self, run_id: &str) -> Option<Arc<LiveRun>> {
@@ -487,22 +518,41 @@ impl RunManager {
         let Ok(entries) = fs_err::read_dir(&self.root) else {
             return Vec::new();
         };
-        let mut all: Vec<RunSummary> = entries
+        let ids: Vec<String> = entries
             .flatten()
-            .filter(|e| is_run_id(&e.file_name().to_string_lossy()))
-            .filter_map(|e| {
-                let s = self.status(&e.file_name().to_string_lossy()).ok()?;
-                Some(RunSummary {
-                    run_id: s.run_id,
-                    state: s.state,
-                    reason: s.reason,
-                    workflow: s.workflow,
-                    adapter: s.adapter,
-                    created_at: s.created_at,
-                    ended_at: s.ended_at,
-                })
-            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| is_run_id(name))
             .collect();
+        let mut all = Vec::with_capacity(ids.len());
+        let mut unsettled = Vec::new();
+        {
+            let settled = self.settled.lock().expect("settled lock");
+            for id in ids {
+                match settled.get(&id) {
+                    Some(summary) => all.push(summary.clone()),
+                    None => unsettled.push(id),
+                }
+            }
+        }
+        // Read outside the settled lock: `status` takes the live runs' lock, which
+        // `pending_elsewhere` holds while it takes this one.
+        let mut now_settled = Vec::new();
+        for id in unsettled {
+            let Ok(status) = self.status(&id) else {
+                continue;
+            };
+            let summary = RunSummary::from(status);
+            if summary.state.is_terminal() {
+                now_settled.push((id, summary.clone()));
+            }
+            all.push(summary);
+        }
+        if !now_settled.is_empty() {
+            self.settled
+                .lock()
+                .expect("settled lock")
+                .extend(now_settled);
+        }
         all.sort_by(|a, b| {
             b.created_at
                 .cmp(&a.created_at)
@@ -545,4 +595,81 @@ impl RunManager {
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
     let bytes = fs_err::read(path).map_err(|e| e.to_string())?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(run_id: &str, state: RunState, created_at: &str) -> RunStatus {
+        RunStatus {
+            schema_version: RECORD_SCHEMA_VERSION,
+            run_id: run_id.into(),
+            state,
+            reason: None,
+            message: None,
+            adapter: "refsci".into(),
+            workflow: "regression".into(),
+            validation_id: "val-0".into(),
+            plan_sha256: String::new(),
+            created_at: created_at.into(),
+            started_at: None,
+            ended_at: None,
+            pid: None,
+            exit_code: None,
+            signal: None,
+            server_pid: 1,
+            job: None,
+        }
+    }
+
+    /// Terminal runs are remembered; a run another server is still running is read again
+    /// at every listing and every pending count, until it is terminal too.
+    #[test]
+    fn terminal_runs_are_remembered_and_live_ones_read_again() {
+        let root = tempfile::tempdir().unwrap();
+        let runs = root.path().join("runs");
+        let (done, elsewhere) = ("run-00000000000000aa", "run-00000000000000bb");
+        for (id, state, at) in [
+            (done, RunState::Succeeded, "2026-01-01T00:00:00Z"),
+            (elsewhere, RunState::Running, "2026-01-02T00:00:00Z"),
+        ] {
+            fs_err::create_dir_all(runs.join(id)).unwrap();
+            write_json_atomic(&runs.join(id).join("status.json"), &status(id, state, at)).unwrap();
+        }
+        // Another server owns the running one: its owner lock is held (a second open file
+        // description in this process conflicts like another process would).
+        let _other_server = try_own(&runs.join(elsewhere)).unwrap().unwrap();
+        let adapter = scimcp_core::manifest::resolve("refsci").unwrap();
+        let manager = RunManager::open(runs.clone(), &adapter, executor::Executor::Local).unwrap();
+
+        let states = |m: &RunManager| {
+            m.list()
+                .into_iter()
+                .map(|s| (s.run_id, s.state))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            states(&manager),
+            [
+                (elsewhere.to_string(), RunState::Running),
+                (done.to_string(), RunState::Succeeded)
+            ]
+        );
+        assert_eq!(manager.pending_elsewhere(&HashMap::new()), 1);
+
+        // The other server finishes its run.
+        write_json_atomic(
+            &runs.join(elsewhere).join("status.json"),
+            &status(elsewhere, RunState::Failed, "2026-01-02T00:00:00Z"),
+        )
+        .unwrap();
+        assert_eq!(manager.pending_elsewhere(&HashMap::new()), 0);
+        assert_eq!(
+            states(&manager)[0],
+            (elsewhere.to_string(), RunState::Failed)
+        );
+        let settled = manager.settled.lock().unwrap();
+        assert!(settled.contains_key(done) && settled.contains_key(elsewhere));
+    }
 }

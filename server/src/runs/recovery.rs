@@ -11,18 +11,21 @@
 //! A run submitted to a batch scheduler (it has a `slurm-job.json`) is not an orphan: its job
 //! runs on without the server, and the next server re-attaches to it by job id.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use scimcp_core::fs::write_json_atomic;
 
 use super::child::{Signal, signal_tree};
 use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
-use super::{is_run_id, read_json, try_own};
+use super::{RunSummary, is_run_id, read_json, try_own};
 
-/// Recover every orphaned run under `root`.
-pub(super) fn recover(root: &Path, server_pid: u32) {
+/// Recover every orphaned run under `root`; returns the runs that are settled (terminal)
+/// now, which stay so for good, with their `list_runs` lines.
+pub(super) fn recover(root: &Path, server_pid: u32) -> HashMap<String, RunSummary> {
+    let mut settled = HashMap::new();
     let Ok(entries) = fs_err::read_dir(root) else {
-        return;
+        return settled;
     };
     for entry in entries.flatten() {
         let run_id = entry.file_name().to_string_lossy().into_owned();
@@ -34,6 +37,7 @@ pub(super) fn recover(root: &Path, server_pid: u32) {
             continue;
         };
         if status.state.is_terminal() {
+            settled.insert(run_id, RunSummary::from(status));
             continue;
         }
         // A submitted batch job is not interrupted by its server's death: it is re-attached
@@ -45,11 +49,15 @@ pub(super) fn recover(root: &Path, server_pid: u32) {
         let Ok(Some(_lock)) = try_own(&dir) else {
             continue;
         };
-        recover_one(&dir, status, server_pid);
+        if let Some(status) = recover_one(&dir, status, server_pid) {
+            settled.insert(run_id, RunSummary::from(status));
+        }
     }
+    settled
 }
 
-fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) {
+/// Settle one orphaned run; its new terminal status, once written.
+fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) -> Option<RunStatus> {
     let previous = status.state;
     if let Ok(result) = read_json::<RunResult>(&dir.join("result.json")) {
         // The server died between publishing the result and recording it: adopt it.
@@ -57,8 +65,9 @@ fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) {
         status.reason = result.reason;
         status.message = result.message;
         status.ended_at = Some(result.ended_at);
-        let _ = write_json_atomic(&dir.join("status.json"), &status);
-        return;
+        return write_json_atomic(&dir.join("status.json"), &status)
+            .ok()
+            .map(|()| status);
     }
     let orphan = status.pid.map(|pid| {
         let plan: Option<serde_json::Value> = read_json(&dir.join("plan.json")).ok();
@@ -95,7 +104,9 @@ fn recover_one(dir: &Path, mut status: RunStatus, server_pid: u32) {
         "recovered a run left unfinished by a stopped server"
     );
     let _ = write_json_atomic(&dir.join("receipt.json"), &receipt);
-    let _ = write_json_atomic(&dir.join("status.json"), &status);
+    write_json_atomic(&dir.join("status.json"), &status)
+        .ok()
+        .map(|()| status)
 }
 
 enum Identity {

@@ -157,7 +157,12 @@ pub(super) async fn start(
     }
     if !execute {
         ctx.remember_validation(&validation);
-        return Ok(preview(ctx, call, validation, required));
+        let pending = super::runs::all(ctx)
+            .await?
+            .iter()
+            .filter(|r| !r.state.is_terminal())
+            .count();
+        return Ok(preview(ctx, call, validation, required, pending));
     }
     let mut request = serde_json::to_value(&analysis).expect("request serializes");
     if let Some(recorded) = request.as_object_mut() {
@@ -169,7 +174,15 @@ pub(super) async fn start(
     // The runtime identity goes into the run manifest; a runtime that cannot be probed is
     // recorded as unknown rather than blocking a run the plan says can start.
     let probe = ctx.runtime.probe().await.ok();
-    let status = ctx.runs.start(&validation, &request, probe)?;
+    // Counting the pending runs of every server sharing the runs directory (a status.json
+    // read per run) and writing the run's records durably are blocking work: off the async
+    // workers, so a long history or a slow disk never holds up other tool calls.
+    let status = {
+        let (runs, validation) = (Arc::clone(&ctx.runs), validation.clone());
+        tokio::task::spawn_blocking(move || runs.start(&validation, &request, probe))
+            .await
+            .map_err(|e| ToolError::internal(format!("starting the run panicked: {e}")))??
+    };
     Ok(StartOutput {
         started: true,
         run_id: Some(status.run_id.clone()),
@@ -187,14 +200,9 @@ fn preview(
     call: &Call,
     validation: Validation,
     required: bool,
+    runs_pending_now: usize,
 ) -> StartOutput {
     let limits = ctx.adapter.manifest.effective_limits();
-    let runs_pending_now = ctx
-        .runs
-        .list()
-        .iter()
-        .filter(|r| !r.state.is_terminal())
-        .count();
     let plan = validation.plan;
     let next_action = if validation.ready {
         format!(

@@ -227,8 +227,15 @@ fn portable_schema(
     }
 }
 
-/// The tool list served on `tools/list`.
+/// The tool list served on `tools/list`: generated from the request and output types once
+/// per process (every HTTP session and every repeated `tools/list` reuses it; the tools hold
+/// their schemas behind `Arc`s, so a copy is cheap).
 pub fn catalog() -> Vec<Tool> {
+    static CATALOG: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    CATALOG.get_or_init(generate_catalog).clone()
+}
+
+fn generate_catalog() -> Vec<Tool> {
     vec![
         tool::<CapabilitiesRequest, CapabilitiesOutput>(
             "get_capabilities",
@@ -386,7 +393,7 @@ pub async fn dispatch(
             d,
         ),
         "list_runs" => respond(
-            parse_args::<ListRunsRequest>(name, args).and_then(|r| runs::list(ctx, r)),
+            async { runs::list(ctx, parse_args(name, args)?).await }.await,
             d,
         ),
         "get_run_log" => respond(

@@ -400,10 +400,22 @@ pub(super) async fn cancel(
     })
 }
 
-pub(super) fn list(ctx: &ServerContext, req: ListRunsRequest) -> Result<RunsOutput, ToolError> {
+/// Every run's summary, newest first. Reading a `status.json` per run is blocking work
+/// (thousands of files in a long history): off the async workers.
+pub(super) async fn all(ctx: &ServerContext) -> Result<Vec<RunSummary>, ToolError> {
+    let runs = std::sync::Arc::clone(&ctx.runs);
+    tokio::task::spawn_blocking(move || runs.list())
+        .await
+        .map_err(|e| ToolError::internal(format!("listing the runs panicked: {e}")))
+}
+
+pub(super) async fn list(
+    ctx: &ServerContext,
+    req: ListRunsRequest,
+) -> Result<RunsOutput, ToolError> {
     let limit =
         crate::paging::page_limit("limit", Some(req.limit as usize), 20, req.detail, 100, 1000)?;
-    let all = ctx.runs.list();
+    let all = all(ctx).await?;
     Ok(RunsOutput {
         runs: Page::of(&all, req.offset as usize, limit),
     })

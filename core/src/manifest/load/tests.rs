@@ -352,6 +352,31 @@ fn column_rules_are_checked() {
     }
 }
 
+/// Embedded adapters' schemas are not compiled at load (building the meta-schema validator
+/// cost a sixth of every server start): they are compiled, meta-schema check included,
+/// here instead; a schema on disk still is at every load.
+#[test]
+fn embedded_schemas_compile() {
+    for embedded in EMBEDDED_ADAPTERS {
+        let adapter = load_embedded(embedded.name).unwrap().unwrap();
+        for wf in &adapter.manifest.workflows {
+            let problems = schema_problems(&wf.parameters_schema, true);
+            assert!(
+                problems.is_empty(),
+                "{} {}: {problems:?}",
+                embedded.name,
+                wf.id
+            );
+        }
+    }
+    let bad = serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {"n": {"type": "integer", "minimum": "zero"}}
+    });
+    assert!(!schema_problems(&bad, true).is_empty());
+}
+
 #[test]
 fn progress_patterns_are_checked_where_they_are_written() {
     let with = |pattern: &str| {

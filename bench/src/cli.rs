@@ -1,0 +1,114 @@
+//! All of `scimcp-bench`'s command-line parsing.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "scimcp-bench",
+    about = "Benchmark scimcp against its peers (run it through bench/run.sh)"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Run the measurements, print the tables, write bench/results.json and docs/BENCHMARKS.md.
+    Run(RunArgs),
+    /// Internal: time scimcp's start-up steps once in this fresh process (JSON on stdout).
+    #[command(hide = true)]
+    StartupPhases {
+        #[arg(long)]
+        python: PathBuf,
+    },
+}
+
+/// A group of measurements.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Section {
+    Startup,
+    Calls,
+    Runs,
+    Stall,
+    Hashing,
+    Bundle,
+    Verify,
+    Installer,
+    Doctor,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The repository root.
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// Fewer rounds of everything (a smoke run; its figures are not for the docs).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only these groups (comma-separated); results then go to target/bench/ only.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<Section>,
+    /// Print the tables but write neither bench/results.json nor docs/BENCHMARKS.md.
+    #[arg(long)]
+    pub no_write: bool,
+    /// Keep target/bench/work afterwards.
+    #[arg(long)]
+    pub keep_work: bool,
+    /// Measure this scimcp binary instead of target/release/scimcp (a candidate build; the
+    /// in-process step timings still use the code this benchmark was built with).
+    #[arg(long, value_name = "PATH")]
+    pub scimcp: Option<PathBuf>,
+    /// Seconds bench/run.sh spent building (recorded in the results).
+    #[arg(long, default_value_t = 0.0)]
+    pub build_s: f64,
+    /// Seconds bench/run.sh spent creating the Python environments.
+    #[arg(long, default_value_t = 0.0)]
+    pub provision_s: f64,
+}
+
+/// How many times each measurement repeats.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rounds {
+    pub cold_starts: usize,
+    pub calls: usize,
+    pub runs: usize,
+    pub refsci_runs: usize,
+    pub hashing: usize,
+    pub bundles: usize,
+    pub verify: usize,
+    pub installer: usize,
+    pub doctor: usize,
+}
+
+impl RunArgs {
+    pub fn rounds(&self) -> Rounds {
+        if self.quick {
+            Rounds {
+                cold_starts: 3,
+                calls: 20,
+                runs: 4,
+                refsci_runs: 2,
+                hashing: 2,
+                bundles: 1,
+                verify: 2,
+                installer: 2,
+                doctor: 1,
+            }
+        } else {
+            Rounds {
+                cold_starts: 15,
+                calls: 150,
+                runs: 30,
+                refsci_runs: 8,
+                hashing: 4,
+                bundles: 3,
+                verify: 10,
+                installer: 8,
+                doctor: 4,
+            }
+        }
+    }
+}
