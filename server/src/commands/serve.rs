@@ -64,9 +64,9 @@ fn init_logging() {
 const STOP_WAIT: Duration = Duration::from_secs(15);
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    // The tool catalog (generated from the tools' types, a few milliseconds) is built on the
-    // blocking pool while this thread loads the adapter, so the first `tools/list` finds it
-    // ready; the thread then serves the pool as usual (stdin reads, stdout writes).
+    // The tool catalog (parsed from its checked-in JSON) is read on the blocking pool while
+    // this thread loads the adapter, so the first `tools/list` finds it ready; the thread
+    // then serves the pool as usual (stdin reads, stdout writes).
     drop(tokio::task::spawn_blocking(crate::tools::catalog));
     // The HTTP settings are checked before any state is opened: a refused address, a missing
     // token or an unreadable certificate changes nothing.

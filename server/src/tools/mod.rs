@@ -227,15 +227,29 @@ fn portable_schema(
     }
 }
 
-/// The tool list served on `tools/list`: generated from the request and output types once
-/// per process (every HTTP session and every repeated `tools/list` reuses it; the tools hold
-/// their schemas behind `Arc`s, so a copy is cheap).
+/// The tool list served on `tools/list`, read once per process from `catalog.json` (every
+/// HTTP session and every repeated `tools/list` reuses it; the tools hold their schemas
+/// behind `Arc`s, so a copy is cheap).
+///
+/// The file is [`generate_catalog`]'s output, checked in: generating the schemas from the
+/// request and output types at every start cost more than the rest of a cold start to
+/// `tools/list` (schemars walks every type, then each schema is made portable), where
+/// parsing the result takes a tenth of that. `the_served_catalog_file_is_generated_from_the_types`
+/// fails, naming the command that regenerates it, the moment a type and the file disagree.
 pub fn catalog() -> Vec<Tool> {
     static CATALOG: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
-    CATALOG.get_or_init(generate_catalog).clone()
+    CATALOG
+        .get_or_init(|| {
+            serde_json::from_str(CATALOG_JSON)
+                .expect("catalog.json is generate_catalog's output (a test holds it so)")
+        })
+        .clone()
 }
 
-fn generate_catalog() -> Vec<Tool> {
+const CATALOG_JSON: &str = include_str!("catalog.json");
+
+/// The tool list, generated from the request and output types (see [`catalog`]).
+pub fn generate_catalog() -> Vec<Tool> {
     vec![
         tool::<CapabilitiesRequest, CapabilitiesOutput>(
             "get_capabilities",
@@ -539,6 +553,30 @@ mod tests {
 
 #[cfg(test)]
 mod catalog_file_tests {
+    /// `catalog.json`, what `tools/list` serves, is exactly what the types generate now.
+    #[test]
+    fn the_served_catalog_file_is_generated_from_the_types() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools/catalog.json");
+        let mut text = serde_json::to_string_pretty(&super::generate_catalog()).expect("json");
+        text.push('\n');
+        if std::env::var_os("SCIMCP_UPDATE_CATALOG").is_some() {
+            fs_err::write(&path, &text).expect("write the catalog file");
+            return;
+        }
+        let recorded = fs_err::read_to_string(&path).unwrap_or_default();
+        assert!(
+            recorded == text,
+            "{} is not what the tools' types generate now; regenerate it with \
+             SCIMCP_UPDATE_CATALOG=1 cargo nextest run --workspace -E 'package(scimcp-server) & test(/catalog_file/)' \
+             and commit it",
+            path.display()
+        );
+        // What is served reads back as the same tools, field for field.
+        let served = serde_json::to_value(super::catalog()).expect("json");
+        let generated = serde_json::to_value(super::generate_catalog()).expect("json");
+        assert_eq!(served, generated);
+    }
+
     /// `release/tool-catalog.json`: the tools the release's MCP Bundle manifest lists, kept
     /// as a file so `scimcp-release` needs no link to the server. This test keeps it true.
     #[test]
@@ -564,7 +602,7 @@ mod catalog_file_tests {
         assert!(
             recorded == text,
             "{} does not list the server's tools as they are now; regenerate it with \
-             SCIMCP_UPDATE_CATALOG=1 cargo nextest run -p scimcp-server the_release_catalog_file \
+             SCIMCP_UPDATE_CATALOG=1 cargo nextest run --workspace -E 'package(scimcp-server) & test(/catalog_file/)' \
              and commit it",
             path.display()
         );
