@@ -13,7 +13,6 @@ pub mod install_state;
 pub mod limits;
 pub mod manifest;
 pub mod pins;
-pub mod planned;
 pub mod run_env;
 pub mod runtime_probe;
 pub mod version;

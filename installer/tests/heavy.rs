@@ -392,7 +392,7 @@ async fn geochemistrypi_beside_refsci_from_install_to_uninstall() {
     eprintln!("geochemistrypi runtime.import: {}", import["finding"]);
 
     // A package file of the GeochemistryPi runtime deleted: found, and --fix repairs it.
-    let site = scimcp_installer::runtime::files::site_packages(&runtime.dir).unwrap();
+    let site = scimcp_installer::site_packages(&runtime.dir).unwrap();
     let victim = site.join("geochemistrypi/data_mining/data/dataset/Data_Regression.xlsx");
     assert!(victim.is_file(), "{}", victim.display());
     fs_err::remove_file(&victim).unwrap();

@@ -55,7 +55,7 @@ fn bundle(parent: &Path, name: &str, version: &str, source: &str) -> PathBuf {
     let dir = common::fake_bundle(parent, name, Some(version));
     let adapters = dir.join("adapters");
     fs_err::remove_dir_all(&adapters).unwrap();
-    scimcp_installer::bundle::copy_tree(&repo_root().join("adapters"), &adapters).unwrap();
+    scimcp_installer::testing::copy_tree(&repo_root().join("adapters"), &adapters).unwrap();
     let manifest = adapters.join("refsci.toml");
     let text = fs_err::read_to_string(&manifest).unwrap();
     let start = text.find("requirements = [").unwrap();
