@@ -19,6 +19,8 @@ pub const FAKE_PYTHON: &str = r#"#!/bin/sh
 # A stand-in interpreter for scimcp-setup's provisioning steps.
 log="$(dirname "$0")/../../../python.log"
 [ -f "$FAKE_LOG" ] && log="$FAKE_LOG"
+# venv and pip run isolated: `-I -B -m MODULE …`.
+if [ "$1 $2 $3" = "-I -B -m" ]; then shift 2; fi
 case "$1" in
   -c) echo 3.11.7; echo "$0"; exit 0 ;;
   -m)

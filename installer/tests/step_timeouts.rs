@@ -20,6 +20,8 @@ use common::{fingerprint, ok, repo_root, run_bounded, setup_cmd, unicode_tempdir
 /// `$HANG_AT`, starts a child that would outlive it and sleeps.
 const PYTHON: &str = r#"#!/bin/sh
 hang() { if [ "$HANG_AT" = "$1" ]; then sleep 300 & sleep 300; fi; }
+# venv and pip run isolated: `-I -B -m MODULE …`.
+if [ "$1 $2 $3" = "-I -B -m" ]; then shift 2; fi
 case "$1" in
   -c) hang query; echo "${FAKE_VERSION:-3.11.7}"; echo "$0"; exit 0 ;;
   -m)
