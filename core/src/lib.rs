@@ -11,6 +11,7 @@ pub mod fs;
 pub mod hash;
 pub mod install_state;
 pub mod limits;
+pub mod lock;
 pub mod manifest;
 pub mod pins;
 pub mod run_env;
