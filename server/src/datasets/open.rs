@@ -139,7 +139,10 @@ fn open_walk(
     let mut path = root.to_path_buf();
     path.extend(names);
     // The handle comes from openat, not from a path: wrapped at once, so later errors name it.
-    #[allow(clippy::disallowed_types)]
+    #[expect(
+        clippy::disallowed_types,
+        reason = "fs-err has no constructor from an OwnedFd; wrapped on the next line"
+    )]
     let file = std::fs::File::from(fd);
     Ok(fs_err::File::from_parts(file, path))
 }
