@@ -45,7 +45,9 @@ fn wheelhouse(adapter: &str, python: &Path) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("wheels-{adapter}"));
     fs_err::create_dir_all(&dir).unwrap();
     let lock = fs_err::File::create(dir.join(".lock")).unwrap();
-    fs4::fs_err3::FileExt::lock(&lock).unwrap();
+    // Another test process may be building the same thing; a build never takes this long.
+    scimcp_core::lock::lock_exclusive(&lock, std::time::Duration::from_secs(1800), || {})
+        .expect("the template lock is free within 30 minutes");
     let stamp = dir.join(".pins");
     if fs_err::read_to_string(&stamp).ok().as_deref() == Some(pins.as_str()) {
         return dir;
