@@ -53,7 +53,8 @@ pub use current::read as read_current;
 pub use host::{Host, NoHomeDir, Platform, is_executable};
 pub use layout::{DEFAULT_ADAPTER, Layout};
 
-// The clients and their entries, read-only, for the doctor's checks.
+// The clients and their entries, read-only: for the doctor's checks and for the tests that
+// inspect what an install wrote.
 pub use backup::latest as latest_backup;
 pub use clients::{Client, ClientContext, all as all_clients, by_id as client_by_id};
 pub use edit::{EditError, Format, Slot};
