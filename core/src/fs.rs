@@ -102,8 +102,10 @@ fn staged(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<NamedTempFile, 
     Ok(tmp)
 }
 
-// tempfile hands out a plain std file; errors are mapped to the target's path by the caller.
-#[allow(clippy::disallowed_types)]
+#[expect(
+    clippy::disallowed_types,
+    reason = "tempfile hands out a std file; the caller maps errors to the target's path"
+)]
 #[cfg(unix)]
 fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -118,7 +120,10 @@ fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> s
     file.set_permissions(std::fs::Permissions::from_mode(mode))
 }
 
-#[allow(clippy::disallowed_types)]
+#[expect(
+    clippy::disallowed_types,
+    reason = "tempfile hands out a std file; the caller maps errors to the target's path"
+)]
 #[cfg(not(unix))]
 fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> std::io::Result<()> {
     if privacy == Privacy::KeepExisting {

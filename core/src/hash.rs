@@ -11,21 +11,43 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Lower-case hex SHA-256 and byte length of everything `reader` yields.
-pub fn sha256_reader(mut reader: impl Read) -> std::io::Result<(String, u64)> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut total = 0u64;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buf[..n]);
-        total += n as u64;
+pub fn sha256_reader(reader: impl Read) -> std::io::Result<(String, u64)> {
+    HashingReader::new(reader).finish()
+}
+
+/// A reader that hashes every byte that passes through it: for hashing a file while it is
+/// parsed or copied, without reading it twice.
+#[derive(Debug)]
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Sha256,
+    total: u64,
+}
+
+impl<R: Read> HashingReader<R> {
+    pub fn new(inner: R) -> Self {
+        HashingReader {
+            inner,
+            hasher: Sha256::new(),
+            total: 0,
+        }
     }
-    Ok((hex::encode(hasher.finalize()), total))
+
+    /// Lower-case hex SHA-256 and length of everything `inner` yields: what the caller did
+    /// not read yet is read now, so the hash always covers the whole input.
+    pub fn finish(mut self) -> std::io::Result<(String, u64)> {
+        std::io::copy(&mut self, &mut std::io::sink())?;
+        Ok((hex::encode(self.hasher.finalize()), self.total))
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.total += n as u64;
+        Ok(n)
+    }
 }
 
 /// Lower-case hex SHA-256 and size of the file at `path`, streamed in 64 KiB blocks.

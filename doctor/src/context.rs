@@ -11,7 +11,7 @@ use scimcp_core::install_state::{
 };
 use scimcp_core::manifest::Manifest;
 use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, RuntimeProbe, requirement_names};
-use scimcp_installer::layout::DEFAULT_ADAPTER;
+use scimcp_installer::DEFAULT_ADAPTER;
 use scimcp_installer::{Host, Layout};
 
 use crate::check::CheckResult;
@@ -91,9 +91,9 @@ impl RemoteTarget {
 pub fn remote_targets(
     state: Option<&InstallState>,
     options: &Options,
-) -> Result<Vec<RemoteTarget>, scimcp_installer::remote_server::RemoteServerError> {
-    use scimcp_installer::remote_server::{
-        DEFAULT_TOKEN_ENV, RemoteUrl, check_token_env, find_recorded,
+) -> Result<Vec<RemoteTarget>, scimcp_installer::RemoteServerError> {
+    use scimcp_installer::{
+        DEFAULT_TOKEN_ENV, RemoteUrl, check_token_env, find_remote as find_recorded,
     };
     let target = |name: &str, r: &scimcp_core::install_state::RemoteRecord| RemoteTarget {
         name: Some(name.to_string()),
@@ -147,7 +147,7 @@ impl Context {
         let mut names: Vec<String> = options
             .adapters
             .iter()
-            .map(|a| scimcp_installer::commands::adapter_name(a).unwrap_or_else(|_| a.clone()))
+            .map(|a| scimcp_installer::adapter_name(a).unwrap_or_else(|_| a.clone()))
             .collect();
         if names.is_empty() {
             names = match &state {
@@ -289,9 +289,7 @@ impl Context {
     /// the managed copy of a file adapter.
     pub fn package_base(&self, adapter: &str) -> PathBuf {
         match self.record(adapter).map(|a| &a.source) {
-            Some(AdapterSource::File { manifest, .. }) => {
-                scimcp_installer::adapters::package_base(manifest)
-            }
+            Some(AdapterSource::File { manifest, .. }) => scimcp_installer::package_base(manifest),
             _ => self.layout.current(),
         }
     }

@@ -4,9 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use scimcp_installer::cli::{InstallArgs, SignatureArgs};
-use scimcp_installer::commands::install;
-use scimcp_installer::{Report as SetupReport, Setup};
+use scimcp_installer::{InstallOptions, RemoteOptions, Report as SetupReport, Setup};
 
 use crate::check::{CheckResult, Status};
 use crate::context::Context;
@@ -45,8 +43,7 @@ pub fn repair(
         .into_iter()
         .filter(|a| everything || fixable.iter().any(|c| c.adapter.as_deref() == Some(a)))
         .collect();
-    let mut commands = Vec::new();
-    let mut errors = Vec::new();
+    let mut repairs: Vec<Repair> = Vec::new();
     for adapter in &adapters {
         // Only the clients the adapter is registered in, plus those a check asks to fix:
         // --fix must not register an adapter in a client the user never chose.
@@ -61,53 +58,26 @@ pub fn repair(
                 .filter_map(|c| c.id.strip_prefix("client.").map(String::from)),
         );
         clients.insert("generic".to_string());
-        let setup = Setup {
-            host: ctx.host.clone(),
-            layout: ctx.layout.clone(),
-            clients: clients.iter().cloned().collect(),
-            project: None,
-            dry_run: false,
-            json: true,
-            yes: true,
-            adapters: vec![adapter.clone()],
-        };
         let mut command = format!("scimcp-setup repair --adapter {adapter}");
-        for c in &clients {
-            command.push_str(&format!(" --client {c}"));
-        }
+        push_clients(&mut command, &clients);
         if let Some(py) = &python {
             command.push_str(&format!(
                 " --python {}",
                 crate::check::shell_quote(&py.display().to_string())
             ));
         }
-        commands.push(command);
         // Repair re-applies the active version already on disk; it unpacks nothing, so
         // there is no signature to check and no override to ask for.
-        let args = InstallArgs {
-            data_dirs: Vec::new(),
-            from: None,
-            python: python.clone(),
-            skip_runtime: false,
-            packages: Default::default(),
-            signature: SignatureArgs::default(),
-            remote: Default::default(),
-        };
-        let progress = scimcp_installer::progress::for_terminal(!quiet);
-        let result = install::run(&setup, &args, true, progress.as_ref());
-        progress.finish();
-        match result {
-            Ok(report) => {
-                record.steps.extend(steps_of(&report));
-                errors.extend(
-                    report
-                        .clients
-                        .iter()
-                        .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id))),
-                );
-            }
-            Err(e) => errors.push(format!("{adapter}: {e}")),
-        }
+        repairs.push(Repair {
+            label: adapter.clone(),
+            command,
+            adapters: vec![adapter.clone()],
+            clients,
+            options: InstallOptions {
+                python: python.clone(),
+                ..InstallOptions::default()
+            },
+        });
     }
     for target in &ctx.remotes {
         let Some(name) = &target.name else { continue };
@@ -123,32 +93,41 @@ pub fn repair(
         // choose.
         let mut clients: BTreeSet<String> = target.clients.iter().cloned().collect();
         clients.extend(asked);
-        let setup = Setup {
-            host: ctx.host.clone(),
-            layout: ctx.layout.clone(),
-            clients: clients.iter().cloned().collect(),
-            project: None,
-            dry_run: false,
-            json: true,
-            yes: true,
-            adapters: Vec::new(),
-        };
         let mut command = format!(
             "scimcp-setup repair --remote {}",
             crate::check::shell_quote(name)
         );
-        for c in &clients {
-            command.push_str(&format!(" --client {c}"));
-        }
-        commands.push(command);
-        let args = InstallArgs {
-            remote: scimcp_installer::cli::RemoteArgs {
-                remote: Some(name.clone()),
-                ..Default::default()
+        push_clients(&mut command, &clients);
+        repairs.push(Repair {
+            label: name.clone(),
+            command,
+            adapters: Vec::new(),
+            clients,
+            options: InstallOptions {
+                remote: RemoteOptions {
+                    remote: Some(name.clone()),
+                    ..RemoteOptions::default()
+                },
+                ..InstallOptions::default()
             },
-            ..Default::default()
+        });
+    }
+    let mut commands = Vec::new();
+    let mut errors = Vec::new();
+    let progress = scimcp_installer::terminal_progress(!quiet);
+    for r in repairs {
+        commands.push(r.command);
+        let setup = Setup {
+            host: ctx.host.clone(),
+            layout: ctx.layout.clone(),
+            clients: r.clients.into_iter().collect(),
+            project: None,
+            dry_run: false,
+            json: true,
+            yes: true,
+            adapters: r.adapters,
         };
-        match install::run(&setup, &args, true, &scimcp_installer::progress::Silent) {
+        match scimcp_installer::repair(&setup, &r.options, progress.as_ref()) {
             Ok(report) => {
                 record.steps.extend(steps_of(&report));
                 errors.extend(
@@ -158,9 +137,10 @@ pub fn repair(
                         .filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id))),
                 );
             }
-            Err(e) => errors.push(format!("{name}: {e}")),
+            Err(e) => errors.push(format!("{}: {e}", r.label)),
         }
     }
+    progress.finish();
     if commands.is_empty() {
         return record;
     }
@@ -170,6 +150,23 @@ pub fn repair(
         record.error = Some(errors.join("; "));
     }
     record
+}
+
+/// One `scimcp-setup repair` run: an adapter's or a remote server's, in its own clients.
+struct Repair {
+    /// What the error of a failed run is prefixed with.
+    label: String,
+    /// The equivalent command line, for the report.
+    command: String,
+    adapters: Vec<String>,
+    clients: BTreeSet<String>,
+    options: InstallOptions,
+}
+
+fn push_clients(command: &mut String, clients: &BTreeSet<String>) {
+    for c in clients {
+        command.push_str(&format!(" --client {c}"));
+    }
 }
 
 fn steps_of(report: &SetupReport) -> Vec<String> {

@@ -37,11 +37,11 @@ pub enum DoctorError {
     #[error(transparent)]
     NoHome(#[from] scimcp_core::dirs::NoHome),
     #[error(transparent)]
-    NoHomeDir(#[from] scimcp_installer::host::NoHomeDir),
+    NoHomeDir(#[from] scimcp_installer::NoHomeDir),
     #[error("there is no check {id:?}; the checks here are: {known}")]
     UnknownCheck { id: String, known: String },
     #[error(transparent)]
-    Remote(#[from] scimcp_installer::remote_server::RemoteServerError),
+    Remote(#[from] scimcp_installer::RemoteServerError),
 }
 
 /// The context for this process: the real host and the data root (`SCIMCP_HOME` or the

@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::options::{
+    InstallOptions, PackageOptions, RemoteOptions, SignatureOptions, UninstallOptions,
+};
+
 #[derive(Parser, Debug)]
 #[command(
     name = "scimcp-setup",
@@ -158,13 +162,6 @@ pub struct PackageArgs {
     pub no_index: bool,
 }
 
-impl PackageArgs {
-    /// Whether any was given.
-    pub fn given(&self) -> bool {
-        !self.find_links.is_empty() || self.index_url.is_some() || self.no_index
-    }
-}
-
 /// How bundles are checked before they are unpacked.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SignatureArgs {
@@ -229,4 +226,52 @@ pub struct UninstallArgs {
     /// them); local adapters and every other entry stay.
     #[arg(long, value_name = "NAME|URL")]
     pub remote: Option<String>,
+}
+
+impl From<InstallArgs> for InstallOptions {
+    fn from(a: InstallArgs) -> InstallOptions {
+        InstallOptions {
+            from: a.from,
+            python: a.python,
+            skip_runtime: a.skip_runtime,
+            packages: a.packages.into(),
+            data_dirs: a.data_dirs,
+            signature: a.signature.into(),
+            remote: RemoteOptions {
+                remote: a.remote.remote,
+                token_env: a.remote.token_env,
+                no_token: a.remote.no_token,
+                name: a.remote.name,
+            },
+        }
+    }
+}
+
+impl From<PackageArgs> for PackageOptions {
+    fn from(a: PackageArgs) -> PackageOptions {
+        PackageOptions {
+            find_links: a.find_links,
+            index_url: a.index_url,
+            no_index: a.no_index,
+        }
+    }
+}
+
+impl From<SignatureArgs> for SignatureOptions {
+    fn from(a: SignatureArgs) -> SignatureOptions {
+        SignatureOptions {
+            allow_unsigned: a.allow_unsigned,
+            release_policy: a.release_policy,
+            trusted_root: a.trusted_root,
+        }
+    }
+}
+
+impl From<UninstallArgs> for UninstallOptions {
+    fn from(a: UninstallArgs) -> UninstallOptions {
+        UninstallOptions {
+            purge: a.purge,
+            remote: a.remote,
+        }
+    }
 }

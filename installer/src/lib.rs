@@ -7,40 +7,79 @@
 //! so every behaviour can be exercised against a fake home for any operating system.
 //!
 //! It must never unpack anything before its signature is verified, and never write under the
-//! data root while downloading ([`remote`] fetches into a temporary directory).
+//! data root while downloading (downloads go to a temporary directory).
 
-pub mod adapters;
-pub mod backup;
-pub mod bundle;
-pub mod cli;
-pub mod clients;
-pub mod commands;
-pub mod current;
-pub mod diff;
-pub mod edit;
-pub mod entry;
-pub mod error;
-pub mod faults;
-pub mod host;
-pub mod layout;
-pub mod lock;
-pub mod progress;
-pub mod register;
-pub mod remote;
-pub mod remote_server;
-pub mod runtime;
-pub mod signature;
-pub mod steps;
-pub mod sweep;
+mod adapters;
+mod backup;
+mod bundle;
+mod cli;
+mod clients;
+mod commands;
+mod current;
+mod diff;
+mod edit;
+mod entry;
+mod error;
+mod faults;
+mod host;
+mod layout;
+mod lock;
+mod options;
+mod progress;
+mod register;
+mod remote;
+mod remote_server;
+mod runtime;
+mod signature;
+mod steps;
+mod sweep;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use commands::{Report, Setup};
+// The commands, as a library: what the binary, the doctor's `--fix` and the tests run.
+pub use commands::install::{install, repair};
+pub use commands::uninstall::run as uninstall;
+pub use commands::{Report, Setup, adapter_name};
 pub use error::SetupError;
-pub use host::{Host, Platform};
-pub use layout::Layout;
+pub use options::{
+    InstallOptions, PackageOptions, RemoteOptions, SignatureOptions, UninstallOptions,
+};
+pub use progress::{Progress, Silent, for_terminal as terminal_progress};
+
+// Where things are: the host, the data root's layout, the active version.
+pub use current::read as read_current;
+pub use host::{Host, NoHomeDir, Platform, is_executable};
+pub use layout::{DEFAULT_ADAPTER, Layout};
+
+// The clients and their entries, read-only: for the doctor's checks and for the tests that
+// inspect what an install wrote.
+pub use backup::latest as latest_backup;
+pub use clients::{Client, ClientContext, all as all_clients, by_id as client_by_id};
+pub use edit::{EditError, Format, Slot};
+pub use entry::Entry;
+pub use register::{
+    ClientStatus, Outcome, read_text as read_client_file, remote_status, status as client_status,
+};
+pub use remote_server::{
+    DEFAULT_TOKEN_ENV, RemoteServer, RemoteServerError, RemoteUrl, check_token_env,
+    find_recorded as find_remote,
+};
+
+// A runtime's files, for the doctor's identity and package checks.
+pub use adapters::package_base;
+pub use runtime::files::{FilesReport, check_files as check_runtime_files, site_packages};
+
+/// What the integration tests of this crate (and only they) reach: the knobs they turn
+/// through the environment and a few helpers to build fake bundles. Not a stable API.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::bundle::copy_tree;
+    pub use crate::faults::{PAUSE_ENV, PAUSE_STAGED_ENV};
+    pub use crate::remote::github::host_target;
+    pub use crate::steps::TIMEOUT_ENV;
+}
 
 use cli::{Cli, Command, InstallArgs};
 
@@ -66,14 +105,14 @@ fn resolve(global: &cli::GlobalArgs) -> Result<Setup, SetupError> {
 }
 
 /// Run one command; the exit code is 0 on success, 1 when something failed.
-pub fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
+fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
     let progress = progress::for_terminal(!setup.json);
     let report = match command {
-        Command::Install(args) => commands::install::run(setup, &args, false, progress.as_ref()),
-        Command::Repair(args) => commands::install::run(setup, &args, true, progress.as_ref()),
+        Command::Install(args) => install(setup, &args.into(), progress.as_ref()),
+        Command::Repair(args) => repair(setup, &args.into(), progress.as_ref()),
         Command::Upgrade(args) => commands::upgrade::run(setup, &args, progress.as_ref()),
         Command::Rollback => commands::rollback::run(setup),
-        Command::Uninstall(args) => commands::uninstall::run(setup, &args),
+        Command::Uninstall(args) => uninstall(setup, &args.into()),
         Command::Status => return commands::status::run(setup).map(|_| ()),
         Command::Clients => return commands::clients::run(setup),
     };

@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scimcp_core::fs::{CONFIG_READ_LIMIT, ReadError, ReplacePlan, WriteError, plan_replace};
+use scimcp_core::fs::{CONFIG_READ_LIMIT, ReadError, WriteError, plan_replace};
 use scimcp_core::install_state::{ClientRecord, Pristine, ServerCommand};
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -137,11 +137,6 @@ pub enum How {
         created: bool,
         /// Whether the object holding the entry was there before (for the receipt).
         container_existed: bool,
-        /// Where the new bytes go (the link's target for a link); checked when planned,
-        /// checked again when applied.
-        replace: Option<ReplacePlan>,
-        /// Uninstall: `after` is the file exactly as it was before scimcp's entry was added.
-        restored: bool,
     },
     /// Through the client's CLI: remove first (`replace`), then add (`add`).
     Cli {
@@ -332,7 +327,6 @@ impl Planner<'_> {
                 item,
             });
         }
-        let mut restored = false;
         let (after, outcome) = match outcome {
             Outcome::Added | Outcome::Replaced => {
                 let text = before.as_deref().unwrap_or("");
@@ -352,7 +346,6 @@ impl Planner<'_> {
                 let text = before.as_deref().unwrap_or("");
                 if let Some(pristine) = recorded.and_then(|r| pristine_bytes(r, text, &file, name))
                 {
-                    restored = true;
                     (Some(pristine), Outcome::Removed)
                 } else {
                     // The item goes first (only while it is still scimcp's), so that what is
@@ -392,12 +385,12 @@ impl Planner<'_> {
             outcome,
             Outcome::Unchanged | Outcome::LeftAlone | Outcome::Absent | Outcome::Manual
         );
-        let replace = match &after {
-            Some(_) if changes => {
-                Some(plan_replace(&file.path).map_err(|e| write_error(&file.path, e))?)
-            }
-            _ => None,
-        };
+        // Where the new bytes would go (a link's target) is checked now, so a file that
+        // cannot be replaced fails the plan (and a dry run), not half-way through applying;
+        // applying checks it again.
+        if after.is_some() && changes {
+            plan_replace(&file.path).map_err(|e| write_error(&file.path, e))?;
+        }
         let created = before.is_none() || recorded.is_some_and(|r| r.created_file);
         Ok(ClientPlan {
             client,
@@ -409,8 +402,6 @@ impl Planner<'_> {
                 after,
                 created,
                 container_existed,
-                replace,
-                restored,
             },
             entry: entry_json,
             item,
@@ -886,9 +877,4 @@ pub fn record(
         }
     }
     Some(record)
-}
-
-/// Render an entry for messages.
-pub fn entry_text(entry: &Entry) -> String {
-    serde_json::to_string_pretty(&entry.to_json()).expect("JSON")
 }

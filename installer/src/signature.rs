@@ -15,8 +15,8 @@ use scimcp_verify::release_policy::SignerPolicy;
 use scimcp_verify::{ReleaseVerifyError, bundle_path, verify_release_files};
 
 use crate::bundle::{Bundle, BundleKind, version_from_name};
-use crate::cli::SignatureArgs;
 use crate::error::SetupError;
+use crate::options::SignatureOptions;
 
 /// Why a bundle's provenance was not accepted.
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +58,7 @@ pub enum SignatureError {
 /// reason), then must hold the version its name was verified for.
 pub fn open_checked(
     path: &Path,
-    args: &SignatureArgs,
+    args: &SignatureOptions,
 ) -> Result<(Bundle, SignatureRecord), SetupError> {
     let named = path
         .file_name()
@@ -87,7 +87,7 @@ pub fn open_checked(
 }
 
 /// Check `bundle` before it is unpacked; returns what to record for it.
-pub fn check(bundle: &Bundle, args: &SignatureArgs) -> Result<SignatureRecord, SignatureError> {
+pub fn check(bundle: &Bundle, args: &SignatureOptions) -> Result<SignatureRecord, SignatureError> {
     match &bundle.kind {
         BundleKind::Running { bin_dir, .. } => Ok(SignatureRecord {
             status: SignatureStatus::LocalBuild,
@@ -113,7 +113,7 @@ pub fn check(bundle: &Bundle, args: &SignatureArgs) -> Result<SignatureRecord, S
 }
 
 fn unsigned(
-    args: &SignatureArgs,
+    args: &SignatureOptions,
     what: String,
     missing: String,
 ) -> Result<SignatureRecord, SignatureError> {
@@ -127,7 +127,7 @@ fn unsigned(
 }
 
 /// The release policy bundles are checked against: `--release-policy`, or the built-in one.
-pub fn release_policy(args: &SignatureArgs) -> Result<ReleasePolicy, SignatureError> {
+pub fn release_policy(args: &SignatureOptions) -> Result<ReleasePolicy, SignatureError> {
     match &args.release_policy {
         Some(path) => ReleasePolicy::load(path),
         None => ReleasePolicy::embedded(),
@@ -138,7 +138,7 @@ pub fn release_policy(args: &SignatureArgs) -> Result<ReleasePolicy, SignatureEr
 fn verify_zip(
     zip: &Path,
     version: &semver::Version,
-    args: &SignatureArgs,
+    args: &SignatureOptions,
 ) -> Result<SignatureRecord, SignatureError> {
     let policy = release_policy(args)?;
     // The version comes from the bundle's RELEASE.json (or its name); for a keyless release

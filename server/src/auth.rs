@@ -261,11 +261,23 @@ fn lock_token_file(path: &Path) -> Result<fs_err::File, TokenError> {
         .create(true)
         .truncate(false)
         .write(true)
-        .open(PathBuf::from(lock_path))
+        .open(PathBuf::from(&lock_path))
         .map_err(|e| write_err(&e))?;
-    file.file().lock().map_err(|e| write_err(&e))?;
-    Ok(file)
+    match scimcp_core::lock::lock_exclusive(&file, TOKEN_LOCK_TIMEOUT, || {}) {
+        Ok(()) => Ok(file),
+        Err(scimcp_core::lock::LockWait::TimedOut(waited)) => Err(write_err(&format!(
+            "its lock {} has been held for {} s by another `scimcp token` command; let it \
+             finish and try again (end it if it hangs)",
+            Path::new(&lock_path).display(),
+            waited.as_secs()
+        ))),
+        Err(scimcp_core::lock::LockWait::Io(e)) => Err(write_err(&e)),
+    }
 }
+
+/// A token command holds the lock for one read and one write: waiting longer than this
+/// means the holder hangs.
+const TOKEN_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn write_token_file(path: &Path, tokens: &[TokenEntry]) -> Result<(), TokenError> {
     let doc = TokenFileDoc {

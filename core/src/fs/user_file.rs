@@ -78,8 +78,7 @@ impl ReplacePlan {
 
     /// Give the temporary file the replaced file's owner and group when they differ from
     /// the writer's; refuse when that is not allowed.
-    // tempfile hands out a plain std file.
-    #[allow(clippy::disallowed_types)]
+    #[expect(clippy::disallowed_types, reason = "tempfile hands out a std file")]
     fn keep_owner(&self, file: &std::fs::File) -> Result<(), WriteError> {
         #[cfg(unix)]
         {
@@ -114,7 +113,7 @@ impl ReplacePlan {
     }
 }
 
-#[allow(clippy::disallowed_types)]
+#[expect(clippy::disallowed_types, reason = "tempfile hands out a std file")]
 fn set_mode(file: &std::fs::File, mode: u32) -> std::io::Result<()> {
     #[cfg(unix)]
     {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scimcp_installer::clients::{Client, ClientContext};
+use scimcp_installer::{Client, ClientContext};
 use serde_json::Value as Json;
 
 use crate::check::{CheckResult, Status, shell_quote};
@@ -83,7 +83,7 @@ pub fn check(ctx: &Context, id: &str, adapter: &str, client: &'static dyn Client
     let entry = match file.format.read(&text, file.slot(&name)) {
         Ok(Some(entry)) => entry,
         Ok(None) => return not_there(&format!("{} has no `{name}` entry", path.display())),
-        Err(scimcp_installer::edit::EditError::Duplicate {
+        Err(scimcp_installer::EditError::Duplicate {
             key,
             line,
             column,
@@ -127,9 +127,7 @@ pub fn check(ctx: &Context, id: &str, adapter: &str, client: &'static dyn Client
                 format!("its arguments name an unknown adapter {a:?}"),
             ));
         }
-        Some(a)
-            if scimcp_installer::commands::adapter_name(&a).ok().as_deref() != Some(adapter) =>
-        {
+        Some(a) if scimcp_installer::adapter_name(&a).ok().as_deref() != Some(adapter) => {
             problems.push((
                 Status::Fail,
                 format!("its arguments name the adapter {a:?}, not {adapter}"),
@@ -207,7 +205,7 @@ fn command_problems(ctx: &Context, command: &Path) -> Vec<(Status, String)> {
             format!("its command {} does not exist", command.display()),
         )];
     }
-    if !scimcp_installer::host::is_executable(command) {
+    if !scimcp_installer::is_executable(command) {
         return vec![(
             Status::Fail,
             format!("its command {} is not executable", command.display()),
@@ -231,7 +229,7 @@ fn known_adapter(ctx: &Context, adapter: &str) -> bool {
 
 /// The restore command for a damaged client file: its newest scimcp backup, if any.
 fn restore(ctx: &Context, client: &dyn Client, path: &Path) -> String {
-    match scimcp_installer::backup::latest(&ctx.layout.backups_dir(), client.id(), path) {
+    match scimcp_installer::latest_backup(&ctx.layout.backups_dir(), client.id(), path) {
         Some(backup) => format!(
             "cp {} {}",
             shell_quote(&backup.display().to_string()),

@@ -18,7 +18,7 @@ mod storage;
 
 use std::time::Instant;
 
-use scimcp_installer::clients::{Client, ClientContext};
+use scimcp_installer::{Client, ClientContext};
 
 use crate::check::CheckResult;
 use crate::context::Context;
@@ -78,7 +78,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
             remote: Some(target.label()),
             kind,
         };
-        for client in scimcp_installer::clients::all() {
+        for client in scimcp_installer::all_clients() {
             if target.clients.iter().any(|c| c == client.id()) {
                 remotes.push(of(
                     &format!("client.{}", client.id()),
@@ -115,7 +115,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
             ctx.record(&adapter)
                 .is_some_and(|a| a.clients.contains_key(id))
         };
-        for client in scimcp_installer::clients::all() {
+        for client in scimcp_installer::all_clients() {
             if recorded(client.id()) || client.detect(cx) {
                 checks.push(of(&format!("client.{}", client.id()), Kind::Client(client)));
             }

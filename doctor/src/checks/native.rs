@@ -91,7 +91,7 @@ pub fn locate_native(name: &str, search: &NativeSearch) -> Option<PathBuf> {
         .path_dirs
         .iter()
         .flat_map(|d| [d.join(name), d.join(format!("{name}.exe"))])
-        .find(|p| scimcp_installer::host::is_executable(p))
+        .find(|p| scimcp_installer::is_executable(p))
 }
 
 /// How to install `name` on `platform`.

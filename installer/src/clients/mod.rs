@@ -41,9 +41,6 @@ use crate::host::Host;
 use crate::layout::Layout;
 use crate::remote_server::RemoteServer;
 
-/// The name of `adapter`'s entry in every client: `scimcp-<adapter>`.
-pub use scimcp_core::install_state::entry_name;
-
 /// What a client's paths are computed from.
 #[derive(Debug, Clone, Copy)]
 pub struct ClientContext<'a> {

@@ -30,19 +30,43 @@ use semver::Version;
 use super::{Report, Setup, register_clients};
 use crate::adapters::Resolved;
 use crate::bundle::Bundle;
-use crate::cli::{InstallArgs, PackageArgs};
 use crate::error::SetupError;
 use crate::faults::checkpoint;
 use crate::layout::{DEFAULT_ADAPTER, Layout};
 use crate::lock::SetupLock;
+use crate::options::{InstallOptions, PackageOptions};
 use crate::progress::Progress;
 use crate::register::Intent;
 use crate::runtime::{ProvisionError, Provisioned};
 
-/// Run `install` (or `repair` when `repair` is true).
-pub fn run(
+/// `scimcp-setup install`: put a version in place, provision each adapter's runtime and
+/// register each adapter's server (or, with [`crate::RemoteOptions::remote`], register a
+/// remote server). Per-client failures are in the report ([`Report::failures`]).
+pub fn install(
     setup: &Setup,
-    args: &InstallArgs,
+    options: &InstallOptions,
+    progress: &dyn Progress,
+) -> Result<Report, SetupError> {
+    run(setup, options, false, progress)
+}
+
+/// `scimcp-setup repair`: re-apply everything idempotently — the active version (kept when
+/// intact, so nothing new is unpacked or verified), each adapter's runtime, `current`, and
+/// every entry in every client it is registered in plus those `setup` names; with
+/// [`crate::RemoteOptions::remote`] only that registered remote server's entries. The
+/// doctor's `--fix` calls this too, so both repair the same way.
+pub fn repair(
+    setup: &Setup,
+    options: &InstallOptions,
+    progress: &dyn Progress,
+) -> Result<Report, SetupError> {
+    run(setup, options, true, progress)
+}
+
+/// Run `install` (or `repair` when `repair` is true).
+fn run(
+    setup: &Setup,
+    args: &InstallOptions,
     repair: bool,
     progress: &dyn Progress,
 ) -> Result<Report, SetupError> {
@@ -306,7 +330,7 @@ pub(crate) struct Runtimes<'a> {
     pub python: Option<&'a Path>,
     pub skip_runtime: bool,
     /// `--find-links`, `--index-url`, `--no-index` (replace the recorded ones when given).
-    pub packages: &'a PackageArgs,
+    pub packages: &'a PackageOptions,
 }
 
 /// What a failed activation must take back: a version it unpacked, runtimes it built, the

@@ -23,10 +23,10 @@ use scimcp_core::install_state::{InstallState, RemoteRecord};
 
 use super::install::{finish, lock};
 use super::{ClientReport, Report, Setup, carry_out, cli_last};
-use crate::cli::{InstallArgs, RemoteArgs};
 use crate::clients::Client;
 use crate::error::SetupError;
 use crate::host::Platform;
+use crate::options::{InstallOptions, RemoteOptions};
 use crate::register::{Intent, Outcome, Planner, Serves};
 use crate::remote_server::{
     DEFAULT_TOKEN_ENV, RemoteServer, RemoteServerError, RemoteUrl, check_name, check_token_env,
@@ -54,7 +54,7 @@ impl From<&RemoteServer> for RemoteSummary {
 }
 
 /// `install --remote URL` (or `repair --remote NAME|URL` when `repair`).
-pub fn install(setup: &Setup, args: &InstallArgs, repair: bool) -> Result<Report, SetupError> {
+pub fn install(setup: &Setup, args: &InstallOptions, repair: bool) -> Result<Report, SetupError> {
     refuse_local_flags(args)?;
     if !setup.adapters.is_empty() {
         return Err(SetupError::RemoteWithLocalFlag { flag: "--adapter" });
@@ -238,7 +238,7 @@ pub(crate) fn register(
 
 /// `--from`, `--python`, … describe a local installation; combined with `--remote` they
 /// would silently do nothing.
-fn refuse_local_flags(args: &InstallArgs) -> Result<(), SetupError> {
+fn refuse_local_flags(args: &InstallOptions) -> Result<(), SetupError> {
     let local = [
         ("--from", args.from.is_some()),
         ("--python", args.python.is_some()),
@@ -260,7 +260,7 @@ fn refuse_local_flags(args: &InstallArgs) -> Result<(), SetupError> {
 /// variable is `--token-env`, none with `--no-token`, else the recorded one, else
 /// [`DEFAULT_TOKEN_ENV`].
 fn resolve(
-    args: &RemoteArgs,
+    args: &RemoteOptions,
     state: &InstallState,
 ) -> Result<(RemoteServer, Option<RemoteUrl>), SetupError> {
     let given = args.remote.as_deref().unwrap_or_default();

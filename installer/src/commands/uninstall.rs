@@ -8,11 +8,11 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use super::install::{finish, lock};
 use super::{Report, Setup, register_clients, remove_tree};
-use crate::cli::UninstallArgs;
 use crate::error::SetupError;
+use crate::options::UninstallOptions;
 use crate::register::Intent;
 
-pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
+pub fn run(setup: &Setup, args: &UninstallOptions) -> Result<Report, SetupError> {
     if let Some(remote) = &args.remote {
         if !setup.adapters.is_empty() {
             return Err(SetupError::RemoteWithLocalFlag { flag: "--adapter" });
@@ -113,7 +113,7 @@ pub fn run(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
 /// `uninstall --adapter NAME…`: only these adapters' entries (where they are still what
 /// scimcp wrote), runtimes, managed copies and records; the version, the other adapters and
 /// every other entry stay exactly as they are.
-fn adapters(setup: &Setup, args: &UninstallArgs) -> Result<Report, SetupError> {
+fn adapters(setup: &Setup, args: &UninstallOptions) -> Result<Report, SetupError> {
     if args.purge {
         return Err(SetupError::PurgeWithAdapter);
     }

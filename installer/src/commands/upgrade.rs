@@ -120,10 +120,10 @@ pub fn run(
     // Verify before the switch: a refused bundle leaves everything as it was.
     let (target, signature) = match &target.kind {
         BundleKind::Zip(path) | BundleKind::Dir(path) => {
-            crate::signature::open_checked(path, &args.signature)?
+            crate::signature::open_checked(path, &args.signature.clone().into())?
         }
         BundleKind::Running { .. } => {
-            let signature = crate::signature::check(target, &args.signature)?;
+            let signature = crate::signature::check(target, &args.signature.clone().into())?;
             (target.clone(), signature)
         }
     };
@@ -165,7 +165,7 @@ pub fn run(
             targets,
             python: args.python.as_deref(),
             skip_runtime: args.skip_runtime,
-            packages: &args.packages,
+            packages: &args.packages.clone().into(),
         },
         progress,
         &mut report,
@@ -257,7 +257,7 @@ fn find_on_github(
     args: &UpgradeArgs,
     progress: &dyn Progress,
 ) -> Result<(String, remote::RemoteBundle), SetupError> {
-    let policy = crate::signature::release_policy(&args.signature)?;
+    let policy = crate::signature::release_policy(&args.signature.clone().into())?;
     let repo = match (&args.repo, &policy.signer) {
         (Some(repo), _) => repo.clone(),
         (None, scimcp_verify::release_policy::SignerPolicy::Keyless(signer)) => {

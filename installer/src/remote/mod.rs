@@ -10,7 +10,7 @@
 pub mod download;
 pub mod github;
 
-pub use download::{Downloaded, download_bundle, download_bundle_url};
+pub use download::{download_bundle, download_bundle_url};
 pub use github::{GitHubSource, RemoteBundle};
 
 /// Why a release could not be found or fetched. Each message says what to do next.

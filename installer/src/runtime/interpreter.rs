@@ -87,11 +87,15 @@ const QUERY: &str = "import sys; print('%d.%d.%d' % sys.version_info[:3]); print
 
 /// Ask `program` (with `pre_args`, e.g. `-3.9` for `py`) for its version and executable.
 fn query(program: &Path, pre_args: &[&str]) -> Result<Interpreter, String> {
+    // Not `scimcp_process::python_command`: this interpreter is unknown (it may be Python 2,
+    // or a launcher such as `py` that takes `pre_args` first), and `-I` would make an old one
+    // fail before it could say its version, so [`QUERY`] is written for any Python. The
+    // variables that would point it at another prefix are removed all the same.
     let mut cmd = Command::new(program);
-    cmd.args(pre_args)
-        .args(["-c", QUERY])
-        .env_remove("PYTHONHOME")
-        .env_remove("PYTHONPATH");
+    cmd.args(pre_args).args(["-c", QUERY]);
+    for name in scimcp_process::ISOLATION_REMOVED_VARS {
+        cmd.env_remove(name);
+    }
     let out = crate::steps::run("the interpreter query", cmd, crate::steps::QUERY, None)
         .map_err(|e| e.to_string())?;
     let text = &out.stdout;
@@ -282,6 +286,7 @@ impl Search<'_> {
             return None;
         }
         let py = self.host.which("py")?;
+        // The launcher itself lists interpreters; no Python code runs.
         let mut cmd = Command::new(&py);
         cmd.arg("-0p");
         let listed = crate::steps::run("`py -0p`", cmd, crate::steps::QUERY, None).ok()?;

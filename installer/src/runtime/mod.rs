@@ -12,10 +12,5 @@ pub mod files;
 mod interpreter;
 mod provision;
 
-pub use interpreter::{
-    Choice, Interpreter, InterpreterError, allowed_minors, find_interpreter, py_list,
-};
-pub use provision::{
-    ProvisionError, Provisioned, Request, Unavailable, platform_text, provision, runtime_key,
-    unavailable_requirement,
-};
+pub use interpreter::InterpreterError;
+pub use provision::{ProvisionError, Provisioned, Request, provision};

@@ -364,7 +364,8 @@ fn build(args: BuildArgs<'_>, progress: &dyn Progress) -> Result<RuntimeRecord, 
             c
         }
         None => {
-            let mut c = Command::new(&interpreter.path);
+            // Isolated, so a user's PYTHONPATH or user site cannot change the venv module.
+            let mut c = scimcp_process::python_command(&interpreter.path);
             c.args(["-m", "venv"]).arg(dir);
             c
         }
@@ -531,7 +532,7 @@ fn pip_base(uv: Option<&Path>, python: &Path) -> Command {
             c
         }
         None => {
-            let mut c = Command::new(python);
+            let mut c = scimcp_process::python_command(python);
             c.args([
                 "-m",
                 "pip",

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use common::adapter::{Demo, executable, fake_python, write_adapter};
 use common::{bytes, fake_bundle, fingerprint, ok, seed_all, setup_cmd, unicode_tempdir};
 use scimcp_core::install_state::{AdapterSource, InstallState, ServerCommand};
-use scimcp_installer::clients::ClientContext;
+use scimcp_installer::ClientContext;
 use scimcp_installer::{Host, Layout, Platform};
 use serde_json::Value;
 
@@ -114,12 +114,12 @@ fn entries(w: &World, names: &[&str]) -> Vec<(String, String, Value)> {
         project: None,
     };
     let mut out = Vec::new();
-    for client in scimcp_installer::clients::all() {
+    for client in scimcp_installer::all_clients() {
         for name in names {
             let Some(file) = client.file(cx, name) else {
                 continue;
             };
-            let value = scimcp_installer::register::read_text(&file.path)
+            let value = scimcp_installer::read_client_file(&file.path)
                 .unwrap()
                 .and_then(|t| file.format.read(&t, file.slot(name)).unwrap())
                 .unwrap_or(Value::Null);
@@ -324,7 +324,7 @@ fn entries_an_older_scimcp_named_scimcp_are_renamed_without_leaving_a_stale_one(
     let mut clients = refsci["clients"].clone();
     for (id, record) in clients.as_object_mut().unwrap() {
         record.as_object_mut().unwrap().remove("name");
-        let client = scimcp_installer::clients::by_id(id).unwrap();
+        let client = scimcp_installer::client_by_id(id).unwrap();
         let new = client.file(cx, "scimcp-refsci").unwrap();
         let old = client.file(cx, "scimcp").unwrap();
         let text = fs_err::read_to_string(&new.path).unwrap();

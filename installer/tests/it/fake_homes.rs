@@ -8,12 +8,12 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::{client_files, fake_bundle, seed_all, unicode_tempdir};
-use scimcp_installer::cli::{InstallArgs, SignatureArgs, UninstallArgs};
-use scimcp_installer::commands::{install, uninstall};
-use scimcp_installer::entry::Entry;
-use scimcp_installer::progress::Silent;
-use scimcp_installer::register::status;
+use scimcp_installer::Entry;
+use scimcp_installer::Silent;
+use scimcp_installer::client_status as status;
 use scimcp_installer::{Host, Layout, Platform, Setup};
+use scimcp_installer::{InstallOptions, SignatureOptions, UninstallOptions};
+use scimcp_installer::{install, repair, uninstall};
 
 struct Fake {
     _dir: tempfile::TempDir,
@@ -47,7 +47,7 @@ fn fake(platform: Platform) -> Fake {
     let data_root = root.join("Données scimcp");
     let project = root.join("Mon projet");
     fs_err::create_dir_all(&project).unwrap();
-    let every: Vec<String> = scimcp_installer::clients::all()
+    let every: Vec<String> = scimcp_installer::all_clients()
         .iter()
         .map(|c| c.id().to_string())
         .collect();
@@ -70,17 +70,17 @@ fn fake(platform: Platform) -> Fake {
     }
 }
 
-fn install_args(f: &Fake) -> InstallArgs {
-    InstallArgs {
+fn install_args(f: &Fake) -> InstallOptions {
+    InstallOptions {
         from: Some(f.bundle.clone()),
         python: None,
         skip_runtime: true,
         packages: Default::default(),
         data_dirs: Vec::new(),
         // The fake bundle is a directory, i.e. unsigned development material.
-        signature: SignatureArgs {
+        signature: SignatureOptions {
             allow_unsigned: true,
-            ..SignatureArgs::default()
+            ..SignatureOptions::default()
         },
         remote: Default::default(),
     }
@@ -130,7 +130,7 @@ fn lifecycle(platform: Platform) {
     fs_err::write(&continue_cfg, "# mine\nmodels: []\n").unwrap();
 
     // Register.
-    let report = install::run(&f.setup, &install_args(&f), false, &Silent).unwrap();
+    let report = install(&f.setup, &install_args(&f), &Silent).unwrap();
     assert!(
         report.clients.iter().all(|c| c.error.is_none()),
         "{report:#?}"
@@ -140,7 +140,7 @@ fn lifecycle(platform: Platform) {
     let server = f
         .setup
         .adapter_server(&f.setup.load_state().unwrap(), "refsci");
-    for client in scimcp_installer::clients::all() {
+    for client in scimcp_installer::all_clients() {
         let s = status(cx, "refsci", common::ENTRY, &server, client);
         if s.path.is_some() {
             assert!(s.registered && s.healthy, "{s:?}");
@@ -149,17 +149,17 @@ fn lifecycle(platform: Platform) {
     let registered = files(&f);
 
     // Re-register: not one byte changes (client files and the receipt).
-    install::run(&f.setup, &install_args(&f), false, &Silent).unwrap();
+    install(&f.setup, &install_args(&f), &Silent).unwrap();
     assert_eq!(files(&f), registered, "a second install changed bytes");
 
     // Hand edits: one entry deleted, one changed, one file deleted.
     let (_, cursor, _) = seeded.iter().find(|(id, ..)| *id == "cursor").unwrap();
     let cursor_text = fs_err::read_to_string(cursor).unwrap();
-    let slot = scimcp_installer::edit::Slot {
+    let slot = scimcp_installer::Slot {
         container: &["mcpServers"],
         name: common::ENTRY,
     };
-    let (without, _) = scimcp_installer::edit::Format::Json
+    let (without, _) = scimcp_installer::Format::Json
         .remove(&cursor_text, slot)
         .unwrap();
     fs_err::write(cursor, without).unwrap();
@@ -170,10 +170,10 @@ fn lifecycle(platform: Platform) {
         .1
         .clone();
     let codex_text = fs_err::read_to_string(&codex).unwrap();
-    let tampered = scimcp_installer::edit::Format::Toml
+    let tampered = scimcp_installer::Format::Toml
         .set(
             &codex_text,
-            scimcp_installer::edit::Slot {
+            scimcp_installer::Slot {
                 container: &["mcp_servers"],
                 name: common::ENTRY,
             },
@@ -189,7 +189,7 @@ fn lifecycle(platform: Platform) {
             "refsci",
             common::ENTRY,
             &server,
-            scimcp_installer::clients::by_id("cursor").unwrap()
+            scimcp_installer::client_by_id("cursor").unwrap()
         )
         .registered
     );
@@ -198,12 +198,12 @@ fn lifecycle(platform: Platform) {
         "refsci",
         common::ENTRY,
         &server,
-        scimcp_installer::clients::by_id("codex").unwrap(),
+        scimcp_installer::client_by_id("codex").unwrap(),
     );
     assert!(s.registered && !s.healthy, "{s:?}");
 
     // Install refuses to overwrite the foreign-looking entry but fixes the rest…
-    let report = install::run(&f.setup, &install_args(&f), false, &Silent).unwrap();
+    let report = install(&f.setup, &install_args(&f), &Silent).unwrap();
     let failed: Vec<_> = report
         .clients
         .iter()
@@ -219,7 +219,7 @@ fn lifecycle(platform: Platform) {
             .contains("Run `scimcp-setup repair`")
     );
     // …and repair makes everything exactly what it was.
-    install::run(&f.setup, &install_args(&f), true, &Silent).unwrap();
+    repair(&f.setup, &install_args(&f), &Silent).unwrap();
     let repaired = files(&f);
     for ((p, a), (_, b)) in registered.iter().zip(&repaired) {
         if !p.ends_with("state.json") {
@@ -230,14 +230,14 @@ fn lifecycle(platform: Platform) {
     // A broken `current` is repaired too.
     let current = f.setup.layout.current();
     fs_err::remove_file(&current).unwrap();
-    install::run(&f.setup, &install_args(&f), true, &Silent).unwrap();
+    repair(&f.setup, &install_args(&f), &Silent).unwrap();
     assert!(f.setup.layout.stable_server_binary().is_file());
 
     // Uninstall: every seeded file has its original bytes again; created files are gone.
     let runs = f.setup.layout.runs_dir().join("run-1");
     fs_err::create_dir_all(&runs).unwrap();
     fs_err::write(runs.join("result.json"), "{}").unwrap();
-    uninstall::run(&f.setup, &UninstallArgs::default()).unwrap();
+    uninstall(&f.setup, &UninstallOptions::default()).unwrap();
     for (id, path, text) in &seeded {
         assert_eq!(
             fs_err::read_to_string(path).unwrap(),

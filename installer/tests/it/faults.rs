@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::{bytes, fake_bundle, ok, seed_all, setup_cmd, unicode_tempdir};
-use scimcp_installer::clients::ClientContext;
+use scimcp_installer::ClientContext;
 use scimcp_installer::{Host, Layout, Platform};
 
 const TRIALS: usize = 200;
@@ -87,7 +87,7 @@ fn worker(seed: u64, trials: usize) -> (usize, usize, usize) {
     let old: Vec<Option<Vec<u8>>> = files.iter().map(|p| bytes(p)).collect();
     let project_arg = project.display().to_string();
     let mut args: Vec<String> = vec!["--project".into(), project_arg];
-    for c in scimcp_installer::clients::all() {
+    for c in scimcp_installer::all_clients() {
         args.push("--client".into());
         args.push(c.id().into());
     }
@@ -113,7 +113,7 @@ fn worker(seed: u64, trials: usize) -> (usize, usize, usize) {
     // The reference: what a clean, uninterrupted install writes.
     let start = Instant::now();
     ok(setup_cmd(&home, &data, &empty_path, &argv)
-        .env(scimcp_installer::faults::PAUSE_ENV, "1")
+        .env(scimcp_installer::testing::PAUSE_ENV, "1")
         .output()
         .unwrap());
     let full_run = start.elapsed();
@@ -131,7 +131,7 @@ fn worker(seed: u64, trials: usize) -> (usize, usize, usize) {
         reset();
         let delay = Duration::from_micros(rng.next() % window);
         let mut child = setup_cmd(&home, &data, &empty_path, &argv)
-            .env(scimcp_installer::faults::PAUSE_ENV, "1")
+            .env(scimcp_installer::testing::PAUSE_ENV, "1")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -219,7 +219,7 @@ fn a_temp_file_left_by_a_killed_write_is_swept_by_the_next_command() {
             .unwrap_or_default()
     };
     let mut child = setup_cmd(&home, &data, &bin, &argv)
-        .env(scimcp_installer::faults::PAUSE_STAGED_ENV, "60000")
+        .env(scimcp_installer::testing::PAUSE_STAGED_ENV, "60000")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -45,7 +45,9 @@ fn wheelhouse(adapter: &str, python: &Path) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("wheels-{adapter}"));
     fs_err::create_dir_all(&dir).unwrap();
     let lock = fs_err::File::create(dir.join(".lock")).unwrap();
-    fs4::fs_err3::FileExt::lock(&lock).unwrap();
+    // Another test process may be building the same thing; a build never takes this long.
+    scimcp_core::lock::lock_exclusive(&lock, std::time::Duration::from_secs(1800), || {})
+        .expect("the template lock is free within 30 minutes");
     let stamp = dir.join(".pins");
     if fs_err::read_to_string(&stamp).ok().as_deref() == Some(pins.as_str()) {
         return dir;
@@ -392,7 +394,7 @@ async fn geochemistrypi_beside_refsci_from_install_to_uninstall() {
     eprintln!("geochemistrypi runtime.import: {}", import["finding"]);
 
     // A package file of the GeochemistryPi runtime deleted: found, and --fix repairs it.
-    let site = scimcp_installer::runtime::files::site_packages(&runtime.dir).unwrap();
+    let site = scimcp_installer::site_packages(&runtime.dir).unwrap();
     let victim = site.join("geochemistrypi/data_mining/data/dataset/Data_Regression.xlsx");
     assert!(victim.is_file(), "{}", victim.display());
     fs_err::remove_file(&victim).unwrap();

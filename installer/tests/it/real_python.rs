@@ -192,7 +192,7 @@ fn a_wheelhouse_installs_with_no_index_and_fix_rebuilds_a_damaged_runtime_from_i
     assert_eq!(handshake["adapter"], "demo");
 
     // A package file deleted by hand: found (named), and --fix rebuilds from the wheelhouse.
-    let site = scimcp_installer::runtime::files::site_packages(&runtime.dir).unwrap();
+    let site = scimcp_installer::site_packages(&runtime.dir).unwrap();
     fs_err::remove_file(site.join("demo_pkg/data/table.csv")).unwrap();
     let (report, _) = r.doctor(&["--fast"]);
     let bad = not_ok(&report);
@@ -281,7 +281,7 @@ fn a_missing_wheel_and_a_hanging_import_fail_naming_what_and_change_nothing() {
         "--no-index",
     ]);
     cmd.env("DEMO_HANG", "1")
-        .env(scimcp_installer::steps::TIMEOUT_ENV, limit.to_string());
+        .env(scimcp_installer::testing::TIMEOUT_ENV, limit.to_string());
     let (out, took) = run_bounded(&mut cmd, Duration::from_secs(limit * 4));
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{err}");

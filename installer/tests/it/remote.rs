@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 
 use common::{fake_bundle, seed_all, unicode_tempdir};
 use scimcp_core::install_state::InstallState;
-use scimcp_installer::cli::{InstallArgs, RemoteArgs, SignatureArgs, UninstallArgs};
-use scimcp_installer::clients::{self, Client};
-use scimcp_installer::commands::{install, uninstall};
-use scimcp_installer::progress::Silent;
-use scimcp_installer::register::{Outcome, remote_status};
-use scimcp_installer::remote_server::RemoteServer;
+use scimcp_installer::Client;
+use scimcp_installer::RemoteServer;
+use scimcp_installer::Silent;
 use scimcp_installer::{Host, Layout, Platform, Setup};
+use scimcp_installer::{InstallOptions, RemoteOptions, SignatureOptions, UninstallOptions};
+use scimcp_installer::{Outcome, remote_status};
+use scimcp_installer::{install, repair, uninstall};
 
 const URL: &str = "https://lab-server:8443/mcp";
 const NAME: &str = "scimcp-remote-lab-server";
@@ -49,7 +49,10 @@ fn fake(platform: Platform) -> Fake {
     let setup = Setup {
         layout: Layout::new(&root.join("Données scimcp"), platform),
         host,
-        clients: clients::all().iter().map(|c| c.id().to_string()).collect(),
+        clients: scimcp_installer::all_clients()
+            .iter()
+            .map(|c| c.id().to_string())
+            .collect(),
         project: Some(project),
         dry_run: false,
         json: false,
@@ -63,34 +66,34 @@ fn fake(platform: Platform) -> Fake {
     }
 }
 
-fn remote_args(url: &str, tweak: impl FnOnce(&mut RemoteArgs)) -> InstallArgs {
-    let mut remote = RemoteArgs {
+fn remote_args(url: &str, tweak: impl FnOnce(&mut RemoteOptions)) -> InstallOptions {
+    let mut remote = RemoteOptions {
         remote: Some(url.to_string()),
-        ..RemoteArgs::default()
+        ..RemoteOptions::default()
     };
     tweak(&mut remote);
-    InstallArgs {
+    InstallOptions {
         remote,
-        ..InstallArgs::default()
+        ..InstallOptions::default()
     }
 }
 
-fn local_args(f: &Fake) -> InstallArgs {
-    InstallArgs {
+fn local_args(f: &Fake) -> InstallOptions {
+    InstallOptions {
         from: Some(fake_bundle(&f.root, "scimcp-0.1.0", None)),
         skip_runtime: true,
-        signature: SignatureArgs {
+        signature: SignatureOptions {
             allow_unsigned: true,
-            ..SignatureArgs::default()
+            ..SignatureOptions::default()
         },
-        ..InstallArgs::default()
+        ..InstallOptions::default()
     }
 }
 
 /// Every client file the entry `name` lives in on this host.
 fn files_of(f: &Fake, name: &str) -> Vec<(&'static dyn Client, PathBuf)> {
     let cx = f.setup.client_context();
-    clients::all()
+    scimcp_installer::all_clients()
         .into_iter()
         .filter_map(|c| c.file(cx, name).map(|file| (c, file.path)))
         .collect()
@@ -153,7 +156,7 @@ fn every_client_gets_its_own_remote_shape_and_no_file_gets_the_token() {
     let f = fake(Platform::Linux);
     let cx = f.setup.client_context();
     let seeded = seed_all(cx);
-    let report = install::run(&f.setup, &remote_args(URL, |_| {}), false, &Silent).unwrap();
+    let report = install(&f.setup, &remote_args(URL, |_| {}), &Silent).unwrap();
     assert_eq!(report.failures(), 0, "{report:#?}");
     insta::assert_snapshot!("linux_remote_registered", snapshot(&f, NAME));
     assert_no_secret(&f);
@@ -235,7 +238,7 @@ fn every_client_gets_its_own_remote_shape_and_no_file_gets_the_token() {
     assert!(!f.setup.layout.versions_dir().exists());
     assert!(!f.setup.layout.runtimes_dir().exists());
     let server = RemoteServer::from_record(NAME, record);
-    for client in clients::all() {
+    for client in scimcp_installer::all_clients() {
         let s = remote_status(cx, &server, client);
         assert_eq!(
             s.registered && s.healthy,
@@ -251,7 +254,7 @@ fn every_client_gets_its_own_remote_shape_and_no_file_gets_the_token() {
         .chain([InstallState::path(&f.setup.layout.root)])
         .collect();
     let registered = bytes_of(&paths);
-    install::run(&f.setup, &remote_args(URL, |_| {}), false, &Silent).unwrap();
+    install(&f.setup, &remote_args(URL, |_| {}), &Silent).unwrap();
     assert_eq!(
         bytes_of(&paths),
         registered,
@@ -261,17 +264,21 @@ fn every_client_gets_its_own_remote_shape_and_no_file_gets_the_token() {
     // A hand-edited entry and a lost VS Code prompt: status sees both, repair restores both.
     let vscode = cx.host.vscode_user_dir().join("mcp.json");
     let text = fs_err::read_to_string(&vscode).unwrap();
-    let without_input = scimcp_installer::edit::Format::Json
+    let without_input = scimcp_installer::Format::Json
         .remove_item(&text, "inputs", &format!("{NAME}-token"))
         .unwrap();
     fs_err::write(&vscode, &without_input).unwrap();
-    let s = remote_status(cx, &server, clients::by_id("vscode").unwrap());
+    let s = remote_status(
+        cx,
+        &server,
+        scimcp_installer::client_by_id("vscode").unwrap(),
+    );
     assert!(s.registered && !s.healthy, "{s:?}");
     assert!(s.problem.unwrap().contains("token prompt"));
     let gemini = cx.host.home.join(".gemini/settings.json");
     let text = fs_err::read_to_string(&gemini).unwrap();
     fs_err::write(&gemini, text.replace("${SCIMCP_TOKEN}", "typed-by-hand")).unwrap();
-    install::run(&f.setup, &remote_args(NAME, |_| {}), true, &Silent).unwrap();
+    repair(&f.setup, &remote_args(NAME, |_| {}), &Silent).unwrap();
     let repaired = bytes_of(&paths);
     for ((p, a), b) in paths.iter().zip(&registered).zip(&repaired) {
         if !p.ends_with("state.json") {
@@ -281,11 +288,11 @@ fn every_client_gets_its_own_remote_shape_and_no_file_gets_the_token() {
 
     // Uninstall: every seeded file has its original bytes again, created files are gone,
     // and so is the receipt (nothing else was installed).
-    let report = uninstall::run(
+    let report = uninstall(
         &f.setup,
-        &UninstallArgs {
+        &UninstallOptions {
             remote: Some(URL.into()),
-            ..UninstallArgs::default()
+            ..UninstallOptions::default()
         },
     )
     .unwrap();
@@ -316,10 +323,9 @@ fn every_client_gets_its_own_remote_shape_and_no_file_gets_the_token() {
 fn windows_and_macos_paths_hold_the_same_shapes() {
     for platform in [Platform::Windows, Platform::Macos] {
         let f = fake(platform);
-        let report = install::run(
+        let report = install(
             &f.setup,
             &remote_args(URL, |r| r.token_env = Some("LAB_TOKEN".into())),
-            false,
             &Silent,
         )
         .unwrap();
@@ -339,10 +345,9 @@ fn windows_and_macos_paths_hold_the_same_shapes() {
 #[test]
 fn a_server_without_token_reaches_the_clients_without_interpolation_too() {
     let f = fake(Platform::Linux);
-    let report = install::run(
+    let report = install(
         &f.setup,
         &remote_args("http://127.0.0.1:8765/mcp", |r| r.no_token = true),
-        false,
         &Silent,
     )
     .unwrap();
@@ -370,19 +375,18 @@ fn removing_the_remote_leaves_a_local_adapter_s_entries_byte_identical() {
     let f = fake(Platform::Linux);
     let cx = f.setup.client_context();
     let seeded = seed_all(cx);
-    install::run(&f.setup, &local_args(&f), false, &Silent).unwrap();
+    install(&f.setup, &local_args(&f), &Silent).unwrap();
     let local_files: Vec<PathBuf> = files_of(&f, common::ENTRY)
         .into_iter()
         .map(|(_, p)| p)
         .collect();
     let with_adapter = bytes_of(&local_files);
 
-    let report = install::run(
+    let report = install(
         &f.setup,
         &remote_args("https://analysis.lab.example/mcp", |r| {
             r.name = Some("lab".into())
         }),
-        false,
         &Silent,
     )
     .unwrap();
@@ -391,15 +395,15 @@ fn removing_the_remote_leaves_a_local_adapter_s_entries_byte_identical() {
     // A plain `repair` repairs the remote's entries too.
     let codex = cx.host.home.join(".codex/config.toml");
     let registered = fs_err::read_to_string(&codex).unwrap();
-    let slot = scimcp_installer::edit::Slot {
+    let slot = scimcp_installer::Slot {
         container: &["mcp_servers"],
         name: "lab",
     };
-    let (without, _) = scimcp_installer::edit::Format::Toml
+    let (without, _) = scimcp_installer::Format::Toml
         .remove(&registered, slot)
         .unwrap();
     fs_err::write(&codex, without).unwrap();
-    let report = install::run(&f.setup, &local_args(&f), true, &Silent).unwrap();
+    let report = repair(&f.setup, &local_args(&f), &Silent).unwrap();
     assert_eq!(report.failures(), 0, "{report:#?}");
     assert_eq!(fs_err::read_to_string(&codex).unwrap(), registered);
     // Someone else edits two files after scimcp: those cannot simply be put back, so only
@@ -426,11 +430,11 @@ fn removing_the_remote_leaves_a_local_adapter_s_entries_byte_identical() {
         })
         .collect();
 
-    let report = uninstall::run(
+    let report = uninstall(
         &f.setup,
-        &UninstallArgs {
+        &UninstallOptions {
             remote: Some("lab".into()),
-            ..UninstallArgs::default()
+            ..UninstallOptions::default()
         },
     )
     .unwrap();
@@ -445,7 +449,7 @@ fn removing_the_remote_leaves_a_local_adapter_s_entries_byte_identical() {
     assert!(f.setup.layout.stable_server_binary().is_file());
 
     // And the adapter's uninstall still takes everything back.
-    uninstall::run(&f.setup, &UninstallArgs::default()).unwrap();
+    uninstall(&f.setup, &UninstallOptions::default()).unwrap();
     for (id, path, text) in &seeded {
         let now = fs_err::read_to_string(path).unwrap();
         if *path == cursor || *path == vscode {
@@ -460,19 +464,17 @@ fn removing_the_remote_leaves_a_local_adapter_s_entries_byte_identical() {
 fn names_never_collide_with_adapters_and_a_plain_uninstall_takes_remotes_too() {
     let f = fake(Platform::Linux);
     // The entry of a shipped adapter is not a remote's to take.
-    let err = install::run(
+    let err = install(
         &f.setup,
         &remote_args(URL, |r| r.name = Some("scimcp-refsci".into())),
-        false,
         &Silent,
     )
     .unwrap_err();
     assert!(err.to_string().contains("must never share a name"), "{err}");
     // Nor can an adapter take a remote's name.
-    install::run(
+    install(
         &f.setup,
         &remote_args(URL, |r| r.name = Some("scimcp-demo".into())),
-        false,
         &Silent,
     )
     .unwrap();
@@ -481,7 +483,7 @@ fn names_never_collide_with_adapters_and_a_plain_uninstall_takes_remotes_too() {
         adapters: vec![demo.display().to_string()],
         ..f.setup.clone()
     };
-    let err = install::run(&setup, &local_args(&f), false, &Silent).unwrap_err();
+    let err = install(&setup, &local_args(&f), &Silent).unwrap_err();
     assert!(
         err.to_string()
             .contains("the name of the remote server https://lab-server:8443/mcp"),
@@ -489,17 +491,16 @@ fn names_never_collide_with_adapters_and_a_plain_uninstall_takes_remotes_too() {
     );
     assert!(!f.setup.layout.versions_dir().join("0.1.0").exists());
     // Another URL under a name in use is refused; the same URL again is fine.
-    let err = install::run(
+    let err = install(
         &f.setup,
         &remote_args("https://other:8443/mcp", |r| {
             r.name = Some("scimcp-demo".into())
         }),
-        false,
         &Silent,
     )
     .unwrap_err();
     assert!(err.to_string().contains("already registered"), "{err}");
-    install::run(&f.setup, &remote_args(URL, |_| {}), false, &Silent).unwrap();
+    install(&f.setup, &remote_args(URL, |_| {}), &Silent).unwrap();
     let state = InstallState::load(&f.setup.layout.root).unwrap().unwrap();
     assert_eq!(
         state.remotes.keys().collect::<Vec<_>>(),
@@ -507,7 +508,7 @@ fn names_never_collide_with_adapters_and_a_plain_uninstall_takes_remotes_too() {
         "the recorded URL keeps its name"
     );
     // A plain uninstall removes remote servers too.
-    uninstall::run(&f.setup, &UninstallArgs::default()).unwrap();
+    uninstall(&f.setup, &UninstallOptions::default()).unwrap();
     assert!(!InstallState::path(&f.setup.layout.root).exists());
     for (_, path) in files_of(&f, "scimcp-demo") {
         assert!(!path.exists(), "{} left behind", path.display());
@@ -519,7 +520,7 @@ fn a_dry_run_shows_the_diffs_and_writes_nothing() {
     let mut f = fake(Platform::Linux);
     f.setup.dry_run = true;
     let before = tree(&f.root);
-    let report = install::run(&f.setup, &remote_args(URL, |_| {}), false, &Silent).unwrap();
+    let report = install(&f.setup, &remote_args(URL, |_| {}), &Silent).unwrap();
     assert_eq!(tree(&f.root), before);
     let diffs: String = report.diffs.iter().map(|d| d.diff.as_str()).collect();
     assert!(

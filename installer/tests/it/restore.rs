@@ -14,8 +14,8 @@ use crate::common;
 use std::path::PathBuf;
 
 use common::{fake_bundle, ok, setup_cmd, unicode_tempdir};
-use scimcp_installer::clients::ClientContext;
-use scimcp_installer::edit::Format;
+use scimcp_installer::ClientContext;
+use scimcp_installer::Format;
 use scimcp_installer::{Host, Layout, Platform};
 
 /// A seed text and the user's later change to it (`from` → `to`).
@@ -63,7 +63,7 @@ fn uninstall_restores_every_client_file_exactly() {
     };
     let mut args: Vec<String> = vec!["--project".into(), project.display().to_string()];
     let mut files: Vec<(&'static str, PathBuf, Option<Seed>)> = Vec::new();
-    for client in scimcp_installer::clients::all() {
+    for client in scimcp_installer::all_clients() {
         let Some(file) = client.file(cx, common::ENTRY) else {
             continue;
         };

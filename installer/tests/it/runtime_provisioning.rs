@@ -19,6 +19,8 @@ pub const FAKE_PYTHON: &str = r#"#!/bin/sh
 # A stand-in interpreter for scimcp-setup's provisioning steps.
 log="$(dirname "$0")/../../../python.log"
 [ -f "$FAKE_LOG" ] && log="$FAKE_LOG"
+# venv and pip run isolated: `-I -B -m MODULE …`.
+if [ "$1 $2 $3" = "-I -B -m" ]; then shift 2; fi
 case "$1" in
   -c) echo 3.11.7; echo "$0"; exit 0 ;;
   -m)
@@ -55,7 +57,7 @@ fn bundle(parent: &Path, name: &str, version: &str, source: &str) -> PathBuf {
     let dir = common::fake_bundle(parent, name, Some(version));
     let adapters = dir.join("adapters");
     fs_err::remove_dir_all(&adapters).unwrap();
-    scimcp_installer::bundle::copy_tree(&repo_root().join("adapters"), &adapters).unwrap();
+    scimcp_installer::testing::copy_tree(&repo_root().join("adapters"), &adapters).unwrap();
     let manifest = adapters.join("refsci.toml");
     let text = fs_err::read_to_string(&manifest).unwrap();
     let start = text.find("requirements = [").unwrap();

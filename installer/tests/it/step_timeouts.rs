@@ -20,6 +20,8 @@ use common::{fingerprint, ok, repo_root, run_bounded, setup_cmd, unicode_tempdir
 /// `$HANG_AT`, starts a child that would outlive it and sleeps.
 const PYTHON: &str = r#"#!/bin/sh
 hang() { if [ "$HANG_AT" = "$1" ]; then sleep 300 & sleep 300; fi; }
+# venv and pip run isolated: `-I -B -m MODULE …`.
+if [ "$1 $2 $3" = "-I -B -m" ]; then shift 2; fi
 case "$1" in
   -c) hang query; echo "${FAKE_VERSION:-3.11.7}"; echo "$0"; exit 0 ;;
   -m)
@@ -49,7 +51,7 @@ fn bundle(parent: &Path) -> PathBuf {
     let dir = common::fake_bundle(parent, "b1", Some("0.1.0"));
     let adapters = dir.join("adapters");
     fs_err::remove_dir_all(&adapters).unwrap();
-    scimcp_installer::bundle::copy_tree(&repo_root().join("adapters"), &adapters).unwrap();
+    scimcp_installer::testing::copy_tree(&repo_root().join("adapters"), &adapters).unwrap();
     let manifest = adapters.join("refsci.toml");
     let text = fs_err::read_to_string(&manifest).unwrap();
     let start = text.find("requirements = [").unwrap();
@@ -120,7 +122,7 @@ fn a_hanging_step_fails_within_its_limit_naming_it_and_changes_nothing() {
         let mut cmd = setup_cmd(&home, &data, &path, &["repair", "--python", &py]);
         cmd.env("HANG_AT", hang_at)
             .env("FAKE_VERSION", "3.12.1")
-            .env(scimcp_installer::steps::TIMEOUT_ENV, limit_s.to_string());
+            .env(scimcp_installer::testing::TIMEOUT_ENV, limit_s.to_string());
         let (out, took) = run_bounded(&mut cmd, Duration::from_secs(30));
         slowest = slowest.max(took);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -162,7 +164,7 @@ fn a_hanging_step_fails_within_its_limit_naming_it_and_changes_nothing() {
             &from,
         ],
     );
-    cmd.env(scimcp_installer::steps::TIMEOUT_ENV, limit_s.to_string());
+    cmd.env(scimcp_installer::testing::TIMEOUT_ENV, limit_s.to_string());
     let (out, took) = run_bounded(&mut cmd, Duration::from_secs(30));
     slowest = slowest.max(took);
     let said = String::from_utf8_lossy(&out.stdout);

@@ -10,8 +10,8 @@ use std::io::Read;
 use std::ops::Range;
 
 use schemars::JsonSchema;
+use scimcp_core::hash::HashingReader;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use super::ResolvedDataset;
 use crate::envelope::{ErrorCode, ToolError};
@@ -141,7 +141,9 @@ pub fn inspect(
             )?
         }
     };
-    let (sha256, size) = hashing.finish();
+    let (sha256, size) = hashing
+        .finish()
+        .map_err(|e| unreadable(format!("cannot read dataset '{reference}': {e}")))?;
     dataset.sha256 = sha256;
     dataset.size_bytes = size;
     inspection.dataset = dataset;
@@ -160,38 +162,6 @@ fn unreadable(msg: String) -> ToolError {
 /// Tables wider than this are refused: every column costs memory while a table is read, and
 /// no client can use more.
 pub const MAX_COLUMNS: usize = 65_536;
-
-/// A reader that hashes what passes through it (to the end, so the hash covers the file).
-struct HashingReader<R> {
-    inner: R,
-    hasher: Sha256,
-    total: u64,
-}
-
-impl<R: Read> HashingReader<R> {
-    fn new(inner: R) -> Self {
-        HashingReader {
-            inner,
-            hasher: Sha256::new(),
-            total: 0,
-        }
-    }
-
-    fn finish(mut self) -> (String, u64) {
-        // Whatever the parser did not need is still part of the file.
-        let _ = std::io::copy(&mut self, &mut std::io::sink());
-        (hex::encode(self.hasher.finalize()), self.total)
-    }
-}
-
-impl<R: Read> Read for HashingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.total += n as u64;
-        Ok(n)
-    }
-}
 
 /// The CSV part of [`inspect`].
 fn inspect_csv(

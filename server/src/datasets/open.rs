@@ -14,8 +14,6 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path};
 
-use sha2::{Digest, Sha256};
-
 use crate::envelope::{ErrorCode, ToolError};
 
 /// A dataset file opened once inside its root.
@@ -141,7 +139,10 @@ fn open_walk(
     let mut path = root.to_path_buf();
     path.extend(names);
     // The handle comes from openat, not from a path: wrapped at once, so later errors name it.
-    #[allow(clippy::disallowed_types)]
+    #[expect(
+        clippy::disallowed_types,
+        reason = "fs-err has no constructor from an OwnedFd; wrapped on the next line"
+    )]
     let file = std::fs::File::from(fd);
     Ok(fs_err::File::from_parts(file, path))
 }
@@ -258,22 +259,20 @@ impl Opened {
         let reader = self
             .capped(reference, max_bytes)
             .map_err(|e| unreadable(reference, &e))?;
-        let dst = fs_err::OpenOptions::new()
+        let mut dst = fs_err::OpenOptions::new()
             .create_new(true)
             .write(true)
             .open(to)
             .map_err(|e| unreadable(reference, &e))?;
-        let mut tee = HashingWriter {
-            inner: dst,
-            hasher: Sha256::new(),
-        };
-        let mut reader = reader;
-        std::io::copy(&mut reader, &mut tee).map_err(|e| unreadable(reference, &e))?;
-        tee.inner.flush().map_err(|e| unreadable(reference, &e))?;
+        let mut tee = scimcp_core::hash::HashingReader::new(reader);
+        std::io::copy(&mut tee, &mut dst).map_err(|e| unreadable(reference, &e))?;
+        dst.flush().map_err(|e| unreadable(reference, &e))?;
         // Not flushed to disk: the copy is the run's scratch input, checked against its hash
         // again when the run ends, and a crash that could lose it ends the run anyway (runs
         // never resume). Flushing a dataset of up to the size limit would cost seconds.
-        Ok(hex::encode(tee.hasher.finalize()))
+        // Everything was copied: finishing reads nothing more.
+        let (sha256, _) = tee.finish().map_err(|e| unreadable(reference, &e))?;
+        Ok(sha256)
     }
 }
 
@@ -316,23 +315,6 @@ impl Read for Capped<'_> {
         }
         self.left -= n as u64;
         Ok(n)
-    }
-}
-
-struct HashingWriter {
-    inner: fs_err::File,
-    hasher: Sha256,
-}
-
-impl Write for HashingWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
     }
 }
 

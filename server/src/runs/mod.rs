@@ -163,6 +163,33 @@ impl Drop for NewRunDir {
     }
 }
 
+/// A start holds the start lock for a directory listing and a `mkdir`: waiting longer than
+/// this means the holder hangs.
+const START_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Take `root`'s start lock, waiting at most `timeout`.
+fn start_lock(root: &Path, timeout: Duration) -> Result<fs_err::File, ToolError> {
+    let path = root.join(".start.lock");
+    let cannot = |e: &dyn std::fmt::Display| {
+        ToolError::internal(format!("cannot lock {}: {e}", path.display()))
+    };
+    let file = fs_err::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| cannot(&e))?;
+    match scimcp_core::lock::lock_exclusive(&file, timeout, || {}) {
+        Ok(()) => Ok(file),
+        Err(scimcp_core::lock::LockWait::TimedOut(waited)) => Err(cannot(&format!(
+            "another scimcp server sharing this runs directory has held it for {} s; \
+             try again, and restart that server if it hangs",
+            waited.as_secs()
+        ))),
+        Err(scimcp_core::lock::LockWait::Io(e)) => Err(cannot(&e)),
+    }
+}
+
 /// Take the run's owner lock without waiting; `None` when another process holds it.
 fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
     let file = fs_err::OpenOptions::new()
@@ -341,18 +368,7 @@ impl RunManager {
     /// The runs directory's start lock: held while a start counts pending runs and creates
     /// its directory, so two servers sharing the directory cannot both take the last slot.
     fn start_lock(&self) -> Result<fs_err::File, ToolError> {
-        let path = self.root.join(".start.lock");
-        let file = fs_err::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .and_then(|f| {
-                f.file().lock()?;
-                Ok(f)
-            })
-            .map_err(|e| ToolError::internal(format!("cannot lock {}: {e}", path.display())))?;
-        Ok(file)
+        start_lock(&self.root, START_LOCK_TIMEOUT)
     }
 
     /// Runs queued or running under another server sharing this directory: a non-terminal
@@ -671,5 +687,17 @@ mod tests {
         );
         let settled = manager.settled.lock().unwrap();
         assert!(settled.contains_key(done) && settled.contains_key(elsewhere));
+    }
+
+    #[test]
+    fn a_held_start_lock_times_out_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = start_lock(dir.path(), Duration::from_secs(5)).unwrap();
+        let err = start_lock(dir.path(), Duration::from_millis(100)).unwrap_err();
+        let text = format!("{err:?}");
+        assert!(text.contains(".start.lock"), "{text}");
+        assert!(text.contains("another scimcp server"), "{text}");
+        drop(held);
+        start_lock(dir.path(), Duration::from_millis(100)).unwrap();
     }
 }

@@ -110,7 +110,9 @@ pub fn template() -> PathBuf {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("doctor-template");
     fs_err::create_dir_all(&base).unwrap();
     let lock = fs_err::File::create(base.join(".lock")).unwrap();
-    fs4::fs_err3::FileExt::lock(&lock).unwrap();
+    // Another test process may be building the same thing; a build never takes this long.
+    scimcp_core::lock::lock_exclusive(&lock, std::time::Duration::from_secs(1800), || {})
+        .expect("the template lock is free within 30 minutes");
     let dir = base.join("Jürgen Müller");
     let key = template_key();
     let key_file = base.join("key");

@@ -127,6 +127,8 @@ pub fn demo_wheel(dir: &Path, version: &str, init: &str) -> PathBuf {
 pub fn fake_python(version: &str) -> String {
     format!(
         r#"#!/bin/sh
+# venv and pip run isolated: `-I -B -m MODULE …`.
+if [ "$1 $2 $3" = "-I -B -m" ]; then shift 2; fi
 case "$1" in
   -c) echo {version}; echo "$0"; exit 0 ;;
   -m)

@@ -11,8 +11,8 @@ pub mod signed;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use scimcp_installer::clients::{self, Client, ClientContext};
-use scimcp_installer::edit::Format;
+use scimcp_installer::Format;
+use scimcp_installer::{Client, ClientContext};
 
 /// The entry the default adapter (refsci) has in every client.
 pub const ENTRY: &str = "scimcp-refsci";
@@ -40,7 +40,7 @@ pub fn fake_bundle(parent: &Path, name: &str, release: Option<&str>) -> PathBuf 
         }
     }
     // Every shipped adapter, with the files its manifest refers to (as a bundle has them).
-    scimcp_installer::bundle::copy_tree(&repo_root().join("adapters"), &dir.join("adapters"))
+    scimcp_installer::testing::copy_tree(&repo_root().join("adapters"), &dir.join("adapters"))
         .unwrap();
     fs_err::create_dir_all(dir.join("refsci")).unwrap();
     fs_err::write(dir.join("refsci/README.md"), "refsci\n").unwrap();
@@ -78,7 +78,7 @@ pub fn seed_text(format: Format, container: &[&str]) -> Option<String> {
 /// Seed every client file that has a path on this host; returns `(client id, path, text)`.
 pub fn seed_all(cx: ClientContext<'_>) -> Vec<(&'static str, PathBuf, String)> {
     let mut seeded = Vec::new();
-    for client in clients::all() {
+    for client in scimcp_installer::all_clients() {
         if client.id() == "generic" {
             continue;
         }
@@ -97,7 +97,7 @@ pub fn seed_all(cx: ClientContext<'_>) -> Vec<(&'static str, PathBuf, String)> {
 
 /// Every client file scimcp may write on this host: `(client, path)`.
 pub fn client_files(cx: ClientContext<'_>) -> Vec<(&'static dyn Client, PathBuf)> {
-    clients::all()
+    scimcp_installer::all_clients()
         .into_iter()
         .filter_map(|c| c.file(cx, ENTRY).map(|f| (c, f.path)))
         .collect()

@@ -19,7 +19,7 @@ use super::{bytes, fake_bundle, run_setup, unicode_tempdir};
 
 /// The target this computer's bundles are named for, as the installer computes it.
 pub fn target() -> &'static str {
-    scimcp_installer::remote::github::host_target()
+    scimcp_installer::testing::host_target()
 }
 
 pub struct Env {
