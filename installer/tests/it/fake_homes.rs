@@ -5,13 +5,13 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use common::{client_files, fake_bundle, seed_all, unicode_tempdir};
+use common::{client_files, fake_bundle, seed_all};
 use scimcp_installer::Entry;
 use scimcp_installer::Silent;
 use scimcp_installer::client_status as status;
-use scimcp_installer::{Host, Layout, Platform, Setup};
+use scimcp_installer::{Platform, Setup};
 use scimcp_installer::{InstallOptions, SignatureOptions, UninstallOptions};
 use scimcp_installer::{install, repair, uninstall};
 
@@ -23,44 +23,22 @@ struct Fake {
 }
 
 fn fake(platform: Platform) -> Fake {
-    let dir = unicode_tempdir();
-    let root = dir.path().to_path_buf();
-    let home = root.join("home");
-    let appdata = home.join("AppData").join("Roaming");
-    let local = home.join("AppData").join("Local");
-    let xdg = home.join("xdg config");
-    let vars: Vec<(&str, &Path)> = match platform {
-        Platform::Windows => vec![("APPDATA", &appdata), ("LOCALAPPDATA", &local)],
-        Platform::Linux => vec![("XDG_CONFIG_HOME", &xdg)],
-        Platform::Macos => vec![],
-    };
-    let mut host = Host::fake(platform, &home, &vars);
+    let common::PlatformHome {
+        dir,
+        root,
+        home,
+        mut setup,
+    } = common::platform_home(platform);
     if platform != Platform::Linux {
         // macOS and Windows always name a Documents folder; this Linux has no xdg-user-dirs,
         // so its data folder goes under the data root.
-        host.documents = Some(home.join("Documents"));
+        setup.host.documents = Some(home.join("Documents"));
     }
     if platform == Platform::Windows {
         // The Store build of Claude Desktop is installed: its MSIX location must win.
+        let local = home.join("AppData").join("Local");
         fs_err::create_dir_all(local.join("Packages").join("Claude_pzs8sxrjxfjjc")).unwrap();
     }
-    let data_root = root.join("Données scimcp");
-    let project = root.join("Mon projet");
-    fs_err::create_dir_all(&project).unwrap();
-    let every: Vec<String> = scimcp_installer::all_clients()
-        .iter()
-        .map(|c| c.id().to_string())
-        .collect();
-    let setup = Setup {
-        layout: Layout::new(&data_root, platform),
-        host,
-        clients: every,
-        project: Some(project),
-        dry_run: false,
-        json: false,
-        yes: true,
-        adapters: Vec::new(),
-    };
     let bundle = fake_bundle(&root, "scimcp-0.1.0", None);
     Fake {
         _dir: dir,

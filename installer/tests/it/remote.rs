@@ -13,7 +13,7 @@ use scimcp_core::install_state::InstallState;
 use scimcp_installer::Client;
 use scimcp_installer::RemoteServer;
 use scimcp_installer::Silent;
-use scimcp_installer::{Host, Layout, Platform, Setup};
+use scimcp_installer::{Platform, Setup};
 use scimcp_installer::{InstallOptions, RemoteOptions, SignatureOptions, UninstallOptions};
 use scimcp_installer::{Outcome, remote_status};
 use scimcp_installer::{install, repair, uninstall};
@@ -30,35 +30,14 @@ struct Fake {
 }
 
 fn fake(platform: Platform) -> Fake {
-    let dir = unicode_tempdir();
-    let root = dir.path().to_path_buf();
-    let home = root.join("home");
-    let appdata = home.join("AppData").join("Roaming");
-    let local = home.join("AppData").join("Local");
-    let xdg = home.join("xdg config");
-    let vars: Vec<(&str, &Path)> = match platform {
-        Platform::Windows => vec![("APPDATA", &appdata), ("LOCALAPPDATA", &local)],
-        Platform::Linux => vec![("XDG_CONFIG_HOME", &xdg)],
-        Platform::Macos => vec![],
-    };
-    let mut host = Host::fake(platform, &home, &vars);
-    host.set_var("SCIMCP_TOKEN", SECRET);
-    host.set_var("LAB_TOKEN", SECRET);
-    let project = root.join("Mon projet");
-    fs_err::create_dir_all(&project).unwrap();
-    let setup = Setup {
-        layout: Layout::new(&root.join("Données scimcp"), platform),
-        host,
-        clients: scimcp_installer::all_clients()
-            .iter()
-            .map(|c| c.id().to_string())
-            .collect(),
-        project: Some(project),
-        dry_run: false,
-        json: false,
-        yes: true,
-        adapters: Vec::new(),
-    };
+    let common::PlatformHome {
+        dir,
+        root,
+        mut setup,
+        ..
+    } = common::platform_home(platform);
+    setup.host.set_var("SCIMCP_TOKEN", SECRET);
+    setup.host.set_var("LAB_TOKEN", SECRET);
     Fake {
         _dir: dir,
         root,

@@ -13,6 +13,7 @@ use std::process::{Command, Output};
 
 use scimcp_installer::Format;
 use scimcp_installer::{Client, ClientContext};
+use scimcp_installer::{Host, Layout, Platform, Setup};
 
 /// The entry the default adapter (refsci) has in every client.
 pub const ENTRY: &str = "scimcp-refsci";
@@ -153,4 +154,52 @@ pub fn bytes(path: &Path) -> Option<Vec<u8>> {
 /// written. `.setup.lock` is left out.
 pub fn fingerprint(dir: &Path) -> scimcp_testkit::Fingerprint {
     scimcp_testkit::fingerprint(dir, &[".setup.lock"])
+}
+
+/// A home faked under a [`unicode_tempdir`] with one platform's path conventions (Windows'
+/// `APPDATA` and `LOCALAPPDATA`, Linux's `XDG_CONFIG_HOME` in a folder with a space, macOS's
+/// defaults), every client selected, and a project folder: the installer's library driven
+/// exactly as on that OS, without touching this machine's real files.
+pub struct PlatformHome {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    /// `root/home`.
+    pub home: PathBuf,
+    pub setup: Setup,
+}
+
+pub fn platform_home(platform: Platform) -> PlatformHome {
+    let dir = unicode_tempdir();
+    let root = dir.path().to_path_buf();
+    let home = root.join("home");
+    let appdata = home.join("AppData").join("Roaming");
+    let local = home.join("AppData").join("Local");
+    let xdg = home.join("xdg config");
+    let vars: Vec<(&str, &Path)> = match platform {
+        Platform::Windows => vec![("APPDATA", &appdata), ("LOCALAPPDATA", &local)],
+        Platform::Linux => vec![("XDG_CONFIG_HOME", &xdg)],
+        Platform::Macos => vec![],
+    };
+    let host = Host::fake(platform, &home, &vars);
+    let project = root.join("Mon projet");
+    fs_err::create_dir_all(&project).unwrap();
+    let setup = Setup {
+        layout: Layout::new(&root.join("Données scimcp"), platform),
+        host,
+        clients: scimcp_installer::all_clients()
+            .iter()
+            .map(|c| c.id().to_string())
+            .collect(),
+        project: Some(project),
+        dry_run: false,
+        json: false,
+        yes: true,
+        adapters: Vec::new(),
+    };
+    PlatformHome {
+        dir,
+        root,
+        home,
+        setup,
+    }
 }
