@@ -11,8 +11,8 @@ use common::{client_files, fake_bundle, seed_all};
 use scimcp_installer::Entry;
 use scimcp_installer::Silent;
 use scimcp_installer::client_status as status;
-use scimcp_installer::{Platform, Setup};
 use scimcp_installer::{InstallOptions, SignatureOptions, UninstallOptions};
+use scimcp_installer::{Platform, Setup};
 use scimcp_installer::{install, repair, uninstall};
 
 struct Fake {

@@ -13,9 +13,9 @@ use scimcp_core::install_state::InstallState;
 use scimcp_installer::Client;
 use scimcp_installer::RemoteServer;
 use scimcp_installer::Silent;
-use scimcp_installer::{Platform, Setup};
 use scimcp_installer::{InstallOptions, RemoteOptions, SignatureOptions, UninstallOptions};
 use scimcp_installer::{Outcome, remote_status};
+use scimcp_installer::{Platform, Setup};
 use scimcp_installer::{install, repair, uninstall};
 
 const URL: &str = "https://lab-server:8443/mcp";

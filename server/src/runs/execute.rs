@@ -12,18 +12,15 @@ use scimcp_core::fs::{
     write_json_atomic_batched,
 };
 
-use tokio::io::AsyncWriteExt;
-
 use super::child::{Signal, isolated_command, signal_tree};
 use super::logs::{LogCapture, file_tail};
 use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
+use super::streams::{Streams, terminate};
 use super::{LiveRun, RunManager, artifacts};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::runtime::RuntimeProbe;
 use crate::validate::Validation;
 
-/// How long log readers may keep draining after the process is gone.
-const DRAIN_GRACE: Duration = Duration::from_secs(5);
 /// Bytes of stderr copied into a failed run's result.
 const RESULT_STDERR_TAIL: usize = 2048;
 
@@ -283,33 +280,7 @@ impl RunManager {
             s.pid = pid;
         })
         .await;
-        let pumps = [
-            tokio::spawn(
-                stdout_log
-                    .clone()
-                    .pump(child.stdout.take().expect("piped stdout")),
-            ),
-            tokio::spawn(
-                stderr_log
-                    .clone()
-                    .pump(child.stderr.take().expect("piped stderr")),
-            ),
-        ];
-        if let Some(mut stdin) = child.stdin.take() {
-            let answers: Vec<u8> = v
-                .plan
-                .stdin
-                .iter()
-                .flat_map(|l| {
-                    format!("{}\n", paths.substitute(l, crate::plan::Escape::None)).into_bytes()
-                })
-                .collect();
-            tokio::spawn(async move {
-                // A CLI that exits without reading its answers closes the pipe: its business.
-                let _ = stdin.write_all(&answers).await;
-                let _ = stdin.shutdown().await;
-            });
-        }
+        let streams = Streams::attach(&mut child, (stdout_log, stderr_log), &v.plan.stdin, &paths);
         let timeout = Duration::from_secs(v.plan.timeout_s);
         let ending = tokio::select! {
             status = child.wait() => match status {
@@ -324,13 +295,7 @@ impl RunManager {
         };
         if let Some(pid) = pid {
             if !matches!(ending, Ending::Exited) {
-                signal_tree(pid, Signal::Terminate);
-                if tokio::time::timeout(scimcp_process::TERMINATE_GRACE, child.wait())
-                    .await
-                    .is_err()
-                {
-                    signal_tree(pid, Signal::Kill);
-                }
+                terminate(&mut child, pid, scimcp_process::TERMINATE_GRACE).await;
             }
             // Whatever the CLI left behind in its group (workers, daemons) ends with it.
             signal_tree(pid, Signal::Kill);
@@ -346,11 +311,7 @@ impl RunManager {
                 signal: None,
             })
         });
-        for pump in pumps {
-            let _ = tokio::time::timeout(DRAIN_GRACE, pump).await;
-        }
-        stdout_log.finish();
-        stderr_log.finish();
+        streams.drain().await;
         let mut finish = match ending {
             Ending::TimedOut => Finish::new(
                 RunState::Failed,

@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-
 use super::child::{Signal, isolated_command, signal_tree};
 use super::logs::LogCapture;
+use super::streams::{Streams, terminate};
 use crate::guard::CliStatus;
 use crate::plan::{Escape, Plan, RunPaths};
 
@@ -23,8 +22,6 @@ pub const SUBCOMMAND: &str = "__job";
 
 /// How long the CLI gets between SIGTERM and SIGKILL (Slurm's KillWait is usually longer).
 const TERMINATE_GRACE: Duration = Duration::from_secs(3);
-/// How long log readers may keep draining after the CLI is gone.
-const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Arguments of `scimcp __job`.
 #[derive(Debug, clap::Args)]
@@ -136,38 +133,13 @@ async fn job(args: JobArgs) -> ExitCode {
         Err(e) => return fail(&format!("cannot start {}: {e}", plan.program)),
     };
     let pid = child.id();
-    let pumps = [
-        tokio::spawn(
-            stdout_log
-                .clone()
-                .pump(child.stdout.take().expect("piped stdout")),
-        ),
-        tokio::spawn(
-            stderr_log
-                .clone()
-                .pump(child.stderr.take().expect("piped stderr")),
-        ),
-    ];
-    if let Some(mut stdin) = child.stdin.take() {
-        let answers: Vec<u8> = plan
-            .stdin
-            .iter()
-            .flat_map(|l| format!("{}\n", paths.substitute(l, Escape::None)).into_bytes())
-            .collect();
-        tokio::spawn(async move {
-            let _ = stdin.write_all(&answers).await;
-            let _ = stdin.shutdown().await;
-        });
-    }
+    let streams = Streams::attach(&mut child, (stdout_log, stderr_log), &plan.stdin, &paths);
     let status = tokio::select! {
         status = child.wait() => status,
         _ = terms.recv() => {
             // Slurm is ending the job (scancel, time limit): end the CLI's group with it.
             if let Some(pid) = pid {
-                signal_tree(pid, Signal::Terminate);
-                if tokio::time::timeout(TERMINATE_GRACE, child.wait()).await.is_err() {
-                    signal_tree(pid, Signal::Kill);
-                }
+                terminate(&mut child, pid, TERMINATE_GRACE).await;
             }
             child.wait().await
         }
@@ -176,11 +148,7 @@ async fn job(args: JobArgs) -> ExitCode {
         // Whatever the CLI left in its group ends with it, as in a local run.
         signal_tree(pid, Signal::Kill);
     }
-    for pump in pumps {
-        let _ = tokio::time::timeout(DRAIN_GRACE, pump).await;
-    }
-    stdout_log.finish();
-    stderr_log.finish();
+    streams.drain().await;
     let Ok(status) = status else {
         return fail("waiting for the CLI failed");
     };

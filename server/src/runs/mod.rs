@@ -20,6 +20,7 @@ pub mod progress;
 mod recovery;
 pub mod slurm;
 pub mod state;
+mod streams;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,78 @@
+//! The CLI's standard streams and its ending, the same for a local run and a Slurm batch
+//! job: stdout and stderr copied into bounded logs, the plan's stdin answers fed and the
+//! pipe closed, the process group ended politely then for good, and the logs drained.
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Child;
+use tokio::task::JoinHandle;
+
+use super::child::{Signal, signal_tree};
+use super::logs::LogCapture;
+use crate::plan::{Escape, RunPaths};
+
+/// How long log readers may keep draining after the process is gone.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// A started CLI's output being copied into its logs.
+pub(super) struct Streams {
+    pumps: [JoinHandle<()>; 2],
+    logs: (LogCapture, LogCapture),
+}
+
+impl Streams {
+    /// Copy `child`'s stdout and stderr into `logs` and feed it the plan's `stdin` lines
+    /// (placeholders substituted, one per line), closing the pipe after them. `child` must
+    /// have been spawned with all three streams piped.
+    pub(super) fn attach(
+        child: &mut Child,
+        logs: (LogCapture, LogCapture),
+        stdin: &[String],
+        paths: &RunPaths,
+    ) -> Streams {
+        let pumps = [
+            tokio::spawn(
+                logs.0
+                    .clone()
+                    .pump(child.stdout.take().expect("piped stdout")),
+            ),
+            tokio::spawn(
+                logs.1
+                    .clone()
+                    .pump(child.stderr.take().expect("piped stderr")),
+            ),
+        ];
+        if let Some(mut pipe) = child.stdin.take() {
+            let answers: Vec<u8> = stdin
+                .iter()
+                .flat_map(|l| format!("{}\n", paths.substitute(l, Escape::None)).into_bytes())
+                .collect();
+            tokio::spawn(async move {
+                // A CLI that exits without reading its answers closes the pipe: its business.
+                let _ = pipe.write_all(&answers).await;
+                let _ = pipe.shutdown().await;
+            });
+        }
+        Streams { pumps, logs }
+    }
+
+    /// Let the pumps copy what the CLI wrote before it ended (at most [`DRAIN_GRACE`] each:
+    /// a grandchild holding a pipe open must not hold the run), then close both logs.
+    pub(super) async fn drain(self) {
+        for pump in self.pumps {
+            let _ = tokio::time::timeout(DRAIN_GRACE, pump).await;
+        }
+        self.logs.0.finish();
+        self.logs.1.finish();
+    }
+}
+
+/// End the process group led by `pid`: SIGTERM, up to `grace` for the CLI to exit, then
+/// SIGKILL for whatever is left.
+pub(super) async fn terminate(child: &mut Child, pid: u32, grace: Duration) {
+    signal_tree(pid, Signal::Terminate);
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        signal_tree(pid, Signal::Kill);
+    }
+}
