@@ -146,7 +146,7 @@ pub struct ResultRequest {
     pub run_id: String,
     /// Seconds to wait for a terminal state before answering with a pending receipt
     /// (0-300, default 300).
-    #[serde(default = "default_wait_s")]
+    #[serde(default = "crate::paging::default_wait_s")]
     #[schemars(range(min = 0, max = 300))]
     pub wait_s: u32,
     /// The `result_sha256` of a result already held: an unchanged terminal result is
@@ -161,10 +161,6 @@ pub struct ResultRequest {
     pub artifact_limit: Option<usize>,
     #[serde(default)]
     pub detail: Detail,
-}
-
-fn default_wait_s() -> u32 {
-    300
 }
 
 /// `list_runs` arguments.

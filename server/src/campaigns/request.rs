@@ -88,7 +88,7 @@ pub struct CampaignResultRequest {
     /// The id start_campaign returned.
     pub campaign_id: String,
     /// Seconds to wait for every item to end before answering (0-300, default 300).
-    #[serde(default = "default_wait_s")]
+    #[serde(default = "crate::paging::default_wait_s")]
     #[schemars(range(min = 0, max = 300))]
     pub wait_s: u32,
     /// First row of the page of the table.
@@ -99,10 +99,6 @@ pub struct CampaignResultRequest {
     pub limit: Option<usize>,
     #[serde(default)]
     pub detail: Detail,
-}
-
-fn default_wait_s() -> u32 {
-    300
 }
 
 /// `cancel_campaign` arguments.

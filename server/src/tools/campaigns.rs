@@ -467,15 +467,8 @@ pub(super) async fn result(
     req: CampaignResultRequest,
 ) -> Result<CampaignResultOutput, ToolError> {
     let begun = Instant::now();
-    let wait_s = crate::paging::in_range(
-        "wait_s",
-        req.wait_s as usize,
-        0,
-        300,
-        "a call waits at most 300 s; call again to wait longer",
-    )?;
+    let wait = crate::paging::wait(req.wait_s)?;
     let limit = crate::paging::page_limit("limit", req.limit, 50, req.detail, 100, 1000)?;
-    let wait = Duration::from_secs(wait_s as u64);
     loop {
         let record = ctx.campaigns.record(&req.campaign_id)?;
         let items = item_statuses(&record, &ctx.runs);

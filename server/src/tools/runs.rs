@@ -186,14 +186,7 @@ pub(super) async fn result(
     req: ResultRequest,
 ) -> Result<ResultOutput, ToolError> {
     let started = Instant::now();
-    let wait_s = crate::paging::in_range(
-        "wait_s",
-        req.wait_s as usize,
-        0,
-        300,
-        "a call waits at most 300 s; call again to wait longer",
-    )?;
-    let wait = Duration::from_secs(wait_s as u64);
+    let wait = crate::paging::wait(req.wait_s)?;
     let status = match &call.progress {
         Some(progress) => wait_reporting(ctx, &req.run_id, wait, progress).await?,
         None => ctx.runs.wait_terminal(&req.run_id, wait).await?,
