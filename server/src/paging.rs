@@ -128,6 +128,28 @@ pub fn page_limit(
     )
 }
 
+/// The longest one call may wait for runs to end (`wait_s` of `get_run_result` and
+/// `get_campaign_result`, and its default): clients time a call out, so longer waits are
+/// several calls.
+pub const MAX_WAIT_S: u32 = 300;
+
+/// `wait_s`'s default: as long as one call may wait.
+pub fn default_wait_s() -> u32 {
+    MAX_WAIT_S
+}
+
+/// A `wait_s` argument checked against [`MAX_WAIT_S`], as the time to wait.
+pub fn wait(wait_s: u32) -> Result<std::time::Duration, crate::envelope::ToolError> {
+    let s = in_range(
+        "wait_s",
+        wait_s as usize,
+        0,
+        MAX_WAIT_S as usize,
+        "a call waits at most 300 s; call again to wait longer",
+    )?;
+    Ok(std::time::Duration::from_secs(s as u64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,26 +178,4 @@ mod tests {
         let past = Page::of(&all, 5000, 10);
         assert!(past.items.is_empty() && past.next_offset.is_none());
     }
-}
-
-/// The longest one call may wait for runs to end (`wait_s` of `get_run_result` and
-/// `get_campaign_result`, and its default): clients time a call out, so longer waits are
-/// several calls.
-pub const MAX_WAIT_S: u32 = 300;
-
-/// `wait_s`'s default: as long as one call may wait.
-pub fn default_wait_s() -> u32 {
-    MAX_WAIT_S
-}
-
-/// A `wait_s` argument checked against [`MAX_WAIT_S`], as the time to wait.
-pub fn wait(wait_s: u32) -> Result<std::time::Duration, crate::envelope::ToolError> {
-    let s = in_range(
-        "wait_s",
-        wait_s as usize,
-        0,
-        MAX_WAIT_S as usize,
-        "a call waits at most 300 s; call again to wait longer",
-    )?;
-    Ok(std::time::Duration::from_secs(s as u64))
 }
