@@ -7,6 +7,8 @@
 //! what another one needs.
 
 pub mod dirs;
+pub mod exit;
+pub mod failure;
 pub mod fs;
 pub mod hash;
 pub mod install_state;

@@ -54,7 +54,51 @@ fn human_report_of_a_healthy_and_a_broken_installation() {
     .unwrap();
     fs_err::write(install.generic_file(), "{ \"mcpServers\": ").unwrap();
     let out = install.doctor(&["--fast"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
     insta::assert_snapshot!("broken", normalize(&text, &install));
+}
+
+/// An empty home with nothing installed, asked for a check that does not exist: the doctor
+/// cannot do what was asked, so it exits 2 (not 1, which means it found problems) with
+/// `error:` and a `hint:` listing the checks; with `--json`, one failure object on stdout in
+/// place of the report.
+#[test]
+fn an_unknown_check_in_an_empty_home_exits_2_with_a_hint() {
+    let home = tempfile::tempdir().unwrap();
+    let doctor = || {
+        common::command(
+            &common::bin("scimcp-doctor"),
+            home.path(),
+            &home.path().join("data"),
+        )
+    };
+    let out = doctor().args(["--check", "no.such"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "error: there is no check \"no.such\"\n  hint: the checks here are: install.layout, "
+        ) && err.ends_with(" (`scimcp-doctor --list`)\n"),
+        "{err}"
+    );
+
+    let out = doctor()
+        .args(["--check", "no.such", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let failure: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(failure["schema_version"], 1, "{failure:#}");
+    assert_eq!(failure["message"], "there is no check \"no.such\"");
+    assert_eq!(failure["causes"], serde_json::json!([]));
+    assert!(
+        failure["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("the checks here are: install.layout, "),
+        "{failure:#}"
+    );
 }

@@ -99,7 +99,7 @@ fn malformed_files_are_left_untouched_with_file_line_and_column() {
         "--from",
         &h.bundle_arg(),
     ]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -480,7 +480,7 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     assert!(!h.data.join("versions").exists() && !h.data.join("current").exists());
     // Purging needs a confirmation; without a terminal only --yes gives it.
     let out = h.run(&["uninstall", "--purge"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(runs.exists());
     ok(h.run(&["uninstall", "--purge", "--yes"]));
     assert!(!runs.exists());
@@ -565,7 +565,7 @@ fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
         "--from",
         &evil.display().to_string(),
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("escapes the bundle"),
         "{out:?}"
@@ -602,4 +602,41 @@ fn uninstall_leaves_an_entry_the_user_changed() {
         !h.home.join(".codex/config.toml").exists(),
         "scimcp's own file is removed"
     );
+}
+
+/// A bundle path that does not exist: exit 2 (could not do its job), `error:` with the path,
+/// and a `hint:` apart from the message; with `--json`, the same as one object on stdout.
+#[test]
+fn a_missing_bundle_exits_2_with_a_hint() {
+    let h = home();
+    let missing = h.root.join("no such bundle.zip");
+    let args = ["install", "--skip-runtime", "--allow-unsigned", "--from"];
+    let mut text_args = args.to_vec();
+    let missing_arg = missing.display().to_string();
+    text_args.push(&missing_arg);
+    let out = h.run(&text_args);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let root = h.root.display().to_string();
+    let err = common::stderr(&out).replace(&root, "[ROOT]");
+    insta::assert_snapshot!(err, @r"
+    error: cannot read the bundle [ROOT]/no such bundle.zip: failed to query resolved metadata `[ROOT]/no such bundle.zip`: No such file or directory (os error 2)
+      hint: --from takes a scimcp release bundle: a scimcp-<version>-<target>.zip, or the folder it unpacks to
+    ");
+    assert!(!h.data.join("state.json").exists());
+
+    let mut json_args = text_args.clone();
+    json_args.push("--json");
+    let out = h.run(&json_args);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let failure: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(
+        failure["message"].as_str().unwrap().contains(&missing_arg),
+        "{failure:#}"
+    );
+    assert!(failure["causes"].is_array(), "{failure:#}");
+    assert!(
+        failure["hint"].as_str().unwrap().contains("--from"),
+        "{failure:#}"
+    );
+    assert!(common::stderr(&out).is_empty(), "{out:?}");
 }

@@ -406,3 +406,19 @@ fn the_committed_evidence_holds_on_another_cpus_kernels() {
         assert!(s["recorded_on"]["cpu"].is_string(), "{s:#}");
     }
 }
+
+/// Scenarios that are not there: the gate cannot run, so it exits 2 (not 1, a refusal), with
+/// `error:` naming the directory and a `hint:` naming the flag.
+#[test]
+fn missing_scenarios_exit_2_with_a_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no scenarios");
+    let out = parity(&["check", "--scenarios", missing.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err =
+        String::from_utf8_lossy(&out.stderr).replace(&tmp.path().display().to_string(), "[TMP]");
+    insta::assert_snapshot!(err, @r"
+    error: [TMP]/no scenarios is not a directory
+      hint: pass --scenarios DIR
+    ");
+}

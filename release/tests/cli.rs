@@ -45,7 +45,7 @@ fn key_pair_round_trip() {
 
     // keygen never replaces a key.
     let again = run(args!["keygen", "--out", keys]);
-    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(again.status.code(), Some(2));
     assert!(
         stderr(&again).contains("already exists"),
         "{}",
@@ -153,7 +153,7 @@ fn keyless_verify_reads_the_bundle_beside_the_file() {
 #[test]
 fn an_unknown_preflight_step_is_refused_with_the_list() {
     let out = run(args!["preflight", "--only", "nonsense"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("unknown preflight step 'nonsense'")
             && stderr(&out).contains("checkout, tag"),
@@ -167,4 +167,35 @@ fn sign_needs_a_mode() {
     let out = run(args!["sign", "x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--keyless"), "{}", stderr(&out));
+}
+
+/// A file that is not there cannot be verified: exit 2 (could not do its job), not 1 (a
+/// refused signature), with `error:` naming the file and a `hint:`.
+#[test]
+fn verifying_a_missing_file_exits_2_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("scimcp-0.1.0-x86_64-unknown-linux-gnu.zip");
+    for out in [
+        run(args!["verify", "--tag", "v0.1.0", missing]),
+        run(args!["verify", "--key", dir.path().join("k.pem"), missing]),
+    ] {
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!("error: there is no file {}\n", missing.display())),
+            "{err}"
+        );
+        assert!(
+            err.contains("\n  hint: give the path of a release file"),
+            "{err}"
+        );
+    }
+    // A step the preflight does not know: its hint lists the steps.
+    let out = run(args!["preflight", "--only", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("  hint: --only and --skip take these steps: checkout, tag"),
+        "{}",
+        stderr(&out)
+    );
 }

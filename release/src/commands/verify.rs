@@ -5,10 +5,14 @@
 
 use anyhow::{Context, bail};
 
+use scimcp_core::failure::Hinted;
+
+use super::Rejected;
 use crate::cli::{TrustArgs, VerifyArgs, VerifyBundleArgs};
 use crate::release_policy::ReleasePolicy;
 use crate::verify::{
-    ArtifactInput, Policy, TrustedKey, Verified, bundle_path, verify_bundle, verify_release_files,
+    ArtifactInput, Policy, ReleaseVerifyError, TrustedKey, Verified, bundle_path, verify_bundle,
+    verify_release_files,
 };
 
 fn policy(trust: &TrustArgs) -> anyhow::Result<Policy> {
@@ -42,8 +46,24 @@ fn describe(verified: &Verified) -> String {
     }
 }
 
+/// A missing file is a mistyped path, not a refusal: say so before any verification.
+fn require_files(files: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    for file in files {
+        if !file.is_file() {
+            return Err(Hinted::new(
+                format!("there is no file {}", file.display()),
+                "give the path of a release file (as `scimcp-release bundle` wrote it), with \
+                 its signature FILE.sigstore.json beside it",
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
+    require_files(&args.files)?;
     if let Some(tag) = &args.tag {
         return run_release(args, tag);
     }
@@ -63,7 +83,8 @@ pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
                     file.display(),
                     bundle_file.display()
                 )
-            })?;
+            })
+            .map_err(Rejected)?;
         println!("verified: {} ({})", file.display(), describe(&verified));
     }
     Ok(())
@@ -81,7 +102,13 @@ fn run_release(args: &VerifyArgs, tag: &str) -> anyhow::Result<()> {
         &policy,
         tag,
         args.trust.trusted_root.as_deref(),
-    )?;
+    )
+    .map_err(|e| match e {
+        ReleaseVerifyError::Refused { .. }
+        | ReleaseVerifyError::BuildConfig { .. }
+        | ReleaseVerifyError::MissingBundle { .. } => anyhow::Error::new(Rejected(e.into())),
+        other => other.into(),
+    })?;
     for file in &verified {
         println!(
             "verified: {} ({}, release {tag}, policy {})",
@@ -120,6 +147,7 @@ pub(crate) fn run_conformance(args: &VerifyBundleArgs) -> anyhow::Result<()> {
         }
     };
     verify_bundle(artifact, &bundle, &policy, &root)
-        .with_context(|| format!("bundle {} refused", args.bundle.display()))?;
+        .with_context(|| format!("bundle {} refused", args.bundle.display()))
+        .map_err(Rejected)?;
     Ok(())
 }

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::ServiceExt;
+use scimcp_core::exit;
+use scimcp_core::failure::Failure;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::{ConfirmArg, ExecutorArg, ServeArgs, Transport};
@@ -15,21 +17,17 @@ use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let served = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
+        .context("cannot start the async runtime")
+        .and_then(|runtime| runtime.block_on(serve(args)));
+    match served {
+        Ok(()) => exit::code(exit::SUCCESS),
         Err(e) => {
-            tracing::error!("cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    match runtime.block_on(serve(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!("{e:#}");
-            ExitCode::from(1)
+            // stdout carries MCP frames: the failure goes to stderr, never as JSON.
+            Failure::new(e.as_ref()).print(false);
+            exit::code(exit::COULD_NOT_RUN)
         }
     }
 }
