@@ -103,6 +103,8 @@ impl scimcp_core::failure::Hint for SetupError {
         use SetupError as E;
         Some(match self {
             E::Bundle(e) => return e.hint(),
+            E::Lock(e) => return e.hint(),
+            E::Signature(e) => return e.hint(),
             E::NoHome(e) => return e.hint(),
             E::DataRoot(e) => return e.hint(),
             E::RemoteWithLocalFlag { .. } => "run the two as separate commands".into(),

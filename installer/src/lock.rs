@@ -14,11 +14,17 @@ pub struct SetupLock {
 
 /// The lock could not be taken.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot lock {path}: {source}; is the data directory writable?")]
+#[error("cannot lock {path}: {source}")]
 pub struct LockError {
     pub path: PathBuf,
     #[source]
     pub source: std::io::Error,
+}
+
+impl scimcp_core::failure::Hint for LockError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some("make the data directory writable, or choose another with SCIMCP_HOME".into())
+    }
 }
 
 impl SetupLock {

@@ -187,3 +187,26 @@ impl Hint for PreflightError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_error_keeps_what_failed_and_what_to_do_apart() {
+        let e = StepError::NoTag {
+            tag: "v1.2.3".into(),
+        };
+        assert_eq!(e.detail(), "there is no tag v1.2.3");
+        assert_eq!(
+            e.hint().as_deref(),
+            Some("create it with: git tag -a v1.2.3 -m \"scimcp 1.2.3\"")
+        );
+        let e = StepError::spawn("git")(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "No such file or directory",
+        ));
+        assert_eq!(e.detail(), "cannot run git: No such file or directory");
+        assert!(e.hint().unwrap().contains("put it on PATH"));
+    }
+}
