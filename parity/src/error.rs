@@ -34,7 +34,8 @@ pub enum Error {
     NoAdapters { dir: PathBuf },
     #[error("no scenario files in {dir}")]
     NoScenarios { dir: PathBuf },
-    /// The command line names something that is not there; the hint says which flag fixes it.
+    /// Something the gate needs is missing or unusable (a flag's target, the runtime, a
+    /// snapshot file); the hint says what fixes it.
     #[error("{message}")]
     Usage { message: String, hint: String },
     #[error("cannot write {path}: {message}")]
