@@ -55,7 +55,7 @@ impl Hint for DoctorError {
             DoctorError::UnknownCheck { known, .. } => {
                 Some(format!("the checks here are: {known} (`scimcp-doctor --list`)").into())
             }
-            DoctorError::Remote(_) => None,
+            DoctorError::Remote(e) => e.hint(),
         }
     }
 }

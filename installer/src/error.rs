@@ -104,6 +104,7 @@ impl scimcp_core::failure::Hint for SetupError {
         Some(match self {
             E::Bundle(e) => return e.hint(),
             E::Lock(e) => return e.hint(),
+            E::RemoteServer(e) => return e.hint(),
             E::Signature(e) => return e.hint(),
             E::NoHome(e) => return e.hint(),
             E::DataRoot(e) => return e.hint(),
