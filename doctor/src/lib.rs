@@ -175,15 +175,16 @@ fn run(cli: &Cli) -> Result<u8, DoctorError> {
     Ok(report.exit_code)
 }
 
-/// Entry point of the `scimcp-doctor` binary: 0 every check passed (or was skipped), 1 a
-/// check warned or failed, 2 the doctor could not run (see [`scimcp_core::exit`]).
+/// Entry point of the `scimcp-doctor` binary: 0 every check passed (or was skipped), 1
+/// warnings only, 2 a check failed or the doctor itself failed (an unknown `--check` id, an
+/// argument problem): `DESIGN.md`'s doctor section, see [`scimcp_core::exit`].
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(code) => exit::code(code),
         Err(e) => {
             Failure::with_hint_of(&e).print(cli.json);
-            exit::code(exit::COULD_NOT_RUN)
+            exit::code(exit::ERROR)
         }
     }
 }

@@ -275,11 +275,12 @@ pub fn worst(checks: &[CheckResult]) -> Status {
         .unwrap_or(Status::Ok)
 }
 
-/// 0 all ok, 1 any warning or failure: the doctor's verdict on the installation
-/// ([`scimcp_core::exit`]; 2 is kept for a doctor that could not run at all).
+/// 0 all ok, 1 warnings only, 2 any failure: the doctor's verdict on the installation, as
+/// `DESIGN.md` fixes it ([`scimcp_core::exit`]).
 pub fn exit_code(status: Status) -> u8 {
     match status {
-        Status::Fail | Status::Warn => scimcp_core::exit::NEGATIVE,
+        Status::Fail => scimcp_core::exit::DOCTOR_FAILURES,
+        Status::Warn => scimcp_core::exit::DOCTOR_WARNINGS,
         Status::Ok | Status::Skipped => scimcp_core::exit::SUCCESS,
     }
 }
@@ -296,7 +297,7 @@ mod tests {
         let skip = CheckResult::skipped("a.e", "why");
         assert_eq!(exit_code(worst(&[ok.clone(), skip.clone()])), 0);
         assert_eq!(exit_code(worst(&[ok.clone(), warn.clone()])), 1);
-        assert_eq!(exit_code(worst(&[warn, fail, ok])), 1);
+        assert_eq!(exit_code(worst(&[warn, fail, ok])), 2);
         assert_eq!(exit_code(worst(&[skip])), 0);
     }
 

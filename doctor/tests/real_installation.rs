@@ -92,9 +92,9 @@ fn the_doctor_changes_nothing_without_fix() {
     let root = install.home.parent().unwrap();
     let before = tree_digest(root);
     let (report, code) = install.report(&[]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     let out = install.doctor(&[]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let _ = install.doctor(&["--check", "paths.encoding"]);
     assert_eq!(
         before,
@@ -123,7 +123,7 @@ fn install_layout_fails_on_a_deleted_binary_and_warns_on_a_stray_version() {
 
     fs_err::remove_file(install.data.join("versions/0.1.0/bin/scimcp")).unwrap();
     let (report, code) = install.report(&["--fast"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_status(
         &report,
         "install.layout",
@@ -141,7 +141,7 @@ fn install_layout_fails_without_a_readable_receipt() {
     let install = Install::new();
     fs_err::write(install.data.join("state.json"), "{ \"schema_version\": 1,").unwrap();
     let (report, code) = install.report(&["--fast"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_status(
         &report,
         "install.layout",
@@ -169,7 +169,7 @@ fn install_layout_fails_without_a_readable_receipt() {
         .output()
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_status(&report, "install.layout", "fail", "scimcp is not installed");
     assert_eq!(
         check(&report, "install.layout")["remedy"],
@@ -183,7 +183,7 @@ fn runtime_packages_lists_a_downgraded_pin() {
     let install = Install::new();
     install.pip(&["install", "six==1.15.0"]);
     let (report, code) = install.report(&["--fast"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_status(
         &report,
         "runtime.packages",
@@ -242,7 +242,7 @@ fn runtime_identity_names_a_replaced_file_and_warns_without_a_record() {
     text.push_str("\n# replaced by hand\n");
     fs_err::write(&file, text).unwrap();
     let (report, code) = install.report(&["--check", "runtime.identity"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_status(
         &report,
         "runtime.identity",
@@ -272,7 +272,7 @@ fn runtime_import_names_the_failing_module_and_its_error() {
     )
     .unwrap();
     let (report, code) = install.report(&["--check", "runtime.import"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_status(
         &report,
         "runtime.import",
@@ -374,7 +374,7 @@ fn server_handshake_fails_with_the_server_stderr() {
     state["adapters"]["refsci"]["server"]["args"] = json!(["serve", "--adapter", "nosuch"]);
     install.set_state(&state);
     let (report, code) = install.report(&["--check", "server.handshake"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     let handshake = check(&report, "server.handshake");
     assert_eq!(handshake["status"], "fail", "{handshake:#}");
     let details = handshake["details"].as_array().expect("stderr lines");
@@ -419,7 +419,7 @@ fn state_permissions_warn_on_open_directories_and_fail_when_unwritable() {
     if aside.exists() {
         fs_err::rename(&aside, &runs).unwrap();
     }
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_status(
         &report,
         "state.permissions",
@@ -437,7 +437,7 @@ fn state_permissions_warn_on_open_directories_and_fail_when_unwritable() {
     set_mode(&install.data, 0o500);
     let (report, code) = install.report(&["--fast"]);
     set_mode(&install.data, 0o700);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_status(&report, "state.permissions", "fail", "is not writable");
     assert_status(&report, "paths.encoding", "fail", "cannot create it");
 }

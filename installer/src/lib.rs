@@ -65,8 +65,8 @@ fn resolve(global: &cli::GlobalArgs) -> Result<Setup, SetupError> {
     })
 }
 
-/// Run one command. Every error, a client that could not be updated included, means the
-/// installer could not do its job: `main` exits [`scimcp_core::exit::COULD_NOT_RUN`].
+/// Run one command. Every error, a client that could not be updated included, is a failure
+/// its user can act on: `main` exits [`scimcp_core::exit::FAILURE`].
 pub fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
     let progress = progress::for_terminal(!setup.json);
     let report = match command {
@@ -101,7 +101,7 @@ pub fn main() -> ExitCode {
             // A report already on stdout says which clients failed: one JSON document there.
             let reported = matches!(e, SetupError::ClientsFailed(_));
             Failure::with_hint_of(&e).print(json && !reported);
-            exit::code(exit::COULD_NOT_RUN)
+            exit::code(exit::FAILURE)
         }
     }
 }

@@ -282,7 +282,7 @@ fn two_adapters_live_side_by_side_and_one_uninstalls_without_touching_the_other(
     assert!(state.runtimes["refsci"].interpreter.is_file());
     // Unknown adapters are refused by name.
     let out = w.cmd(&["uninstall", "--adapter", "demo"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the adapter demo is not installed"));
     let out = w.cmd(&["install", "--adapter", "nosuch"]).output().unwrap();
     assert!(
@@ -466,7 +466,7 @@ fn a_requirement_pip_cannot_find_is_named_with_what_to_do_and_nothing_changes() 
     );
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
     for needle in [
         "demo-pkg==1.0 cannot be installed for demo",
         "there is no wheel of it for CPython 3.9.18",
@@ -497,7 +497,7 @@ fn a_python_outside_the_range_is_refused_and_the_search_says_what_it_tried() {
     .output()
     .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("no Python >=3.9, <3.10 for demo on this computer"),
         "{err}"

@@ -99,7 +99,7 @@ fn malformed_files_are_left_untouched_with_file_line_and_column() {
         "--from",
         &h.bundle_arg(),
     ]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -480,7 +480,7 @@ fn upgrade_rollback_upgrade_keeps_runs_and_client_files() {
     assert!(!h.data.join("versions").exists() && !h.data.join("current").exists());
     // Purging needs a confirmation; without a terminal only --yes gives it.
     let out = h.run(&["uninstall", "--purge"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(runs.exists());
     ok(h.run(&["uninstall", "--purge", "--yes"]));
     assert!(!runs.exists());
@@ -565,7 +565,7 @@ fn installs_from_a_zip_bundle_and_refuses_escaping_entries() {
         "--from",
         &evil.display().to_string(),
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("escapes the bundle"),
         "{out:?}"
@@ -604,10 +604,11 @@ fn uninstall_leaves_an_entry_the_user_changed() {
     );
 }
 
-/// A bundle path that does not exist: exit 2 (could not do its job), `error:` with the path,
-/// and a `hint:` apart from the message; with `--json`, the same as one object on stdout.
+/// A bundle path that does not exist: exit 1 (a failure its user can act on, STYLE.md),
+/// `error:` with the path, and a `hint:` apart from the message; with `--json`, the same as
+/// one object on stdout.
 #[test]
-fn a_missing_bundle_exits_2_with_a_hint() {
+fn a_missing_bundle_exits_1_with_a_hint() {
     let h = home();
     let missing = h.root.join("no such bundle.zip");
     let args = ["install", "--skip-runtime", "--allow-unsigned", "--from"];
@@ -615,7 +616,7 @@ fn a_missing_bundle_exits_2_with_a_hint() {
     let missing_arg = missing.display().to_string();
     text_args.push(&missing_arg);
     let out = h.run(&text_args);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     let root = h.root.display().to_string();
     let err = common::stderr(&out).replace(&root, "[ROOT]");
     insta::assert_snapshot!(err, @r"
@@ -627,7 +628,7 @@ fn a_missing_bundle_exits_2_with_a_hint() {
     let mut json_args = text_args.clone();
     json_args.push("--json");
     let out = h.run(&json_args);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     let failure: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert!(
         failure["message"].as_str().unwrap().contains(&missing_arg),

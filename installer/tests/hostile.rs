@@ -322,7 +322,7 @@ fn a_read_only_config_is_refused_and_left_alone() {
     for args in [h.install_args(), h.repair_args()] {
         let out = h.setup(&args).output().unwrap();
         let said = common::stdout(&out);
-        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(
             said.contains(&format!(
                 "{} is read-only; make it writable (chmod u+w '{}') or pass --client to skip it",
@@ -385,7 +385,7 @@ fn duplicate_keys_are_refused_with_file_line_and_column() {
         let before = fingerprint(&h.home);
         for args in [h.install_args(), h.repair_args()] {
             let out = h.setup(&args).output().unwrap();
-            assert_eq!(out.status.code(), Some(2), "{out:?}");
+            assert_eq!(out.status.code(), Some(1), "{out:?}");
             let said = common::stdout(&out);
             assert!(
                 said.contains(&format!("{}{needle}", h.cursor().display())),

@@ -207,7 +207,7 @@ fn when_nothing_fits_the_error_names_the_range_and_the_command_that_gets_one() {
         ],
     );
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("no Python >=3.9, <3.10 for demo on this computer"),
         "{err}"

@@ -222,7 +222,7 @@ fn runtimes_are_reused_rebuilt_and_follow_rollback() {
         &path,
         &["repair", "--python", &old.display().to_string()],
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("is Python 2.7.18, but refsci needs Python >=3.10, <3.14"),

@@ -124,7 +124,7 @@ fn a_hanging_step_fails_within_its_limit_naming_it_and_changes_nothing() {
         let (out, took) = run_bounded(&mut cmd, Duration::from_secs(30));
         slowest = slowest.max(took);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{hang_at}: {err}");
+        assert_eq!(out.status.code(), Some(1), "{hang_at}: {err}");
         assert!(
             err.contains(&format!(
                 "{name} took longer than {limit_s} s and was stopped"
@@ -166,7 +166,7 @@ fn a_hanging_step_fails_within_its_limit_naming_it_and_changes_nothing() {
     let (out, took) = run_bounded(&mut cmd, Duration::from_secs(30));
     slowest = slowest.max(took);
     let said = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(
         said.contains(&format!(
             "`claude mcp add-json` took longer than {limit_s} s and was stopped"

@@ -18,8 +18,9 @@ use crate::error::Error;
         agree (artifacts, hashes, metrics, exit status), and the agreed evidence must match \
         the insta snapshot in parity/snapshots/. Every workflow of every adapter in \
         adapters/*.toml needs a scenario.\n\n\
-        Exit status: 0 passed, 1 the gate refused (differences, drift, missing scenarios), \
-        2 the gate could not run (bad arguments, scenario or manifest files, missing binaries)."
+        Exit status: 0 passed, 1 the gate refused (differences, drift, missing scenarios) or \
+        could not run (scenario or manifest files, missing binaries, the runtime probe), \
+        2 bad arguments."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -42,8 +42,8 @@ pub use report::REPORT_SCHEMA_VERSION;
 
 use std::process::ExitCode;
 
-/// Entry point of the `scimcp-parity` binary: 0 passed, 1 the gate refused, 2 the gate
-/// could not run ([`scimcp_core::exit`]). `--json FILE` writes the report to a file, so a
+/// Entry point of the `scimcp-parity` binary: 0 passed, 1 the gate refused or could not run
+/// (missing scenarios, a failed runtime probe…), 2 bad arguments ([`scimcp_core::exit`]). `--json FILE` writes the report to a file, so a
 /// failure is always printed as text on stderr.
 pub fn main() -> ExitCode {
     use scimcp_core::{exit, failure::Failure};
@@ -53,7 +53,7 @@ pub fn main() -> ExitCode {
         Ok(passed) => exit::code(exit::verdict(passed)),
         Err(e) => {
             Failure::with_hint_of(&e).print(false);
-            exit::code(exit::COULD_NOT_RUN)
+            exit::code(exit::FAILURE)
         }
     }
 }

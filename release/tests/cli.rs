@@ -45,7 +45,7 @@ fn key_pair_round_trip() {
 
     // keygen never replaces a key.
     let again = run(args!["keygen", "--out", keys]);
-    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(again.status.code(), Some(1));
     assert!(
         stderr(&again).contains("already exists"),
         "{}",
@@ -169,17 +169,17 @@ fn sign_needs_a_mode() {
     assert!(stderr(&out).contains("--keyless"), "{}", stderr(&out));
 }
 
-/// A file that is not there cannot be verified: exit 2 (could not do its job), not 1 (a
-/// refused signature), with `error:` naming the file and a `hint:`.
+/// A file that is not there cannot be verified: exit 1 (a failure its user can act on, like
+/// a refused signature; STYLE.md), with `error:` naming the file and a `hint:`.
 #[test]
-fn verifying_a_missing_file_exits_2_with_a_hint() {
+fn verifying_a_missing_file_exits_1_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("scimcp-0.1.0-x86_64-unknown-linux-gnu.zip");
     for out in [
         run(args!["verify", "--tag", "v0.1.0", missing]),
         run(args!["verify", "--key", dir.path().join("k.pem"), missing]),
     ] {
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         let err = stderr(&out);
         assert!(
             err.starts_with(&format!("error: there is no file {}\n", missing.display())),
@@ -190,7 +190,8 @@ fn verifying_a_missing_file_exits_2_with_a_hint() {
             "{err}"
         );
     }
-    // A step the preflight does not know: its hint lists the steps.
+    // A step the preflight does not know is an argument error (2, as clap's own): its hint
+    // lists the steps.
     let out = run(args!["preflight", "--only", "nonsense"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

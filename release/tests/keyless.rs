@@ -286,7 +286,7 @@ fn sign_keyless_then_verify_against_the_embedded_release_policy() {
 
     // A tag outside the scheme is refused before anything is read.
     let out = setup.verify_tag("1.2.3", &[], &[&zip]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("tag scheme"), "{}", stderr(&out));
 
     // One flipped byte in a release file.
@@ -321,7 +321,7 @@ fn the_ambient_github_actions_token_is_used_and_its_absence_explained() {
 
     fs_err::remove_file(bundle_path(&file)).unwrap();
     let out = setup.sign(None, false, &[&file]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("no OIDC identity token"), "{err}");
     assert!(err.contains("id-token: write"), "{err}");
@@ -384,7 +384,7 @@ fn an_unverifiable_bundle_is_never_written() {
     ])
     .output()
     .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("was not written"), "{}", stderr(&out));
     assert!(!bundle_path(&file).exists());
 }
@@ -420,7 +420,7 @@ fn release_policy_errors_name_the_file_and_the_field() {
             &["--release-policy".as_ref(), policy.as_os_str()],
             &[&file],
         );
-        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(out.status.code(), Some(1), "{name}");
         let err = stderr(&out);
         assert!(err.contains(&policy.display().to_string()), "{err}");
         assert!(err.contains(field), "{err}");

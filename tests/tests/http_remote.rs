@@ -406,7 +406,7 @@ fn unsafe_settings_are_refused_before_anything_starts() {
             command.env(k, v);
         }
         let out = command.output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
         assert!(out.stdout.is_empty(), "{args:?}: stdout must stay empty");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
@@ -482,12 +482,12 @@ fn token_commands_keep_hashes_only() {
     assert_eq!(list["tokens"][0]["name"], "alice");
     assert!(!list.to_string().contains(&secret));
     let again = root.scimcp(&["token", "add", "alice"]).unwrap();
-    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
     let bad = root.scimcp(&["token", "add", "loopback"]).unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(bad.status.code(), Some(1));
     root.revoke_token("alice").unwrap();
     let gone = root.scimcp(&["token", "revoke", "alice"]).unwrap();
-    assert_eq!(gone.status.code(), Some(2));
+    assert_eq!(gone.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&gone.stderr).contains("no token named"));
 }

@@ -321,7 +321,7 @@ fn only_this_computer_may_talk_to_it() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{listen}: {out:?}");
+        assert_eq!(out.status.code(), Some(1), "{listen}: {out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("--listen"), "{listen}: {stderr}");
         assert!(out.stdout.is_empty(), "stdout must stay empty: {out:?}");

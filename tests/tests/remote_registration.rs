@@ -163,7 +163,7 @@ fn the_doctor_completes_the_handshake_with_the_right_token_and_names_401_with_a_
 
     // A token the server does not know: 401, and what to do about it.
     let (code, report) = laptop.doctor(&["--remote", &url], &[("SCIMCP_TOKEN", WRONG)]);
-    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(code, 2, "{report:#}");
     let handshake = check(&report, "server.handshake", &url);
     assert_eq!(handshake["status"], "fail");
     assert!(
@@ -183,7 +183,7 @@ fn the_doctor_completes_the_handshake_with_the_right_token_and_names_401_with_a_
     assert_eq!(code, 0);
     root.revoke_token("alice").unwrap();
     let (code, report) = laptop.doctor(&["--remote", &url], &[("SCIMCP_TOKEN", &alice)]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         text(&check(&report, "server.handshake", &url)["finding"]).contains("401"),
         "{report:#}"
@@ -191,7 +191,7 @@ fn the_doctor_completes_the_handshake_with_the_right_token_and_names_401_with_a_
 
     // No variable at all: said before anything is sent.
     let (code, report) = laptop.doctor(&["--remote", &url], &[]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     let handshake = check(&report, "server.handshake", &url);
     assert!(
         text(&handshake["finding"]).contains("SCIMCP_TOKEN is not set"),
@@ -201,7 +201,7 @@ fn the_doctor_completes_the_handshake_with_the_right_token_and_names_401_with_a_
     // Nothing listening there any more.
     drop(server);
     let (code, report) = laptop.doctor(&["--remote", &url], &[("SCIMCP_TOKEN", &alice)]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     let handshake = check(&report, "server.handshake", &url);
     assert!(
         text(&handshake["finding"]).contains("nothing accepts connections at 127.0.0.1:"),
@@ -276,7 +276,7 @@ fn a_registered_remote_over_tls_is_checked_repaired_and_removed() {
     // certificate is untrusted, and the remedy says how to trust it.
     let env = [("LAB_TOKEN", alice.as_str())];
     let (code, report) = laptop.doctor(&[], &env);
-    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(code, 2, "{report:#}");
     let handshake = check(&report, "server.handshake", name);
     assert!(
         text(&handshake["finding"]).contains("not signed by an authority this computer trusts"),

@@ -155,10 +155,9 @@ pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Assert that the command could not do its job (exit 2) and that its error says each of
-/// `needles`.
+/// Assert that the command failed (exit 1) and that its error says each of `needles`.
 pub fn refused(out: &Output, needles: &[&str]) {
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = stderr(out);
     for needle in needles {
         assert!(err.contains(needle), "{needle:?} not in:\n{err}");

@@ -18,34 +18,25 @@ pub(crate) use bundle::host_target;
 pub(crate) mod sign;
 pub(crate) mod verify;
 
-/// A check that ran and said no (a signature refused, a file unsigned): exit
-/// [`exit::NEGATIVE`], not [`exit::COULD_NOT_RUN`]. Message and causes are the inner error's.
-#[derive(Debug)]
-pub(crate) struct Rejected(pub anyhow::Error);
-
-impl std::fmt::Display for Rejected {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.0, f)
-    }
-}
-
-impl std::error::Error for Rejected {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source()
-    }
-}
-
-/// Exit 0 on success; otherwise print the failure and exit 1 for a [`Rejected`] verdict, 2
-/// when the command could not do its job (argument errors exit 2 through clap).
+/// Exit 0 on success; otherwise print the failure and exit 1 (a refused signature, a failed
+/// preflight, a missing file, the network: STYLE.md's "user/env failure"), or 2 for an
+/// argument clap could not check (an unknown preflight step; clap exits 2 for the others).
 pub(crate) fn finish(result: anyhow::Result<()>) -> ExitCode {
     let Err(err) = result else {
         return exit::code(exit::SUCCESS);
     };
     report(&err);
-    match err.downcast_ref::<Rejected>() {
-        Some(_) => exit::code(exit::NEGATIVE),
-        None => exit::code(exit::COULD_NOT_RUN),
-    }
+    exit::code(status_of(&err))
+}
+
+/// The exit status of a failed command: [`exit::ERROR`] for an argument error
+/// ([`crate::preflight::PreflightError`]), [`exit::FAILURE`] for everything else.
+pub(crate) fn status_of(err: &anyhow::Error) -> u8 {
+    let argument = err.chain().any(|e| {
+        e.downcast_ref::<crate::preflight::PreflightError>()
+            .is_some()
+    });
+    if argument { exit::ERROR } else { exit::FAILURE }
 }
 
 /// Print `err` with the hint of the first error in its chain that has one.

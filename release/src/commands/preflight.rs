@@ -1,5 +1,6 @@
-//! `scimcp-release preflight`: exit 0 when every selected step passed, 1 when one failed, 2
-//! when the preflight could not run ([`scimcp_core::exit`]).
+//! `scimcp-release preflight`: exit 0 when every selected step passed, 1 when one failed or
+//! the preflight could not run, 2 for an unknown `--only`/`--skip` step, an argument error
+//! ([`scimcp_core::exit`]).
 
 use std::process::ExitCode;
 
@@ -45,7 +46,7 @@ pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
         Ok(report) => exit::code(exit::verdict(report.passed)),
         Err(e) => {
             super::report(&e);
-            exit::code(exit::COULD_NOT_RUN)
+            exit::code(super::status_of(&e))
         }
     }
 }

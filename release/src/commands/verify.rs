@@ -7,12 +7,10 @@ use anyhow::{Context, bail};
 
 use scimcp_core::failure::Hinted;
 
-use super::Rejected;
 use crate::cli::{TrustArgs, VerifyArgs, VerifyBundleArgs};
 use crate::release_policy::ReleasePolicy;
 use crate::verify::{
-    ArtifactInput, Policy, ReleaseVerifyError, TrustedKey, Verified, bundle_path, verify_bundle,
-    verify_release_files,
+    ArtifactInput, Policy, TrustedKey, Verified, bundle_path, verify_bundle, verify_release_files,
 };
 
 fn policy(trust: &TrustArgs) -> anyhow::Result<Policy> {
@@ -83,8 +81,7 @@ pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
                     file.display(),
                     bundle_file.display()
                 )
-            })
-            .map_err(Rejected)?;
+            })?;
         println!("verified: {} ({})", file.display(), describe(&verified));
     }
     Ok(())
@@ -102,13 +99,7 @@ fn run_release(args: &VerifyArgs, tag: &str) -> anyhow::Result<()> {
         &policy,
         tag,
         args.trust.trusted_root.as_deref(),
-    )
-    .map_err(|e| match e {
-        ReleaseVerifyError::Refused { .. }
-        | ReleaseVerifyError::BuildConfig { .. }
-        | ReleaseVerifyError::MissingBundle { .. } => anyhow::Error::new(Rejected(e.into())),
-        other => other.into(),
-    })?;
+    )?;
     for file in &verified {
         println!(
             "verified: {} ({}, release {tag}, policy {})",
@@ -147,7 +138,6 @@ pub(crate) fn run_conformance(args: &VerifyBundleArgs) -> anyhow::Result<()> {
         }
     };
     verify_bundle(artifact, &bundle, &policy, &root)
-        .with_context(|| format!("bundle {} refused", args.bundle.display()))
-        .map_err(Rejected)?;
+        .with_context(|| format!("bundle {} refused", args.bundle.display()))?;
     Ok(())
 }

@@ -167,7 +167,8 @@ impl Hint for StepError {
     }
 }
 
-/// Why the preflight could not start.
+/// Why the preflight could not start: an argument error, so the preflight exits
+/// [`scimcp_core::exit::ERROR`] (2), as clap does for the arguments it checks itself.
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
     #[error("unknown preflight step '{id}'")]

@@ -27,7 +27,7 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
         Err(e) => {
             // stdout carries MCP frames: the failure goes to stderr, never as JSON.
             Failure::new(e.as_ref()).print(false);
-            exit::code(exit::COULD_NOT_RUN)
+            exit::code(exit::FAILURE)
         }
     }
 }

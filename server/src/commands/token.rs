@@ -76,10 +76,10 @@ pub(crate) fn run(args: TokenArgs) -> ExitCode {
     }
 }
 
-/// The token file could not be read or changed: the command could not do its job.
+/// The token file could not be read or changed: a failure its user can act on (exit 1).
 fn fail(e: &(dyn std::error::Error + 'static), json: bool) -> ExitCode {
     Failure::new(e).print(json);
-    exit::code(exit::COULD_NOT_RUN)
+    exit::code(exit::FAILURE)
 }
 
 fn default_file() -> anyhow::Result<PathBuf> {
