@@ -8,11 +8,14 @@ pub const HOME_ENV: &str = "SCIMCP_HOME";
 
 /// Error when no home directory can be determined for this user.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "cannot determine a data directory for scimcp: no home directory is known for this user; \
-     set {HOME_ENV} to a writable directory"
-)]
+#[error("cannot determine a data directory for scimcp: no home directory is known for this user")]
 pub struct NoHome;
+
+impl crate::failure::Hint for NoHome {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(format!("set {HOME_ENV} to a writable directory").into())
+    }
+}
 
 /// The root of scimcp's managed files (`versions/`, `runtimes/`, `runs/`, `state.json`).
 ///

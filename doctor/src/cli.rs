@@ -12,7 +12,8 @@ use clap::Parser;
     long_about = "Check that scimcp can run an analysis, and say how to fix what cannot.\n\n\
         Every check has a stable id, a status (ok, warn, fail, skipped), a one-line finding \
         and the exact command that fixes it. Nothing is changed unless --fix is given.\n\n\
-        Exit status: 0 all ok, 1 warnings only, 2 any failure (or the doctor could not run)."
+        Exit status: 0 all ok, 1 warnings only, 2 any failure, or the doctor itself failed (an \
+        unknown --check id, bad arguments)."
 )]
 pub struct Cli {
     /// Print the report as JSON (schema: docs/doctor-report.schema.json).

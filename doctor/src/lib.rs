@@ -17,12 +17,15 @@ mod context;
 mod fix;
 mod report;
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use scimcp_core::exit;
+use scimcp_core::failure::{Failure, Hint};
 
 pub use check::{CheckResult, Status};
 pub use checks::{DISK_FAIL_BYTES, DISK_WARN_BYTES};
@@ -38,10 +41,23 @@ pub enum DoctorError {
     NoHome(#[from] scimcp_core::dirs::NoHome),
     #[error(transparent)]
     NoHomeDir(#[from] scimcp_installer::NoHomeDir),
-    #[error("there is no check {id:?}; the checks here are: {known}")]
+    #[error("there is no check {id:?}")]
     UnknownCheck { id: String, known: String },
     #[error(transparent)]
     Remote(#[from] scimcp_installer::RemoteServerError),
+}
+
+impl Hint for DoctorError {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            DoctorError::NoHome(e) => e.hint(),
+            DoctorError::NoHomeDir(e) => e.hint(),
+            DoctorError::UnknownCheck { known, .. } => {
+                Some(format!("the checks here are: {known} (`scimcp-doctor --list`)").into())
+            }
+            DoctorError::Remote(e) => e.hint(),
+        }
+    }
 }
 
 /// The context for this process: the real host and the data root (`SCIMCP_HOME` or the
@@ -139,7 +155,7 @@ fn run(cli: &Cli) -> Result<u8, DoctorError> {
             }
         }
         print_stdout(&format!("{}\n", ids.join("\n")));
-        return Ok(0);
+        return Ok(exit::SUCCESS);
     }
     let mut report = diagnose(&ctx, cli.check.as_deref())?;
     if cli.fix {
@@ -159,14 +175,16 @@ fn run(cli: &Cli) -> Result<u8, DoctorError> {
     Ok(report.exit_code)
 }
 
-/// Entry point of the `scimcp-doctor` binary.
+/// Entry point of the `scimcp-doctor` binary: 0 every check passed (or was skipped), 1
+/// warnings only, 2 a check failed or the doctor itself failed (an unknown `--check` id, an
+/// argument problem): `DESIGN.md`'s doctor section, see [`scimcp_core::exit`].
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => exit::code(code),
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "scimcp-doctor: error: {e}");
-            ExitCode::from(2)
+            Failure::with_hint_of(&e).print(cli.json);
+            exit::code(exit::ERROR)
         }
     }
 }

@@ -275,12 +275,13 @@ pub fn worst(checks: &[CheckResult]) -> Status {
         .unwrap_or(Status::Ok)
 }
 
-/// 0 all ok, 1 warnings only, 2 any failure.
+/// 0 all ok, 1 warnings only, 2 any failure: the doctor's verdict on the installation, as
+/// `DESIGN.md` fixes it ([`scimcp_core::exit`]).
 pub fn exit_code(status: Status) -> u8 {
     match status {
-        Status::Fail => 2,
-        Status::Warn => 1,
-        Status::Ok | Status::Skipped => 0,
+        Status::Fail => scimcp_core::exit::DOCTOR_FAILURES,
+        Status::Warn => scimcp_core::exit::DOCTOR_WARNINGS,
+        Status::Ok | Status::Skipped => scimcp_core::exit::SUCCESS,
     }
 }
 

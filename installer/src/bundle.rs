@@ -45,20 +45,33 @@ pub enum BundleError {
     },
     #[error("{path} is not a usable zip: {message}")]
     Zip { path: PathBuf, message: String },
-    #[error(
-        "cannot tell the version of {path}: add a RELEASE.json with a \"version\" field, or name \
-         it scimcp-<MAJOR.MINOR.PATCH>"
-    )]
+    #[error("cannot tell the version of {path}")]
     NoVersion { path: PathBuf },
     #[error("{path} has an invalid RELEASE.json: {message}")]
     Release { path: PathBuf, message: String },
     #[error("{path} is not a scimcp bundle: it has no {missing}")]
     Incomplete { path: PathBuf, missing: String },
     #[error(
-        "cannot find the adapters next to {exe}: no directory above it holds adapters/refsci.toml. \
-         Install from a bundle with --from BUNDLE"
+        "cannot find the adapters next to {exe}: no directory above it holds adapters/refsci.toml"
     )]
     NoAdapters { exe: PathBuf },
+}
+
+impl scimcp_core::failure::Hint for BundleError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
+            BundleError::Io { .. } | BundleError::Incomplete { .. } => {
+                "--from takes a scimcp release bundle: a scimcp-<version>-<target>.zip, or \
+                 the folder it unpacks to"
+                    .into()
+            }
+            BundleError::NoVersion { .. } => "add a RELEASE.json with a \"version\" field, or \
+                 name it scimcp-<MAJOR.MINOR.PATCH>"
+                .into(),
+            BundleError::NoAdapters { .. } => "install from a bundle with --from BUNDLE".into(),
+            BundleError::Zip { .. } | BundleError::Release { .. } => return None,
+        })
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BundleError + '_ {

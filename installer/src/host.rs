@@ -53,8 +53,14 @@ pub struct Host {
 
 /// No home directory could be found for this user.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot determine your home directory: set HOME (USERPROFILE on Windows)")]
+#[error("cannot determine your home directory")]
 pub struct NoHomeDir;
+
+impl scimcp_core::failure::Hint for NoHomeDir {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some("set HOME (USERPROFILE on Windows) to your home folder".into())
+    }
+}
 
 impl Host {
     /// The real machine: this platform, `HOME` (`USERPROFILE` on Windows) and the process

@@ -104,7 +104,8 @@ fn resolve(global: &cli::GlobalArgs) -> Result<Setup, SetupError> {
     })
 }
 
-/// Run one command; the exit code is 0 on success, 1 when something failed.
+/// Run one command. Every error, a client that could not be updated included, is a failure
+/// its user can act on: `main` exits [`scimcp_core::exit::FAILURE`].
 fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
     let progress = progress::for_terminal(!setup.json);
     let report = match command {
@@ -127,22 +128,19 @@ fn run(setup: &Setup, command: Command) -> Result<(), SetupError> {
 
 /// Entry point of the `scimcp-setup` binary.
 pub fn main() -> ExitCode {
+    use scimcp_core::{exit, failure::Failure};
     let cli = Cli::parse();
+    let json = cli.global.json;
     let command = cli
         .command
         .unwrap_or_else(|| Command::Install(InstallArgs::default()));
-    let result = resolve(&cli.global).and_then(|setup| run(&setup, command));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match resolve(&cli.global).and_then(|setup| run(&setup, command)) {
+        Ok(()) => exit::code(exit::SUCCESS),
         Err(e) => {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "scimcp-setup: error: {e}");
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                let _ = writeln!(std::io::stderr(), "  caused by: {s}");
-                source = s.source();
-            }
-            ExitCode::from(1)
+            // A report already on stdout says which clients failed: one JSON document there.
+            let reported = matches!(e, SetupError::ClientsFailed(_));
+            Failure::with_hint_of(&e).print(json && !reported);
+            exit::code(exit::FAILURE)
         }
     }
 }

@@ -25,20 +25,33 @@ pub struct SetupLock {
 /// The lock could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error("cannot lock {path}: {source}; is the data directory writable?")]
+    #[error("cannot lock {path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
     #[error(
-        "another scimcp-setup (or scimcp-doctor --fix) has held the lock {} for {} s; \
-         let it finish and try again. If none is running (a hung one: see your process \
-         list), end it; set {TIMEOUT_ENV} to wait longer",
+        "another scimcp-setup (or scimcp-doctor --fix) has held the lock {} for {} s",
         path.display(),
         waited.as_secs()
     )]
     TimedOut { path: PathBuf, waited: Duration },
+}
+
+impl scimcp_core::failure::Hint for LockError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
+            LockError::Io { .. } => {
+                "make the data directory writable, or choose another with SCIMCP_HOME".into()
+            }
+            LockError::TimedOut { .. } => format!(
+                "let it finish and try again; if none is running (a hung one: see your process \
+                 list), end it; set {TIMEOUT_ENV} to wait longer"
+            )
+            .into(),
+        })
+    }
 }
 
 impl SetupLock {
@@ -100,7 +113,9 @@ mod tests {
         assert!(matches!(err, LockError::TimedOut { .. }), "{text}");
         assert!(text.contains(&path.display().to_string()), "{text}");
         assert!(text.contains("another scimcp-setup"), "{text}");
-        assert!(text.contains(TIMEOUT_ENV), "{text}");
+        // What to do is the hint, apart from the message.
+        let hint = scimcp_core::failure::Hint::hint(&err).unwrap_or_default();
+        assert!(hint.contains(TIMEOUT_ENV), "{hint}");
         drop(held);
         SetupLock::acquire_within(&path, Duration::from_millis(200)).unwrap();
     }

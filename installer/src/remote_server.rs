@@ -31,75 +31,87 @@ pub const MCP_PATH: &str = "/mcp";
 /// Why a remote server's URL, name or token variable was refused. Nothing was changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteServerError {
-    #[error(
-        "--remote {given:?} is not a server address; give its MCP endpoint, like \
-         https://lab-server:8443/mcp"
-    )]
+    #[error("--remote {given:?} is not a server address")]
     NotUrl { given: String },
-    #[error(
-        "--remote {shown}: the scheme {scheme}:// is not one scimcp serves; use https:// (or \
-         http:// for a server on this computer)"
-    )]
+    #[error("--remote {shown}: the scheme {scheme}:// is not one scimcp serves")]
     Scheme { shown: String, scheme: String },
-    #[error(
-        "--remote {shown}: http:// would send your token unencrypted across the network. Use \
-         https:// (the server needs `scimcp serve --tls-cert … --tls-key …` or a reverse proxy \
-         with TLS, see docs/REMOTE.md); http:// is accepted only for this computer (localhost, \
-         127.0.0.1, [::1])"
-    )]
+    #[error("--remote {shown}: http:// would send your token unencrypted across the network")]
     PlainHttp { shown: String },
     #[error(
         "--remote {shown}: the address carries a user name or password (before `@`), which \
-         would be written into every client's configuration file. Give the address without \
-         it, and the token through an environment variable (--token-env NAME, default \
-         {DEFAULT_TOKEN_ENV})"
+         would be written into every client's configuration file"
     )]
     Credentials { shown: String },
     #[error(
         "--remote {shown}: the address has a query string or fragment (`?…`, `#…`), which would \
          be written into every client's configuration file and which scimcp's endpoint does not \
-         take. Give https://HOST:PORT/mcp, and the token through an environment variable \
-         (--token-env NAME)"
+         take"
     )]
     Query { shown: String },
-    #[error("--remote {shown}: {what}; give the server's address like https://lab-server:8443/mcp")]
+    #[error("--remote {shown}: {what}")]
     Malformed { shown: String, what: String },
     #[error(
         "--token-env {given:?} is not an environment variable name (letters, digits and `_`, \
-         not starting with a digit, at most 64 characters, e.g. {DEFAULT_TOKEN_ENV})"
+         not starting with a digit, at most 64 characters)"
     )]
     TokenEnv { given: String },
     #[error(
         "--token-env takes the NAME of the environment variable that holds your token, not the \
-         token itself (what you gave looks like a scimcp token). Set it with `export \
-         {DEFAULT_TOKEN_ENV}=<token>` and pass --token-env {DEFAULT_TOKEN_ENV}, or leave \
-         --token-env out"
+         token itself (what you gave looks like a scimcp token)"
     )]
     TokenGiven,
-    #[error(
-        "--name {given:?} is not an entry name (1 to 64 letters, digits, `-` and `_`), e.g. \
-         scimcp-remote-lab"
-    )]
+    #[error("--name {given:?} is not an entry name (1 to 64 letters, digits, `-` and `_`)")]
     Name { given: String },
-    #[error(
-        "the entry name {name} is {holder}; choose another with --name NAME (remote entries \
-         and adapters' `scimcp-<adapter>` entries must never share a name)"
-    )]
+    #[error("the entry name {name} is {holder}")]
     NameTaken { name: String, holder: String },
-    #[error(
-        "{name} is already registered for {recorded}; pass --name NAME to register {url} \
-         beside it, or `scimcp-setup uninstall --remote {name}` first to replace it"
-    )]
+    #[error("{name} is already registered for {recorded}")]
     NameInUse {
         name: String,
         recorded: String,
         url: String,
     },
-    #[error(
-        "no remote server {given:?} is registered here; `scimcp-setup status` lists them (by \
-         name and URL)"
-    )]
+    #[error("no remote server {given:?} is registered here")]
     NotRegistered { given: String },
+}
+
+impl scimcp_core::failure::Hint for RemoteServerError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        use RemoteServerError as E;
+        Some(match self {
+            E::NotUrl { .. } | E::Malformed { .. } => {
+                "give the server's MCP endpoint, like https://lab-server:8443/mcp".into()
+            }
+            E::Scheme { .. } => "use https:// (or http:// for a server on this computer)".into(),
+            E::PlainHttp { .. } => "use https:// (the server needs `scimcp serve --tls-cert … \
+                --tls-key …` or a reverse proxy with TLS, see docs/REMOTE.md); http:// is \
+                accepted only for this computer (localhost, 127.0.0.1, [::1])"
+                .into(),
+            E::Credentials { .. } => format!(
+                "give the address without it, and the token through an environment variable \
+                 (--token-env NAME, default {DEFAULT_TOKEN_ENV})"
+            )
+            .into(),
+            E::Query { .. } => "give https://HOST:PORT/mcp, and the token through an \
+                environment variable (--token-env NAME)"
+                .into(),
+            E::TokenEnv { .. } => format!("e.g. --token-env {DEFAULT_TOKEN_ENV}").into(),
+            E::TokenGiven => format!(
+                "set it with `export {DEFAULT_TOKEN_ENV}=<token>` and pass --token-env \
+                 {DEFAULT_TOKEN_ENV}, or leave --token-env out"
+            )
+            .into(),
+            E::Name { .. } => "e.g. --name scimcp-remote-lab".into(),
+            E::NameTaken { .. } => "choose another with --name NAME (remote entries and \
+                adapters' `scimcp-<adapter>` entries must never share a name)"
+                .into(),
+            E::NameInUse { name, url, .. } => format!(
+                "pass --name NAME to register {url} beside it, or `scimcp-setup uninstall \
+                 --remote {name}` first to replace it"
+            )
+            .into(),
+            E::NotRegistered { .. } => "`scimcp-setup status` lists them (by name and URL)".into(),
+        })
+    }
 }
 
 /// A validated remote server address.

@@ -21,11 +21,7 @@ use crate::options::SignatureOptions;
 /// Why a bundle's provenance was not accepted.
 #[derive(Debug, thiserror::Error)]
 pub enum SignatureError {
-    #[error(
-        "{what} is not signed ({missing}); nothing was changed. Install a signed release bundle \
-         (scimcp-<version>-<target>.zip with its .sigstore.json beside it), or, for development \
-         only, pass --allow-unsigned (recorded in state.json as a development override)"
-    )]
+    #[error("{what} is not signed ({missing}); nothing was changed")]
     Unsigned { what: String, missing: String },
     #[error(
         "{bundle} is signed for version {signed} (its name) but holds version {found} \
@@ -41,8 +37,7 @@ pub enum SignatureError {
     Policy(#[source] Box<scimcp_verify::release_policy::PolicyError>),
     #[error(
         "{bundle} failed signature verification for tag {tag} (release policy {policy}); \
-         nothing was changed. Download the bundle and its .sigstore.json again from the \
-         release page"
+         nothing was changed"
     )]
     Refused {
         bundle: PathBuf,
@@ -51,6 +46,23 @@ pub enum SignatureError {
         #[source]
         source: Box<ReleaseVerifyError>,
     },
+}
+
+impl scimcp_core::failure::Hint for SignatureError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            SignatureError::Unsigned { .. } => Some(
+                "install a signed release bundle (scimcp-<version>-<target>.zip with its \
+                 .sigstore.json beside it), or, for development only, pass --allow-unsigned \
+                 (recorded in state.json as a development override)"
+                    .into(),
+            ),
+            SignatureError::Refused { .. } => Some(
+                "download the bundle and its .sigstore.json again from the release page".into(),
+            ),
+            SignatureError::VersionMismatch { .. } | SignatureError::Policy(_) => None,
+        }
+    }
 }
 
 /// Open a `--from` bundle and check it. A signed zip named `scimcp-<version>…` is verified

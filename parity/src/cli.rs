@@ -18,8 +18,9 @@ use crate::error::Error;
         agree (artifacts, hashes, metrics, exit status), and the agreed evidence must match \
         the insta snapshot in parity/snapshots/. Every workflow of every adapter in \
         adapters/*.toml needs a scenario.\n\n\
-        Exit status: 0 passed, 1 the gate refused (differences, drift, missing scenarios), \
-        2 the gate could not run (bad arguments, scenario or manifest files, missing binaries)."
+        Exit status: 0 passed, 1 the gate refused (differences, drift, missing scenarios) or \
+        could not run (scenario or manifest files, missing binaries, the runtime probe), \
+        2 bad arguments."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -185,8 +186,9 @@ impl Settings {
     pub fn resolve(mode: Mode, args: GateArgsHandle) -> Result<Settings, Error> {
         let a = args.0;
         if a.platform && mode != Mode::Run {
-            return Err(Error::Setup(
-                "--platform applies to `run` (recording); `check` and `review` use a platform's own snapshot by themselves when it exists".into(),
+            return Err(Error::usage(
+                "--platform applies to `run` (recording)",
+                "`check` and `review` use a platform's own snapshot by themselves when it exists",
             ));
         }
         let exe = std::env::current_exe().ok();
@@ -196,9 +198,9 @@ impl Settings {
             match (given, &root) {
                 (Some(p), _) => Ok(p),
                 (None, Some(r)) => Ok(r.join(rel)),
-                (None, None) => Err(Error::Setup(
-                    "cannot find the scimcp workspace (a directory holding parity/scenarios and adapters/) from the current directory or this binary; run from the repository or pass --scenarios, --snapshots and --adapters"
-                        .to_string(),
+                (None, None) => Err(Error::usage(
+                    "cannot find the scimcp workspace (a directory holding parity/scenarios and adapters/) from the current directory or this binary",
+                    "run from the repository or pass --scenarios, --snapshots and --adapters",
                 )),
             }
         };
@@ -210,10 +212,10 @@ impl Settings {
             (&adapters_dir, "--adapters"),
         ] {
             if !dir.is_dir() {
-                return Err(Error::Setup(format!(
-                    "{} is not a directory; pass {flag} DIR",
-                    dir.display()
-                )));
+                return Err(Error::usage(
+                    format!("{} is not a directory", dir.display()),
+                    format!("pass {flag} DIR"),
+                ));
             }
         }
         let scimcp = match a.scimcp {
@@ -223,14 +225,14 @@ impl Settings {
                 .and_then(Path::parent)
                 .map(|d| d.join(format!("scimcp{}", std::env::consts::EXE_SUFFIX)))
                 .ok_or_else(|| {
-                    Error::Setup("cannot locate this executable; pass --scimcp PATH".into())
+                    Error::usage("cannot locate this executable", "pass --scimcp PATH")
                 })?,
         };
         if !scimcp.is_file() {
-            return Err(Error::Setup(format!(
-                "{} does not exist: run `cargo build --workspace --bins` or pass --scimcp PATH",
-                scimcp.display()
-            )));
+            return Err(Error::usage(
+                format!("{} does not exist", scimcp.display()),
+                "run `cargo build --workspace --bins` or pass --scimcp PATH",
+            ));
         }
         let python = match a.python {
             Some(p) => p,
@@ -243,17 +245,17 @@ impl Settings {
                         .find(|p| p.is_file())
                 })
                 .ok_or_else(|| {
-                    Error::Setup(
-                        "no Python runtime: run `scripts/dev-env.sh` (creates .venv with refsci), pass --python PATH or set SCIMCP_PYTHON"
-                            .into(),
+                    Error::usage(
+                        "no Python runtime",
+                        "run `scripts/dev-env.sh` (creates .venv with refsci), pass --python PATH or set SCIMCP_PYTHON",
                     )
                 })?,
         };
         if !python.is_file() {
-            return Err(Error::Setup(format!(
-                "{} does not exist: run `scripts/dev-env.sh` or pass --python PATH",
-                python.display()
-            )));
+            return Err(Error::usage(
+                format!("{} does not exist", python.display()),
+                "run `scripts/dev-env.sh` or pass --python PATH",
+            ));
         }
         // Absolute, so changing directory for a child never changes what runs.
         let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);

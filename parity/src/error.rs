@@ -3,6 +3,7 @@
 //! process that cannot start, an MCP call that breaks) are not errors of this kind: they
 //! become that scenario's result, so one broken scenario never hides the others.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use scimcp_core::ManifestErrors;
@@ -29,17 +30,43 @@ pub enum Error {
         path: PathBuf,
         errors: ManifestErrors,
     },
-    #[error("no adapter manifests in {dir}: pass --adapters DIR with the adapters/*.toml to gate")]
+    #[error("no adapter manifests in {dir}")]
     NoAdapters { dir: PathBuf },
-    #[error("no scenario files in {dir}: pass --scenarios DIR with the parity/scenarios/*.toml")]
+    #[error("no scenario files in {dir}")]
     NoScenarios { dir: PathBuf },
+    /// Something the gate needs is missing or unusable (a flag's target, the runtime, a
+    /// snapshot file); the hint says what fixes it.
+    #[error("{message}")]
+    Usage { message: String, hint: String },
     #[error("cannot write {path}: {message}")]
     Write { path: PathBuf, message: String },
     #[error("{0}")]
     Setup(String),
 }
 
+impl scimcp_core::failure::Hint for Error {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Error::NoAdapters { .. } => {
+                Some("pass --adapters DIR with the adapters/*.toml to gate".into())
+            }
+            Error::NoScenarios { .. } => {
+                Some("pass --scenarios DIR with the parity/scenarios/*.toml".into())
+            }
+            Error::Usage { hint, .. } => Some(hint.as_str().into()),
+            _ => None,
+        }
+    }
+}
+
 impl Error {
+    pub(crate) fn usage(message: impl Into<String>, hint: impl Into<String>) -> Error {
+        Error::Usage {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),

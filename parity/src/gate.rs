@@ -144,16 +144,21 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
     if let Some(filter) = &settings.filter
         && !scenarios.iter().any(|s| filter.is_match(&s.name))
     {
-        return Err(Error::Setup(format!(
-            "--scenario {} matches no scenario in {}; the scenarios are: {}",
-            settings.filters.join(" --scenario "),
-            settings.scenarios_dir.display(),
-            scenarios
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+        return Err(Error::usage(
+            format!(
+                "--scenario {} matches no scenario in {}",
+                settings.filters.join(" --scenario "),
+                settings.scenarios_dir.display(),
+            ),
+            format!(
+                "the scenarios are: {}",
+                scenarios
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     }
     let whole_set = settings.filter.is_none() && settings.shard.is_none() && !settings.quick;
     let mut orphans = Vec::new();
@@ -369,10 +374,10 @@ async fn copy_package_datasets(
         .map_err(|e| Error::Setup(e.to_string()))?
         .and_then(scimcp_process::Captured::check)
         .map_err(|e| {
-            Error::Setup(format!(
-                "{e}; is the runtime at {} complete?",
-                python.display()
-            ))
+            Error::usage(
+                e.to_string(),
+                format!("is the runtime at {} complete?", python.display()),
+            )
         })?;
     let probe: scimcp_core::runtime_probe::RuntimeProbe = serde_json::from_str(out.stdout.trim())
         .map_err(|e| {
@@ -452,10 +457,13 @@ async fn export_datasets(adapter: &Adapter, python: &Path, dir: &Path) -> Result
         .map_err(|e| Error::Setup(e.to_string()))?
         .and_then(scimcp_process::Captured::check)
         .map_err(|e| {
-            Error::Setup(format!(
-                "{e}; is the runtime at {} complete? (scripts/dev-env.sh)",
-                python.display()
-            ))
+            Error::usage(
+                e.to_string(),
+                format!(
+                    "is the runtime at {} complete? (scripts/dev-env.sh)",
+                    python.display()
+                ),
+            )
         })?;
     Ok(())
 }

@@ -40,20 +40,20 @@ pub use cli::PERTURB_ENV;
 pub use error::Error;
 pub use report::REPORT_SCHEMA_VERSION;
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
-/// Entry point of the `scimcp-parity` binary: 0 passed, 1 the gate refused, 2 the gate
-/// could not run.
+/// Entry point of the `scimcp-parity` binary: 0 passed, 1 the gate refused or could not run
+/// (missing scenarios, a failed runtime probe…), 2 bad arguments ([`scimcp_core::exit`]). `--json FILE` writes the report to a file, so a
+/// failure is always printed as text on stderr.
 pub fn main() -> ExitCode {
+    use scimcp_core::{exit, failure::Failure};
     let (mode, args) = cli::parse();
     let outcome = cli::Settings::resolve(mode, args).and_then(|settings| gate::run(&settings));
     match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
+        Ok(passed) => exit::code(exit::verdict(passed)),
         Err(e) => {
-            let _ = writeln!(std::io::stderr().lock(), "scimcp-parity: error: {e}");
-            ExitCode::from(2)
+            Failure::with_hint_of(&e).print(false);
+            exit::code(exit::FAILURE)
         }
     }
 }

@@ -98,17 +98,22 @@ pub fn read_contents(path: &Path) -> Result<Option<String>, Error> {
     if !path.is_file() {
         return Ok(None);
     }
-    let snapshot = Snapshot::from_file(path).map_err(|e| Error::Setup(format!(
-        "{} is not a readable insta snapshot: {e}; delete it and record it again with `scimcp-parity run`",
-        path.display()
-    )))?;
+    let snapshot = Snapshot::from_file(path).map_err(|e| {
+        Error::usage(
+            format!("{} is not a readable insta snapshot: {e}", path.display()),
+            "delete it and record it again with `scimcp-parity run`",
+        )
+    })?;
     // Display of a text snapshot is insta's normalized form of its contents.
     match snapshot.as_text() {
         Some(text) => Ok(Some(text.to_string())),
-        None => Err(Error::Setup(format!(
-            "{} is a binary insta snapshot; parity snapshots are text: delete it and run `scimcp-parity run`",
-            path.display()
-        ))),
+        None => Err(Error::usage(
+            format!(
+                "{} is a binary insta snapshot; parity snapshots are text",
+                path.display()
+            ),
+            "delete it and run `scimcp-parity run`",
+        )),
     }
 }
 

@@ -13,7 +13,9 @@
 //! environment pass to the CLI untouched; a SIGTERM the server sends the group (a cancel)
 //! reaches the CLI directly, and the guard just waits for it; when the CLI ends, the guard
 //! writes how (exit code or signal) to the status file and exits, and the server records
-//! that instead of the guard's own status.
+//! that instead of the guard's own status. Like `env` and `timeout`, it exits with the CLI's
+//! status (128 + the signal when a signal ended it), or with 125 when it failed itself and
+//! 127 when the CLI could not be started ([`scimcp_core::exit`]), never the suite's 1 and 2.
 //!
 //! Unix only. On Windows the server starts the CLI directly (a job object would be the
 //! equivalent; docs/RELIABILITY.md says it is not done).
@@ -91,14 +93,14 @@ pub(crate) fn run(args: GuardArgs) -> std::process::ExitCode {
         .build()
     {
         Ok(r) => r,
-        Err(_) => return std::process::ExitCode::from(125),
+        Err(_) => return std::process::ExitCode::from(scimcp_core::exit::WRAPPER_FAILED),
     };
     runtime.block_on(guard(args))
 }
 
 #[cfg(not(unix))]
 pub(crate) fn run(_args: GuardArgs) -> std::process::ExitCode {
-    std::process::ExitCode::from(125)
+    std::process::ExitCode::from(scimcp_core::exit::WRAPPER_FAILED)
 }
 
 #[cfg(unix)]
@@ -115,13 +117,13 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
     let orphaned = || nix::unistd::getppid().as_raw() as u32 != args.parent_pid;
     if orphaned() {
         // The server died before we could be told: start nothing.
-        return std::process::ExitCode::from(125);
+        return std::process::ExitCode::from(scimcp_core::exit::WRAPPER_FAILED);
     }
     let (Ok(mut terms), Ok(mut parent_died)) = (
         signal(SignalKind::terminate()),
         signal(SignalKind::user_defined1()),
     ) else {
-        return std::process::ExitCode::from(125);
+        return std::process::ExitCode::from(scimcp_core::exit::WRAPPER_FAILED);
     };
     let mut command = tokio::process::Command::new(&args.command[0]);
     command.args(&args.command[1..]);
@@ -136,7 +138,7 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
                 )
                 .as_bytes(),
             );
-            return std::process::ExitCode::from(127);
+            return std::process::ExitCode::from(scimcp_core::exit::COMMAND_NOT_FOUND);
         }
     };
     let mut poll = tokio::time::interval(Duration::from_millis(250));
@@ -154,7 +156,7 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
         }
     };
     let Ok(status) = status else {
-        return std::process::ExitCode::from(125);
+        return std::process::ExitCode::from(scimcp_core::exit::WRAPPER_FAILED);
     };
     use std::os::unix::process::ExitStatusExt;
     let cli = CliStatus {
@@ -170,7 +172,7 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
     let code = match (status.code(), status.signal()) {
         (Some(c), _) => c,
         (None, Some(s)) => 128 + s,
-        (None, None) => 125,
+        (None, None) => i32::from(scimcp_core::exit::WRAPPER_FAILED),
     };
     std::process::ExitCode::from(code.clamp(0, 255) as u8)
 }

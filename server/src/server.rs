@@ -70,8 +70,14 @@ impl ServerSettings {
         data_dirs: Vec<PathBuf>,
         run_env: &[String],
     ) -> anyhow::Result<ServerSettings> {
-        let adapter = scimcp_core::manifest::resolve(adapter)
-            .map_err(|e| anyhow::anyhow!("invalid adapter:\n{e}"))?;
+        let adapter =
+            scimcp_core::manifest::resolve(adapter).map_err(|e| match e.split_hint() {
+                Some((message, hint)) => anyhow::Error::new(scimcp_core::failure::Hinted::new(
+                    format!("invalid adapter: {message}"),
+                    hint,
+                )),
+                None => anyhow::anyhow!("invalid adapter:\n{e}"),
+            })?;
         let run_env = parse_run_env(run_env)?;
         let start_dir = std::env::current_dir()
             .and_then(fs_err::canonicalize)

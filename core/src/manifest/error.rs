@@ -64,6 +64,20 @@ impl ManifestErrors {
     pub fn first(&self) -> &ManifestError {
         &self.0[0]
     }
+
+    /// For a single error with a hint: its message without the hint, and the hint, so a
+    /// printer that shows hints on their own line ([`crate::failure`]) does not show it twice.
+    pub fn split_hint(&self) -> Option<(String, &str)> {
+        let [one] = self.0.as_slice() else {
+            return None;
+        };
+        let hint = one.hint.as_deref()?;
+        let bare = ManifestError {
+            hint: None,
+            ..one.clone()
+        };
+        Some((bare.to_string(), hint))
+    }
 }
 
 /// 1-based line and column of byte `offset` in `text`.

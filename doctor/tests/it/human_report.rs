@@ -58,3 +58,47 @@ fn human_report_of_a_healthy_and_a_broken_installation() {
     let text = String::from_utf8(out.stdout).unwrap();
     insta::assert_snapshot!("broken", normalize(&text, &install));
 }
+
+/// An empty home with nothing installed, asked for a check that does not exist: an error of
+/// the doctor's own, so it exits 2 (DESIGN.md: 1 is warnings only) with
+/// `error:` and a `hint:` listing the checks; with `--json`, one failure object on stdout in
+/// place of the report.
+#[test]
+fn an_unknown_check_in_an_empty_home_exits_2_with_a_hint() {
+    let home = tempfile::tempdir().unwrap();
+    let doctor = || {
+        common::command(
+            &common::bin("scimcp-doctor"),
+            home.path(),
+            &home.path().join("data"),
+        )
+    };
+    let out = doctor().args(["--check", "no.such"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "error: there is no check \"no.such\"\n  hint: the checks here are: install.layout, "
+        ) && err.ends_with(" (`scimcp-doctor --list`)\n"),
+        "{err}"
+    );
+
+    let out = doctor()
+        .args(["--check", "no.such", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let failure: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(failure["schema_version"], 1, "{failure:#}");
+    assert_eq!(failure["message"], "there is no check \"no.such\"");
+    assert_eq!(failure["causes"], serde_json::json!([]));
+    assert!(
+        failure["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("the checks here are: install.layout, "),
+        "{failure:#}"
+    );
+}

@@ -460,7 +460,9 @@ fn check_runs_one_check_and_refuses_an_unknown_id() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("there is no check \"no.such\"") && err.contains("client.generic"),
+        err.contains("error: there is no check \"no.such\"")
+            && err.contains("hint: the checks here are:")
+            && err.contains("client.generic"),
         "{err}"
     );
 }

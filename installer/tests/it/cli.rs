@@ -603,3 +603,41 @@ fn uninstall_leaves_an_entry_the_user_changed() {
         "scimcp's own file is removed"
     );
 }
+
+/// A bundle path that does not exist: exit 1 (a failure its user can act on, STYLE.md),
+/// `error:` with the path, and a `hint:` apart from the message; with `--json`, the same as
+/// one object on stdout.
+#[test]
+fn a_missing_bundle_exits_1_with_a_hint() {
+    let h = home();
+    let missing = h.root.join("no such bundle.zip");
+    let args = ["install", "--skip-runtime", "--allow-unsigned", "--from"];
+    let mut text_args = args.to_vec();
+    let missing_arg = missing.display().to_string();
+    text_args.push(&missing_arg);
+    let out = h.run(&text_args);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let root = h.root.display().to_string();
+    let err = common::stderr(&out).replace(&root, "[ROOT]");
+    insta::assert_snapshot!(err, @r"
+    error: cannot read the bundle [ROOT]/no such bundle.zip: failed to query resolved metadata `[ROOT]/no such bundle.zip`: No such file or directory (os error 2)
+      hint: --from takes a scimcp release bundle: a scimcp-<version>-<target>.zip, or the folder it unpacks to
+    ");
+    assert!(!h.data.join("state.json").exists());
+
+    let mut json_args = text_args.clone();
+    json_args.push("--json");
+    let out = h.run(&json_args);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let failure: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(
+        failure["message"].as_str().unwrap().contains(&missing_arg),
+        "{failure:#}"
+    );
+    assert!(failure["causes"].is_array(), "{failure:#}");
+    assert!(
+        failure["hint"].as_str().unwrap().contains("--from"),
+        "{failure:#}"
+    );
+    assert!(common::stderr(&out).is_empty(), "{out:?}");
+}

@@ -449,7 +449,16 @@ fn names_never_collide_with_adapters_and_a_plain_uninstall_takes_remotes_too() {
         &Silent,
     )
     .unwrap_err();
-    assert!(err.to_string().contains("must never share a name"), "{err}");
+    let said = scimcp_core::failure::Failure::with_hint_of(&err).to_text();
+    assert!(
+        said.starts_with("error: the entry name scimcp-refsci is"),
+        "{said}"
+    );
+    assert!(
+        said.contains("\n  hint: choose another with --name NAME")
+            && said.contains("must never share a name"),
+        "{said}"
+    );
     // Nor can an adapter take a remote's name.
     install(
         &f.setup,

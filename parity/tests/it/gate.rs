@@ -199,9 +199,9 @@ required = true
             "orphan snapshot: retired_scenario has no scenario",
         ],
     );
-    // A --scenario filter that matches nothing cannot pass the gate.
+    // A --scenario filter that matches nothing cannot pass the gate: a failure, exit 1.
     let out = parity(&["check", "--scenario", "no_such_scenario"], None);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("matches no scenario"), "{}", text(&out));
 }
 
@@ -405,4 +405,21 @@ fn the_committed_evidence_holds_on_another_cpus_kernels() {
         );
         assert!(s["recorded_on"]["cpu"].is_string(), "{s:#}");
     }
+}
+
+/// Scenarios that are not there: the gate cannot run, a failure its user can act on, so it
+/// exits 1 (STYLE.md; 2 is for bad arguments and bugs), with `error:` naming the directory and
+/// a `hint:` naming the flag.
+#[test]
+fn missing_scenarios_exit_1_with_a_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no scenarios");
+    let out = parity(&["check", "--scenarios", missing.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err =
+        String::from_utf8_lossy(&out.stderr).replace(&tmp.path().display().to_string(), "[TMP]");
+    insta::assert_snapshot!(err, @r"
+    error: [TMP]/no scenarios is not a directory
+      hint: pass --scenarios DIR
+    ");
 }

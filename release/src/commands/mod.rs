@@ -1,10 +1,12 @@
-//! One module per subcommand; each returns `anyhow::Result` and `finish` turns it into an
-//! exit code with the error chain on stderr.
+//! One module per subcommand; each returns `anyhow::Result` and [`finish`] turns it into an
+//! exit status ([`scimcp_core::exit`]) with the error, its causes and a hint on stderr.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use scimcp_core::exit;
+use scimcp_core::failure::{Failure, Hint};
 
 use crate::verify::TrustedRoot;
 
@@ -16,20 +18,39 @@ pub(crate) use bundle::host_target;
 pub(crate) mod sign;
 pub(crate) mod verify;
 
-/// Exit 0 on success; otherwise print `error: …` with its causes and exit 1 (a refusal or a
-/// user/environment problem; argument errors exit 2 through clap).
-#[allow(clippy::print_stderr)]
+/// Exit 0 on success; otherwise print the failure and exit 1 (a refused signature, a failed
+/// preflight, a missing file, the network: STYLE.md's "user/env failure"), or 2 for an
+/// argument clap could not check (an unknown preflight step; clap exits 2 for the others).
 pub(crate) fn finish(result: anyhow::Result<()>) -> ExitCode {
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            ExitCode::FAILURE
-        }
+    let Err(err) = result else {
+        return exit::code(exit::SUCCESS);
+    };
+    report(&err);
+    exit::code(status_of(&err))
+}
+
+/// The exit status of a failed command: [`exit::ERROR`] for an argument error
+/// ([`crate::preflight::PreflightError`]), [`exit::FAILURE`] for everything else.
+pub(crate) fn status_of(err: &anyhow::Error) -> u8 {
+    let argument = err.chain().any(|e| {
+        e.downcast_ref::<crate::preflight::PreflightError>()
+            .is_some()
+    });
+    if argument { exit::ERROR } else { exit::FAILURE }
+}
+
+/// Print `err` with the hint of the first error in its chain that has one.
+pub(crate) fn report(err: &anyhow::Error) {
+    let mut failure = Failure::new(err.as_ref());
+    let typed = err.chain().find_map(|e| {
+        e.downcast_ref::<crate::preflight::PreflightError>()
+            .and_then(Hint::hint)
+            .map(String::from)
+    });
+    if let Some(hint) = typed {
+        failure = failure.hint(hint);
     }
+    failure.print(false);
 }
 
 /// The trusted root at `path`, or the embedded public-good root.

@@ -1,11 +1,14 @@
-//! `scimcp-release preflight`: exit 0 when every selected step passed, 1 otherwise.
+//! `scimcp-release preflight`: exit 0 when every selected step passed, 1 when one failed or
+//! the preflight could not run, 2 for an unknown `--only`/`--skip` step, an argument error
+//! ([`scimcp_core::exit`]).
 
 use std::process::ExitCode;
+
+use scimcp_core::exit;
 
 use crate::cli::PreflightArgs;
 use crate::preflight::{PreflightOptions, run as run_preflight};
 
-#[allow(clippy::print_stderr)]
 pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
     let bin_dir = args.bin_dir.clone().unwrap_or_else(|| {
         std::env::current_exe()
@@ -40,11 +43,10 @@ pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
     };
     let mut out = std::io::stdout().lock();
     match run_preflight(&opts, &mut out) {
-        Ok(report) if report.passed => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::FAILURE,
+        Ok(report) => exit::code(exit::verdict(report.passed)),
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            super::report(&e);
+            exit::code(super::status_of(&e))
         }
     }
 }

@@ -5,6 +5,8 @@
 
 use anyhow::{Context, bail};
 
+use scimcp_core::failure::Hinted;
+
 use crate::cli::{TrustArgs, VerifyArgs, VerifyBundleArgs};
 use crate::release_policy::ReleasePolicy;
 use crate::verify::{
@@ -42,8 +44,24 @@ fn describe(verified: &Verified) -> String {
     }
 }
 
+/// A missing file is a mistyped path, not a refusal: say so before any verification.
+fn require_files(files: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    for file in files {
+        if !file.is_file() {
+            return Err(Hinted::new(
+                format!("there is no file {}", file.display()),
+                "give the path of a release file (as `scimcp-release bundle` wrote it), with \
+                 its signature FILE.sigstore.json beside it",
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
+    require_files(&args.files)?;
     if let Some(tag) = &args.tag {
         return run_release(args, tag);
     }

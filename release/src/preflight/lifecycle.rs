@@ -9,26 +9,31 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::StepError;
+
 /// Run the smoke on the first bundle zip in `bundles`.
 pub(super) fn run(
     bin_dir: &Path,
     bundles: &Path,
     work: &Path,
     python: Option<&Path>,
-) -> Result<String, String> {
+) -> Result<String, StepError> {
+    let no_bundle = || StepError::NoBundle {
+        dir: bundles.to_path_buf(),
+    };
     let zip = fs_err::read_dir(bundles)
-        .map_err(|e| format!("no bundles to install ({e}); the bundle step must run first"))?
+        .map_err(|_| no_bundle())?
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "zip"))
-        .ok_or("no bundle zip to install: the bundle step must run first")?;
+        .ok_or_else(no_bundle)?;
     let root = work.join("Jürgen Müller").join("Données de test");
     let home = root.join("home");
     let data = home.join("scimcp data");
-    fs_err::create_dir_all(&home).map_err(|e| e.to_string())?;
+    fs_err::create_dir_all(&home).map_err(StepError::io("create the fake home"))?;
     let exe = std::env::consts::EXE_SUFFIX;
     let setup = bin_dir.join(format!("scimcp-setup{exe}"));
-    let run = |args: &[&str], what: &str| -> Result<String, String> {
+    let run = |args: &[&str], what: &str| -> Result<String, StepError> {
         let mut cmd = Command::new(&setup);
         cmd.args(args)
             .env("HOME", &home)
@@ -42,15 +47,17 @@ pub(super) fn run(
         }) {
             cmd.arg("--python").arg(py);
         }
-        let out = cmd
-            .output()
-            .map_err(|e| format!("cannot run scimcp-setup: {e}"))?;
+        let out = cmd.output().map_err(StepError::spawn("scimcp-setup"))?;
         if !out.status.success() {
-            return Err(format!(
-                "{what} failed: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
+            return Err(StepError::Command {
+                what: format!("scimcp-setup {what}"),
+                status: out.status,
+                tail: format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
@@ -79,12 +86,19 @@ pub(super) fn run(
         .env("HOME", &home)
         .env("SCIMCP_HOME", &data)
         .output()
-        .map_err(|e| format!("cannot run the installed doctor: {e}"))?;
-    if !matches!(doctor_out.status.code(), Some(0 | 1)) {
-        return Err(format!(
-            "the doctor found failures after install: {}",
-            String::from_utf8_lossy(&doctor_out.stdout)
-        ));
+        .map_err(StepError::spawn("the installed scimcp-doctor"))?;
+    // Exit 1 covers warnings and failures alike; only failures stop the lifecycle.
+    let doctor_status = serde_json::from_slice::<serde_json::Value>(&doctor_out.stdout)
+        .ok()
+        .and_then(|r| r["status"].as_str().map(String::from));
+    if !matches!(doctor_status.as_deref(), Some("ok" | "warn")) {
+        return Err(StepError::Doctor {
+            report: format!(
+                "{}{}",
+                String::from_utf8_lossy(&doctor_out.stdout),
+                String::from_utf8_lossy(&doctor_out.stderr)
+            ),
+        });
     }
     run(&["repair", "--client", "generic"], "repair")?;
 
@@ -118,7 +132,7 @@ pub(super) fn run(
     Ok(format!(
         "installed under '{}', doctor {}, repair, upgrade to {next}, rollback, upgrade, uninstall; {} run marker(s) unchanged",
         root.display(),
-        if doctor_out.status.code() == Some(0) {
+        if doctor_status.as_deref() == Some("ok") {
             "all ok"
         } else {
             "warnings only"
@@ -127,9 +141,9 @@ pub(super) fn run(
     ))
 }
 
-fn write_markers(runs: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
+fn write_markers(runs: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, StepError> {
     let dir = runs.join("run-preflightmark01");
-    fs_err::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    fs_err::create_dir_all(&dir).map_err(StepError::io("create the marker run"))?;
     let files = [
         ("result.json", b"{\"marker\": \"preflight\"}\n".to_vec()),
         ("work/output/metrics.json", b"{\"r2\": 0.5}\n".to_vec()),
@@ -137,24 +151,21 @@ fn write_markers(runs: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
     let mut out = Vec::new();
     for (rel, bytes) in files {
         let path = dir.join(rel);
-        fs_err::create_dir_all(path.parent().expect("has a parent")).map_err(|e| e.to_string())?;
-        fs_err::write(&path, &bytes).map_err(|e| e.to_string())?;
+        fs_err::create_dir_all(path.parent().expect("has a parent"))
+            .map_err(StepError::io("create the marker run"))?;
+        fs_err::write(&path, &bytes).map_err(StepError::io("write a run marker"))?;
         out.push((path, bytes));
     }
     Ok(out)
 }
 
-fn check_markers(markers: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
+fn check_markers(markers: &[(PathBuf, Vec<u8>)]) -> Result<(), StepError> {
     for (path, bytes) in markers {
-        match fs_err::read(path) {
+        let path = path.clone();
+        match fs_err::read(&path) {
             Ok(now) if &now == bytes => {}
-            Ok(_) => return Err(format!("{} changed during the lifecycle", path.display())),
-            Err(_) => {
-                return Err(format!(
-                    "{} was deleted during the lifecycle",
-                    path.display()
-                ));
-            }
+            Ok(_) => return Err(StepError::MarkerChanged { path }),
+            Err(_) => return Err(StepError::MarkerDeleted { path }),
         }
     }
     Ok(())
@@ -162,30 +173,37 @@ fn check_markers(markers: &[(PathBuf, Vec<u8>)]) -> Result<(), String> {
 
 /// Unpack `zip` into `mirror/scimcp-<patch+1>/` with that version in its RELEASE.json: the
 /// "second locally built version" an upgrade moves to.
-fn second_version(zip: &Path, mirror: &Path) -> Result<String, String> {
-    let file = fs_err::File::open(zip).map_err(|e| e.to_string())?;
-    let mut archive = zip::ZipArchive::new(file).map_err(|e| e.to_string())?;
+fn second_version(zip: &Path, mirror: &Path) -> Result<String, StepError> {
+    let bad = |message: String| StepError::BundleZip {
+        zip: zip.to_path_buf(),
+        message,
+    };
+    let file = fs_err::File::open(zip).map_err(StepError::io("open the bundle"))?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
     let mut release = String::new();
     archive
         .by_name("RELEASE.json")
-        .map_err(|e| e.to_string())?
+        .map_err(|e| bad(format!("RELEASE.json: {e}")))?
         .read_to_string(&mut release)
-        .map_err(|e| e.to_string())?;
-    let mut value: serde_json::Value = serde_json::from_str(&release).map_err(|e| e.to_string())?;
+        .map_err(|e| bad(format!("RELEASE.json: {e}")))?;
+    let mut value: serde_json::Value =
+        serde_json::from_str(&release).map_err(|e| bad(format!("RELEASE.json: {e}")))?;
     let mut version = semver::Version::parse(value["version"].as_str().unwrap_or_default())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| bad(format!("RELEASE.json version: {e}")))?;
     version.patch += 1;
     let dir = mirror.join(format!("scimcp-{version}"));
-    archive.extract(&dir).map_err(|e| e.to_string())?;
+    archive
+        .extract(&dir)
+        .map_err(|e| bad(format!("extracting into {}: {e}", dir.display())))?;
     value["version"] = serde_json::Value::String(version.to_string());
     fs_err::write(
         dir.join("RELEASE.json"),
         serde_json::to_vec_pretty(&value).expect("json"),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(StepError::io("write the second version's RELEASE.json"))?;
     #[cfg(unix)]
     for entry in fs_err::read_dir(dir.join("bin"))
-        .map_err(|e| e.to_string())?
+        .map_err(StepError::io("list the second version's bin/"))?
         .flatten()
     {
         use std::os::unix::fs::PermissionsExt;

@@ -11,6 +11,7 @@
 //! work directory for diagnosis. `--quick` runs the parity gate's quick shard and says the
 //! report is not release evidence; so does any skipped step.
 
+mod error;
 mod git;
 mod lifecycle;
 mod report;
@@ -20,7 +21,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+pub use error::{PreflightError, StepError};
 pub use report::{Report, Status, StepReport};
+
+use scimcp_core::failure::Hint as _;
 
 /// Every step id, in run order.
 pub const STEPS: &[&str] = &[
@@ -58,11 +62,9 @@ pub struct PreflightOptions {
 /// Run the preflight; returns the report (also written to disk).
 pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Report> {
     for id in opts.only.iter().chain(&opts.skip) {
-        anyhow::ensure!(
-            STEPS.contains(&id.as_str()),
-            "unknown preflight step '{id}'; steps are: {}",
-            STEPS.join(", ")
-        );
+        if !STEPS.contains(&id.as_str()) {
+            return Err(PreflightError::UnknownStep { id: id.clone() }.into());
+        }
     }
     let version = scimcp_core::version::SUITE_VERSION.to_string();
     let tag = opts.tag.clone().unwrap_or_else(|| format!("v{version}"));
@@ -104,6 +106,7 @@ pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Res
                 status: Status::Skipped,
                 duration_ms: 0,
                 detail: "not selected".into(),
+                hint: None,
             });
             continue;
         }
@@ -112,9 +115,9 @@ pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Res
         out.flush()?;
         let result = ctx.step(id);
         let ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (status, detail) = match result {
-            Ok(detail) => (Status::Passed, detail),
-            Err(detail) => (Status::Failed, detail),
+        let (status, detail, hint) = match result {
+            Ok(detail) => (Status::Passed, detail, None),
+            Err(e) => (Status::Failed, e.detail(), e.hint().map(String::from)),
         };
         writeln!(
             out,
@@ -128,6 +131,9 @@ pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Res
         )?;
         if status == Status::Failed {
             writeln!(out, "    {detail}")?;
+            if let Some(hint) = &hint {
+                writeln!(out, "    hint: {hint}")?;
+            }
         }
         report.steps.push(StepReport {
             id: id.into(),
@@ -135,6 +141,7 @@ pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Res
             status,
             duration_ms: ms,
             detail,
+            hint,
         });
         if status == Status::Failed {
             report.passed = false;
@@ -190,7 +197,7 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn step(&self, id: &str) -> Result<String, String> {
+    fn step(&self, id: &str) -> Result<String, StepError> {
         let repo = &self.opts.repo;
         match id {
             "checkout" => git::clean_checkout(repo),
@@ -241,7 +248,7 @@ impl Ctx<'_> {
                 self.python().as_deref(),
             ),
             "parity" => self.parity(),
-            _ => Err(format!("unknown step {id}")),
+            _ => unreachable!("run() refuses unknown steps"),
         }
     }
 
@@ -258,41 +265,46 @@ impl Ctx<'_> {
             })
     }
 
-    fn bundle_into(&self, out: &Path) -> Result<crate::bundle::ReleaseIndex, String> {
+    fn bundle_into(&self, out: &Path) -> Result<crate::bundle::ReleaseIndex, StepError> {
+        let failed = |source| StepError::Bundle {
+            out: out.to_path_buf(),
+            source,
+        };
         let opts = crate::bundle::BundleOptions {
             repo_root: self.opts.repo.clone(),
             binaries: crate::bundle::BinarySource::Dir(self.opts.bin_dir.clone()),
             targets: vec![crate::commands::host_target()],
             out_dir: out.to_path_buf(),
-            epoch: crate::bundle::source_date_epoch(&self.opts.repo).map_err(|e| e.to_string())?,
+            epoch: crate::bundle::source_date_epoch(&self.opts.repo).map_err(failed)?,
             git_commit: crate::bundle::git_commit(&self.opts.repo),
             tag: Some(self.tag.to_string()),
         };
-        crate::bundle::build(&opts).map_err(|e| e.to_string())
+        crate::bundle::build(&opts).map_err(failed)
     }
 
-    fn bundles(&self) -> Result<String, String> {
+    fn bundles(&self) -> Result<String, StepError> {
         let (a, b) = (self.work.join("bundles-a"), self.work.join("bundles-b"));
         let first = self.bundle_into(&a)?;
         let second = self.bundle_into(&b)?;
         for rec in &first.bundles {
-            let (x, y) = (
-                fs_err::read(a.join(&rec.file)).map_err(|e| e.to_string())?,
-                fs_err::read(b.join(&rec.file)).map_err(|e| e.to_string())?,
-            );
-            if x != y {
-                return Err(format!(
-                    "{} differs between two builds of the same commit: the bundle is not reproducible",
-                    rec.file
-                ));
+            let read = |dir: &Path| {
+                fs_err::read(dir.join(&rec.file)).map_err(StepError::io("read a built bundle"))
+            };
+            if read(&a)? != read(&b)? {
+                return Err(StepError::NotReproducible {
+                    file: rec.file.clone(),
+                });
             }
         }
         if first != second {
-            return Err("the two builds' RELEASE.json differ".into());
+            return Err(StepError::ReleaseIndexDiffers);
         }
-        let manifest =
-            crate::bundle::write_manifest(&self.work.join("mcpb"), &crate::commands::host_target())
-                .map_err(|e| e.to_string())?;
+        let mcpb_dir = self.work.join("mcpb");
+        let manifest = crate::bundle::write_manifest(&mcpb_dir, &crate::commands::host_target())
+            .map_err(|source| StepError::Bundle {
+                out: mcpb_dir.clone(),
+                source,
+            })?;
         let npx = Command::new("npx")
             .arg("--version")
             .output()
@@ -320,11 +332,11 @@ impl Ctx<'_> {
         ))
     }
 
-    fn signature(&self) -> Result<String, String> {
+    fn signature(&self) -> Result<String, StepError> {
         use crate::verify::{ArtifactInput, Policy, TrustedKey, TrustedRoot, verify_bundle};
         let dir = self.work.join("bundles-a");
         let zip = fs_err::read_dir(&dir)
-            .map_err(|e| e.to_string())?
+            .map_err(|_| StepError::NoBundle { dir: dir.clone() })?
             .flatten()
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|e| e == "zip"));
@@ -334,22 +346,25 @@ impl Ctx<'_> {
             .filter(|p| p.is_file())
             .collect();
         if files.is_empty() {
-            return Err("no bundle to sign: the bundle step must run first".into());
+            return Err(StepError::NoBundle { dir });
         }
         let key = crate::sign::generate_key();
-        let public = crate::sign::public_key_pem(&key).map_err(|e| e.to_string())?;
-        let policy = Policy::Key(TrustedKey::from_pem(&public).map_err(|e| e.to_string())?);
-        let root = TrustedRoot::production().map_err(|e| e.to_string())?;
+        let public = crate::sign::public_key_pem(&key).map_err(StepError::Sign)?;
+        let policy = Policy::Key(TrustedKey::from_pem(&public).map_err(StepError::Key)?);
+        let root = TrustedRoot::production().map_err(StepError::TrustedRoot)?;
         for file in &files {
-            let bytes = fs_err::read(file).map_err(|e| e.to_string())?;
-            let bundle = crate::sign::sign_bundle(&key, &bytes).map_err(|e| e.to_string())?;
+            let bytes = fs_err::read(file).map_err(StepError::io("read a file to sign"))?;
+            let bundle = crate::sign::sign_bundle(&key, &bytes).map_err(StepError::Sign)?;
             verify_bundle(
                 ArtifactInput::Bytes(&bytes),
                 bundle.as_bytes(),
                 &policy,
                 &root,
             )
-            .map_err(|e| format!("{}: {e}", file.display()))?;
+            .map_err(|source| StepError::Refused {
+                file: file.clone(),
+                source,
+            })?;
             let mut tampered = bytes.clone();
             let middle = tampered.len() / 2;
             tampered[middle] ^= 0x01;
@@ -361,10 +376,7 @@ impl Ctx<'_> {
             )
             .is_ok()
             {
-                return Err(format!(
-                    "a flipped byte in {} was NOT refused",
-                    file.display()
-                ));
+                return Err(StepError::TamperAccepted { file: file.clone() });
             }
         }
         Ok(format!(
@@ -373,7 +385,7 @@ impl Ctx<'_> {
         ))
     }
 
-    fn parity(&self) -> Result<String, String> {
+    fn parity(&self) -> Result<String, StepError> {
         let parity = self
             .opts
             .bin_dir
@@ -405,10 +417,8 @@ impl Ctx<'_> {
 }
 
 /// Run `cmd`; on failure, the last lines of its output say why.
-fn run_cmd(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run {what}: {e}"))?;
+fn run_cmd(cmd: &mut Command, what: &str) -> Result<String, StepError> {
+    let out = cmd.output().map_err(StepError::spawn(what))?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -425,9 +435,9 @@ fn run_cmd(cmd: &mut Command, what: &str) -> Result<String, String> {
         .into_iter()
         .rev()
         .collect();
-    Err(format!(
-        "{what} failed ({}):\n{}",
-        out.status,
-        tail.join("\n")
-    ))
+    Err(StepError::Command {
+        what: what.into(),
+        status: out.status,
+        tail: tail.join("\n"),
+    })
 }

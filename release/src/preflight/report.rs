@@ -22,8 +22,11 @@ pub struct StepReport {
     pub title: String,
     pub status: Status,
     pub duration_ms: u64,
-    /// What was measured or found (for a failure: what failed, where, what to do).
+    /// What was measured or found (for a failure: what failed and where).
     pub detail: String,
+    /// For a failure: what to do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// The whole report.
@@ -63,7 +66,12 @@ impl Report {
                 s.title,
                 s.status,
                 s.duration_ms as f64 / 1000.0,
-                s.detail.replace('|', "\\|").replace('\n', "<br>")
+                match &s.hint {
+                    Some(hint) => format!("{}<br>hint: {hint}", s.detail),
+                    None => s.detail.clone(),
+                }
+                .replace('|', "\\|")
+                .replace('\n', "<br>")
             ));
         }
         md

@@ -4,8 +4,10 @@
 
 use std::path::Path;
 
+use super::StepError;
+
 /// Check every rule; `Ok` says what was checked.
-pub fn check(repo: &Path, version: &str) -> Result<String, String> {
+pub fn check(repo: &Path, version: &str) -> Result<String, StepError> {
     let mut problems = Vec::new();
     let metadata = std::process::Command::new("cargo")
         .args([
@@ -17,15 +19,16 @@ pub fn check(repo: &Path, version: &str) -> Result<String, String> {
         ])
         .current_dir(repo)
         .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+        .map_err(StepError::spawn("cargo metadata"))?;
     if !metadata.status.success() {
-        return Err(format!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&metadata.stderr).trim()
-        ));
+        return Err(StepError::Command {
+            what: "cargo metadata".into(),
+            status: metadata.status,
+            tail: String::from_utf8_lossy(&metadata.stderr).trim().to_string(),
+        });
     }
     let meta: serde_json::Value =
-        serde_json::from_slice(&metadata.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+        serde_json::from_slice(&metadata.stdout).map_err(StepError::Metadata)?;
     let packages = meta["packages"].as_array().cloned().unwrap_or_default();
     for p in &packages {
         let (name, v) = (
@@ -39,7 +42,7 @@ pub fn check(repo: &Path, version: &str) -> Result<String, String> {
     let adapters = repo.join("adapters");
     let mut adapter_count = 0;
     for entry in fs_err::read_dir(&adapters)
-        .map_err(|e| e.to_string())?
+        .map_err(StepError::io("list the adapters"))?
         .flatten()
     {
         let path = entry.path();
@@ -89,7 +92,7 @@ pub fn check(repo: &Path, version: &str) -> Result<String, String> {
             packages.len()
         ))
     } else {
-        Err(problems.join("; "))
+        Err(StepError::Versions { problems })
     }
 }
 

@@ -153,7 +153,7 @@ fn keyless_verify_reads_the_bundle_beside_the_file() {
 #[test]
 fn an_unknown_preflight_step_is_refused_with_the_list() {
     let out = run(args!["preflight", "--only", "nonsense"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("unknown preflight step 'nonsense'")
             && stderr(&out).contains("checkout, tag"),
@@ -167,4 +167,36 @@ fn sign_needs_a_mode() {
     let out = run(args!["sign", "x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--keyless"), "{}", stderr(&out));
+}
+
+/// A file that is not there cannot be verified: exit 1 (a failure its user can act on, like
+/// a refused signature; STYLE.md), with `error:` naming the file and a `hint:`.
+#[test]
+fn verifying_a_missing_file_exits_1_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("scimcp-0.1.0-x86_64-unknown-linux-gnu.zip");
+    for out in [
+        run(args!["verify", "--tag", "v0.1.0", missing]),
+        run(args!["verify", "--key", dir.path().join("k.pem"), missing]),
+    ] {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!("error: there is no file {}\n", missing.display())),
+            "{err}"
+        );
+        assert!(
+            err.contains("\n  hint: give the path of a release file"),
+            "{err}"
+        );
+    }
+    // A step the preflight does not know is an argument error (2, as clap's own): its hint
+    // lists the steps.
+    let out = run(args!["preflight", "--only", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("  hint: --only and --skip take these steps: checkout, tag"),
+        "{}",
+        stderr(&out)
+    );
 }

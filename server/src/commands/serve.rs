@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::ServiceExt;
+use scimcp_core::exit;
+use scimcp_core::failure::Failure;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::{ConfirmArg, ExecutorArg, ServeArgs, Transport};
@@ -20,18 +22,17 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
         builder.worker_threads(worker_threads(args.transport));
     }
-    let runtime = match builder.enable_all().build() {
-        Ok(rt) => rt,
+    let served = builder
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .and_then(|runtime| runtime.block_on(serve(args)));
+    match served {
+        Ok(()) => exit::code(exit::SUCCESS),
         Err(e) => {
-            tracing::error!("cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    match runtime.block_on(serve(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!("{e:#}");
-            ExitCode::from(1)
+            // stdout carries MCP frames: the failure goes to stderr, never as JSON.
+            Failure::new(e.as_ref()).print(false);
+            exit::code(exit::FAILURE)
         }
     }
 }

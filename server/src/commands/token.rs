@@ -4,6 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use scimcp_core::exit;
+use scimcp_core::failure::Failure;
+
 use crate::auth::{self, TokenEntry};
 use crate::cli::{TokenArgs, TokenCommand};
 
@@ -12,10 +15,7 @@ pub(crate) fn run(args: TokenArgs) -> ExitCode {
     let mut stderr = std::io::stderr().lock();
     let file = match args.token_file.clone().map(Ok).unwrap_or_else(default_file) {
         Ok(file) => file,
-        Err(e) => {
-            let _ = writeln!(stderr, "error: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return fail(e.as_ref(), args.json),
     };
     let outcome = match &args.command {
         TokenCommand::Add { name } => auth::add_token(&file, name).map(|(entry, secret)| {
@@ -71,12 +71,15 @@ pub(crate) fn run(args: TokenArgs) -> ExitCode {
         }),
     };
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            let _ = writeln!(stderr, "error: {e}");
-            ExitCode::from(1)
-        }
+        Ok(()) => exit::code(exit::SUCCESS),
+        Err(e) => fail(&e, args.json),
     }
+}
+
+/// The token file could not be read or changed: a failure its user can act on (exit 1).
+fn fail(e: &(dyn std::error::Error + 'static), json: bool) -> ExitCode {
+    Failure::new(e).print(json);
+    exit::code(exit::FAILURE)
 }
 
 fn default_file() -> anyhow::Result<PathBuf> {

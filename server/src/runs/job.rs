@@ -61,7 +61,7 @@ fn fail(message: &str) -> ExitCode {
         &mut std::io::stderr(),
         format!("scimcp __job: {message}\n").as_bytes(),
     );
-    ExitCode::from(125)
+    ExitCode::from(scimcp_core::exit::WRAPPER_FAILED)
 }
 
 fn run_dir(args: &JobArgs) -> Result<PathBuf, String> {
@@ -163,7 +163,7 @@ async fn job(args: JobArgs) -> ExitCode {
     let code = match (status.code(), status.signal()) {
         (Some(c), _) => c,
         (None, Some(s)) => 128 + s,
-        (None, None) => 125,
+        (None, None) => i32::from(scimcp_core::exit::WRAPPER_FAILED),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

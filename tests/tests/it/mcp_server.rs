@@ -508,3 +508,24 @@ async fn datasets_are_listed_inspected_and_built_ins_resolve() {
         64
     );
 }
+
+/// A server that cannot start exits 1 (STYLE.md: a failure its user can act on) with
+/// `error:` and a `hint:` on stderr, and nothing on stdout (which carries MCP frames).
+#[test]
+fn serve_with_an_unknown_adapter_exits_1_with_a_hint() {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(scimcp_e2e::sibling_binary("scimcp").unwrap())
+        .args(["serve", "--adapter", "nonexistent"])
+        .env("SCIMCP_HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let failure = &err[err.find("error:").expect("an error: line")..];
+    assert_eq!(
+        failure,
+        "error: cannot start the scimcp server\n  caused by: invalid adapter: nonexistent: no adapter named 'nonexistent'\n  hint: use one of the shipped adapters (refsci, geochemistrypi) or give the path of a manifest file\n",
+    );
+}
