@@ -14,9 +14,14 @@ for dir in "$@"; do
   t0=$(date +%s.%N)
   cargo build --workspace --bins --tests >/dev/null 2>&1
   t1=$(date +%s.%N)
-  SCIMCP_REQUIRE_GEOCHEMISTRYPI=1 cargo nextest run --workspace --no-fail-fast > "/tmp/suite-$(basename "$dir").log" 2>&1
+  SCIMCP_REQUIRE_GEOCHEMISTRYPI=1 cargo nextest run --workspace --no-fail-fast \
+    > "/tmp/suite-$(basename "$dir").log" 2>&1
   rc=$?
   t2=$(date +%s.%N)
   bins=$(find target/debug/deps -maxdepth 1 -type f -executable -newer core/src/lib.rs | wc -l)
-  echo "$dir $(git rev-parse --short HEAD): build+link $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.0f", b-a}') s, run $(awk -v a=$t1 -v b=$t2 'BEGIN{printf "%.0f", b-a}') s (rc $rc), test binaries relinked $bins; $(grep -E '^\s+Summary' /tmp/suite-$(basename "$dir").log | tail -1)"
+  log="/tmp/suite-$(basename "$dir").log"
+  build_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", b-a}')
+  run_s=$(awk -v a="$t1" -v b="$t2" 'BEGIN{printf "%.0f", b-a}')
+  summary=$(grep -E '^\s+Summary' "$log" | tail -1)
+  echo "$dir $(git rev-parse --short HEAD): build+link $build_s s, run $run_s s (rc $rc), test binaries relinked $bins; $summary"
 done
