@@ -175,7 +175,7 @@ mod tests {
             let value = serde_json::to_value(&loaded.manifest).unwrap();
             let mut expected = String::new();
             reference(&value, &mut expected);
-            assert_eq!(loaded.canonical_json, expected, "{}", adapter.name);
+            assert_eq!(loaded.canonical_json(), expected, "{}", adapter.name);
         }
     }
 

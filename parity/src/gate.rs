@@ -344,7 +344,7 @@ fn coverage(adapters: &[LoadedAdapter], scenarios: &[Scenario]) -> Coverage {
             AdapterCoverage {
                 name: name.clone(),
                 manifest: a.path.display().to_string(),
-                sha256: a.adapter.sha256.clone(),
+                sha256: a.adapter.sha256().to_string(),
                 workflows,
             }
         })

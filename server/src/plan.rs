@@ -379,7 +379,7 @@ pub fn compile(
     Ok(Plan {
         adapter: adapter.manifest.name.clone(),
         adapter_version: adapter.manifest.version.clone(),
-        adapter_sha256: adapter.sha256.clone(),
+        adapter_sha256: adapter.sha256().to_string(),
         workflow: workflow.id.clone(),
         program: program.to_string(),
         args,

@@ -200,10 +200,10 @@ fn static_resources(ctx: &ServerContext) -> Vec<Resource> {
             ))
             .with_description(format!(
                 "The adapter manifest in canonical JSON (sha256 {}).",
-                adapter.sha256
+                adapter.sha256()
             ))
             .with_mime_type("application/json")
-            .with_size(adapter.canonical_json.len() as u64),
+            .with_size(adapter.canonical_json().len() as u64),
     ];
     for wf in &adapter.manifest.workflows {
         out.push(
@@ -372,7 +372,7 @@ pub fn list(ctx: &ServerContext, cursor: Option<&str>) -> Result<ListResourcesRe
 pub fn read(ctx: &ServerContext, uri: &str) -> Result<ReadResourceResult, McpError> {
     let target = parse(uri).ok_or_else(|| unknown_uri(uri))?;
     let contents = match target {
-        Target::Manifest => ResourceContents::text(ctx.adapter.canonical_json.clone(), uri)
+        Target::Manifest => ResourceContents::text(ctx.adapter.canonical_json().to_string(), uri)
             .with_mime_type("application/json"),
         Target::Schema(workflow) => {
             let wf = ctx.adapter.workflow(&workflow).ok_or_else(|| {

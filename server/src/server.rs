@@ -196,7 +196,15 @@ impl ServerContext {
 impl ServerContext {
     /// Open the state directories, recover interrupted runs and prepare validators.
     pub async fn open(settings: ServerSettings) -> anyhow::Result<Arc<ServerContext>> {
-        let adapter = settings.adapter;
+        let adapter = Arc::new(settings.adapter);
+        // The adapter's canonical form and hash are needed by the first validation, not by
+        // the handshake: the blocking pool computes them while the server starts answering.
+        drop(tokio::task::spawn_blocking({
+            let adapter = Arc::clone(&adapter);
+            move || {
+                adapter.sha256();
+            }
+        }));
         let runtime = ScientificRuntime::resolve(&adapter, settings.python, settings.run_env);
         if let Some(problem) = runtime.problem() {
             tracing::warn!("{problem}");
@@ -239,10 +247,10 @@ impl ServerContext {
                 )
             })?;
         let validators = Validators::new(&adapter);
-        let progress = crate::runs::progress::ProgressReaders::compile(&adapter)?;
-        tracing::info!(adapter = adapter.manifest.name, sha256 = adapter.sha256, runs = %runs_dir.display(), "scimcp server ready");
+        let progress = crate::runs::progress::ProgressReaders::new(&adapter);
+        tracing::info!(adapter = adapter.manifest.name, version = adapter.manifest.version, runs = %runs_dir.display(), "scimcp server ready");
         Ok(Arc::new(ServerContext {
-            adapter: Arc::new(adapter),
+            adapter,
             runtime,
             datasets,
             runs,

@@ -184,7 +184,8 @@ pub async fn validate(
         &sha256_hex(
             format!(
                 "{}\n{request_sha256}\n{}\n{plan_sha256}",
-                adapter.sha256, dataset.sha256
+                adapter.sha256(),
+                dataset.sha256
             )
             .as_bytes()
         )[..16]
@@ -198,7 +199,7 @@ pub async fn validate(
         dataset,
         request_sha256,
         plan_sha256,
-        adapter_sha256: adapter.sha256.clone(),
+        adapter_sha256: adapter.sha256().to_string(),
         plan,
     })
 }

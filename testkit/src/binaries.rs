@@ -2,7 +2,6 @@
 //! than the sources they are built from.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 /// The workspace root (this crate lives in `testkit/`).
 pub fn workspace_root() -> PathBuf {
@@ -12,58 +11,42 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The sources each binary is built from (its crate and the workspace crates it links, as
-/// docs/architecture.md's table lists them): cargo does not relink `scimcp` when, say,
-/// parity/src changes, so comparing a binary with every crate would call a fresh one stale.
-fn sources_of(name: &str) -> &'static [&'static str] {
-    match name {
-        "scimcp-fixture-cli" => &["tests/src/bin/scimcp-fixture-cli.rs"],
-        "scimcp" => &[
-            "core/src",
-            "process/src",
-            "slurm/src",
-            "server/src",
-            "adapters",
-        ],
-        "scimcp-setup" => &[
-            "core/src",
-            "process/src",
-            "verify/src",
-            "installer/src",
-            "adapters",
-        ],
-        "scimcp-doctor" => &[
-            "core/src",
-            "process/src",
-            "slurm/src",
-            "verify/src",
-            "installer/src",
-            "client/src",
-            "doctor/src",
-            "adapters",
-        ],
-        "scimcp-parity" => &[
-            "core/src",
-            "process/src",
-            "client/src",
-            "parity/src",
-            "adapters",
-        ],
-        "scimcp-release" => &["core/src", "verify/src", "release/src", "adapters"],
-        _ => &[
-            "core/src",
-            "process/src",
-            "slurm/src",
-            "verify/src",
-            "client/src",
-            "server/src",
-            "installer/src",
-            "doctor/src",
-            "release/src",
-            "parity/src",
-            "adapters",
-        ],
+/// The sources cargo built `exe` from, as its dep-info file (`<name>.d` beside it) lists
+/// them: exactly the files compiled in, so a test-only module (`#[cfg(test)]`) or another
+/// crate's change never calls a fresh binary stale, and a new module is never missed.
+fn sources_of(exe: &Path) -> Result<Vec<PathBuf>, String> {
+    let dep_info = exe.with_extension("d");
+    let text = fs_err::read_to_string(&dep_info).map_err(|e| {
+        format!(
+            "cannot read {}: {e}: run `cargo build --workspace --bins`",
+            dep_info.display()
+        )
+    })?;
+    // `target: dep dep ...` on the first line; a space inside a path is written `\ `.
+    let deps = text
+        .lines()
+        .next()
+        .and_then(|line| line.split_once(": "))
+        .map(|(_, deps)| deps)
+        .unwrap_or_default();
+    let mut sources = Vec::new();
+    let mut current = String::new();
+    let mut chars = deps.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => current.push(chars.next().unwrap_or(' ')),
+            ' ' => {
+                if !current.is_empty() {
+                    sources.push(PathBuf::from(std::mem::take(&mut current)));
+                }
+            }
+            c => current.push(c),
+        }
     }
+    if !current.is_empty() {
+        sources.push(PathBuf::from(current));
+    }
+    Ok(sources)
 }
 
 /// A workspace binary built next to the running test (`target/<profile>/<name>`).
@@ -92,31 +75,43 @@ pub fn try_binary(name: &str) -> Result<PathBuf, String> {
                 path.display()
             )
         })?;
-    let root = workspace_root();
-    for source in sources_of(name) {
-        if let Some((_, newer)) = newest_file(&root.join(source)).filter(|(t, _)| *t > built) {
+    for source in sources_of(&path)? {
+        let changed = fs_err::metadata(&source).and_then(|m| m.modified());
+        if changed.is_ok_and(|t| t > built) {
             return Err(format!(
                 "{} is older than {}: run `cargo build --workspace --bins` (scripts/test.sh does) before the tests",
                 path.display(),
-                newer.display()
+                source.display()
             ));
         }
     }
     Ok(path)
 }
 
-fn newest_file(path: &Path) -> Option<(SystemTime, PathBuf)> {
-    let meta = fs_err::metadata(path).ok()?;
-    if !meta.is_dir() {
-        return meta.modified().ok().map(|t| (t, path.to_path_buf()));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dep_info_lists_sources_with_escaped_spaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("tool");
+        fs_err::write(
+            exe.with_extension("d"),
+            format!(
+                "{}: /src/a.rs /src/with\\ space.rs /src/b.rs\n\n/src/a.rs:\n",
+                exe.display()
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            sources_of(&exe).unwrap(),
+            [
+                PathBuf::from("/src/a.rs"),
+                PathBuf::from("/src/with space.rs"),
+                PathBuf::from("/src/b.rs")
+            ]
+        );
+        assert!(sources_of(&dir.path().join("missing")).is_err());
     }
-    let mut newest: Option<(SystemTime, PathBuf)> = None;
-    for entry in fs_err::read_dir(path).ok()?.flatten() {
-        if let Some(c) = newest_file(&entry.path())
-            && newest.as_ref().is_none_or(|n| c.0 > n.0)
-        {
-            newest = Some(c);
-        }
-    }
-    newest
 }

@@ -15,7 +15,6 @@ use super::template::{
 };
 use super::types::{Manifest, OptionFormat, RuntimeKind, Workflow};
 use super::{Adapter, AdapterOrigin};
-use crate::hash::{canonical_json, sha256_hex};
 use crate::limits::Limits;
 
 /// The only manifest schema version this suite reads.
@@ -156,24 +155,33 @@ fn path_string(path: &[Seg]) -> String {
 struct Checker<'t> {
     file: PathBuf,
     text: &'t str,
-    doc: Option<Spanned<DeTable<'t>>>,
+    /// The document with spans, parsed again only when a problem needs a line number (a
+    /// second parse at every load was a tenth of a server's start).
+    doc: std::cell::OnceCell<Option<Spanned<DeTable<'t>>>>,
+    /// An embedded adapter: its progress patterns and schemas are the binary's own text,
+    /// compiled by core's tests (`embedded_schemas_and_patterns_compile`), not at each load.
+    embedded: bool,
     errors: Vec<ManifestError>,
     warnings: Vec<ManifestError>,
 }
 
 impl<'t> Checker<'t> {
-    fn new(file: PathBuf, text: &'t str) -> Self {
+    fn new(file: PathBuf, text: &'t str, embedded: bool) -> Self {
         Checker {
             file,
             text,
-            doc: DeTable::parse(text).ok(),
+            doc: std::cell::OnceCell::new(),
+            embedded,
             errors: Vec::new(),
             warnings: Vec::new(),
         }
     }
 
     fn span_of(&self, path: &[Seg]) -> Option<std::ops::Range<usize>> {
-        let doc = self.doc.as_ref()?;
+        let doc = self
+            .doc
+            .get_or_init(|| DeTable::parse(self.text).ok())
+            .as_ref()?;
         let mut span = doc.span();
         let mut table: Option<&DeTable<'_>> = Some(doc.get_ref());
         let mut array: Option<&[Spanned<DeValue<'_>>]> = None;
@@ -226,7 +234,7 @@ fn load_text(
 ) -> Result<Adapter, ManifestErrors> {
     let file = files.display(manifest_rel);
     let mut manifest = parse_strict(text, &file)?;
-    let mut checker = Checker::new(file, text);
+    let mut checker = Checker::new(file, text, matches!(files, Files::Embedded(_)));
     check_manifest(&mut checker, &manifest);
     load_schemas(&mut checker, &mut manifest, files);
     for (i, wf) in manifest.workflows.iter().enumerate() {
@@ -239,16 +247,7 @@ fn load_text(
     if !checker.errors.is_empty() {
         return Err(ManifestErrors(checker.errors));
     }
-    let value = serde_json::to_value(&manifest).expect("manifest serializes");
-    let canonical = canonical_json(&value);
-    let sha256 = sha256_hex(canonical.as_bytes());
-    Ok(Adapter {
-        manifest,
-        canonical_json: canonical,
-        sha256,
-        origin,
-        warnings: checker.warnings,
-    })
+    Ok(Adapter::new(manifest, origin, checker.warnings))
 }
 
 fn parse_strict(text: &str, file: &Path) -> Result<Manifest, ManifestErrors> {
@@ -423,6 +422,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
             check_success(c, i, success);
         }
         if let Some(progress) = &wf.progress
+            && !c.embedded
             && let Err(problem) = progress.compile()
         {
             c.error(
@@ -909,11 +909,11 @@ fn load_schemas(c: &mut Checker<'_>, m: &mut Manifest, files: &Files<'_>) {
                 continue;
             }
         };
-        // An embedded adapter's schemas are the binary's own text, compiled (and checked
-        // against the JSON Schema meta-schema) by core's tests (`embedded_schemas_compile`)
-        // rather than at every server start, where building the meta-schema validator alone
-        // was a sixth of the start. The server compiles each one on its first request.
-        let compile = !matches!(files, Files::Embedded(_));
+        // An embedded adapter's schemas are compiled (and checked against the JSON Schema
+        // meta-schema) by core's tests rather than at every server start, where building the
+        // meta-schema validator alone was a sixth of the start. The server compiles each one
+        // on its first request.
+        let compile = !c.embedded;
         for problem in schema_problems(&schema, compile) {
             c.errors.push(ManifestError {
                 file: schema_file.clone(),

@@ -325,7 +325,7 @@ fn adapters(root: &Path) -> Result<Vec<AdapterRecord>, BundleError> {
             out.push(AdapterRecord {
                 name: a.manifest.name.clone(),
                 version: a.manifest.version.clone(),
-                sha256: a.sha256,
+                sha256: a.sha256().to_string(),
             });
         }
     }

@@ -18,7 +18,7 @@ pub(crate) fn check(name_or_path: &str, json: bool) -> ExitCode {
                     "valid": true,
                     "name": adapter.manifest.name,
                     "version": adapter.manifest.version,
-                    "sha256": adapter.sha256,
+                    "sha256": adapter.sha256(),
                     "origin": adapter.origin,
                     "workflows": adapter.workflow_ids(),
                     "errors": [],
@@ -36,7 +36,7 @@ pub(crate) fn check(name_or_path: &str, json: bool) -> ExitCode {
                     adapter.manifest.version,
                     adapter.manifest.workflows.len(),
                     adapter.workflow_ids().join(", "),
-                    adapter.sha256
+                    adapter.sha256()
                 );
             }
             ExitCode::SUCCESS

@@ -17,6 +17,19 @@ use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     init_logging();
+    // The adapter loads on its own thread while this one builds the async runtime: each
+    // takes a fair share of the five milliseconds a start to `tools/list` may cost. Loading
+    // changes nothing on disk, so the HTTP settings are still checked before any state is
+    // opened, and its error is reported after theirs, as before.
+    let settings = std::thread::spawn({
+        let (adapter, python, data_dirs, env) = (
+            args.adapter.clone(),
+            args.python.clone(),
+            args.data_dirs.clone(),
+            args.env.clone(),
+        );
+        move || ServerSettings::resolve(&adapter, python, data_dirs, &env)
+    });
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     // tokio's own variable, when set, still decides (tokio reads it when no count is given).
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
@@ -26,7 +39,7 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
         .enable_all()
         .build()
         .context("cannot start the async runtime")
-        .and_then(|runtime| runtime.block_on(serve(args)));
+        .and_then(|runtime| runtime.block_on(serve(args, settings)));
     match served {
         Ok(()) => exit::code(exit::SUCCESS),
         Err(e) => {
@@ -64,7 +77,10 @@ fn init_logging() {
 /// How long a stopping server waits for its live runs to end and record themselves.
 const STOP_WAIT: Duration = Duration::from_secs(15);
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+async fn serve(
+    args: ServeArgs,
+    settings: std::thread::JoinHandle<anyhow::Result<ServerSettings>>,
+) -> anyhow::Result<()> {
     // The tool catalog (parsed from its checked-in JSON) is read on the blocking pool while
     // this thread loads the adapter, so the first `tools/list` finds it ready; the thread
     // then serves the pool as usual (stdin reads, stdout writes).
@@ -79,9 +95,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let executor = executor(&args)?;
-    let mut settings =
-        ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
-            .context("cannot start the scimcp server")?;
+    let mut settings = settings
+        .join()
+        .map_err(|_| anyhow::anyhow!("loading the adapter panicked"))?
+        .context("cannot start the scimcp server")?;
     settings.executor = executor;
     let remote = http.as_ref().is_some_and(HttpConfig::is_remote);
     settings.confirm = match args.confirm {

@@ -10,6 +10,7 @@ pub(crate) mod open;
 pub mod roots;
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use inspect::{ColumnInfo, ColumnType, Inspection, SheetInfo, inspect};
@@ -87,7 +88,9 @@ pub struct DatasetCatalog {
     start_not_root: Option<String>,
     max_bytes: u64,
     builtin_spec: Option<DatasetsSpec>,
-    builtin_dir: PathBuf,
+    /// `<datasets root>/<adapter>-<hash prefix>`, named when first asked for (the adapter's
+    /// hash is computed off the start's critical path).
+    builtin_home: (PathBuf, Arc<Adapter>),
     builtin: OnceCell<Result<PathBuf, String>>,
 }
 
@@ -95,7 +98,7 @@ impl DatasetCatalog {
     /// `start_dir` and `data_dirs` must be canonical; built-ins materialize under
     /// `datasets_root/<adapter>-<hash prefix>`.
     pub fn new(
-        adapter: &Adapter,
+        adapter: &Arc<Adapter>,
         start_dir: PathBuf,
         data_dirs: Vec<PathBuf>,
         datasets_root: &Path,
@@ -115,13 +118,19 @@ impl DatasetCatalog {
             start_not_root,
             max_bytes: adapter.manifest.effective_limits().max_dataset_bytes,
             builtin_spec: adapter.manifest.datasets.clone(),
-            builtin_dir: datasets_root.join(format!(
-                "{}-{}",
-                adapter.manifest.name,
-                &adapter.sha256[..12]
-            )),
+            builtin_home: (datasets_root.to_path_buf(), Arc::clone(adapter)),
             builtin: OnceCell::new(),
         }
+    }
+
+    /// Where the built-in datasets are exported to.
+    fn builtin_home(&self) -> PathBuf {
+        let (root, adapter) = &self.builtin_home;
+        root.join(format!(
+            "{}-{}",
+            adapter.manifest.name,
+            &adapter.sha256()[..12]
+        ))
     }
 
     /// Why the start directory is not a data root, when it is not (said once at start-up).
@@ -138,7 +147,7 @@ impl DatasetCatalog {
     pub fn roots(&self) -> Vec<PathBuf> {
         let mut roots = self.file_roots.clone();
         if self.builtin_spec.is_some() {
-            roots.push(self.builtin_dir.clone());
+            roots.push(self.builtin_home());
         }
         roots
     }
@@ -256,7 +265,7 @@ impl DatasetCatalog {
         };
         let result = self
             .builtin
-            .get_or_init(|| materialize(spec, &self.builtin_dir, runtime))
+            .get_or_init(|| async { materialize(spec, &self.builtin_home(), runtime).await })
             .await;
         result.clone().map_err(|problem| {
             ToolError::new(

@@ -400,7 +400,7 @@ impl RunManager {
             state: f.state,
             reason: reason.clone(),
             message: message.clone(),
-            adapter: self.adapter.clone(),
+            adapter: self.adapter_identity(),
             workflow: v.workflow.clone(),
             validation_id: v.validation_id.clone(),
             request_sha256: v.request_sha256.clone(),

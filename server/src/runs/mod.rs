@@ -75,7 +75,7 @@ pub struct RunManager {
     /// The adapter's persistent state directory (`{state_dir}`), beside `runs/`.
     state_dir: PathBuf,
     limits: Limits,
-    adapter: AdapterIdentity,
+    adapter: Arc<Adapter>,
     live: Mutex<HashMap<String, Arc<LiveRun>>>,
     slots: Arc<Semaphore>,
     server_pid: u32,
@@ -206,11 +206,20 @@ fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
 }
 
 impl RunManager {
+    /// The adapter as a run's result names it.
+    fn adapter_identity(&self) -> AdapterIdentity {
+        AdapterIdentity {
+            name: self.adapter.manifest.name.clone(),
+            version: self.adapter.manifest.version.clone(),
+            sha256: self.adapter.sha256().to_string(),
+        }
+    }
+
     /// Open (creating privately) the runs directory and recover runs a dead server left
     /// (batch jobs are re-attached later, by [`RunManager::reattach`]).
     pub fn open(
         root: PathBuf,
-        adapter: &Adapter,
+        adapter: &Arc<Adapter>,
         executor: executor::Executor,
     ) -> std::io::Result<RunManager> {
         create_private_dir(&root)?;
@@ -223,11 +232,7 @@ impl RunManager {
             root,
             state_dir,
             limits,
-            adapter: AdapterIdentity {
-                name: adapter.manifest.name.clone(),
-                version: adapter.manifest.version.clone(),
-                sha256: adapter.sha256.clone(),
-            },
+            adapter: Arc::clone(adapter),
             live: Mutex::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(limits.max_concurrent_runs as usize)),
             server_pid: std::process::id(),
@@ -345,7 +350,7 @@ impl RunManager {
             state: RunState::Queued,
             reason: None,
             message: None,
-            adapter: self.adapter.name.clone(),
+            adapter: self.adapter.manifest.name.clone(),
             workflow: validation.workflow.clone(),
             validation_id: validation.validation_id.clone(),
             plan_sha256: validation.plan_sha256.clone(),
@@ -657,7 +662,7 @@ mod tests {
         // Another server owns the running one: its owner lock is held (a second open file
         // description in this process conflicts like another process would).
         let _other_server = try_own(&runs.join(elsewhere)).unwrap().unwrap();
-        let adapter = scimcp_core::manifest::resolve("refsci").unwrap();
+        let adapter = Arc::new(scimcp_core::manifest::resolve("refsci").unwrap());
         let manager = RunManager::open(runs.clone(), &adapter, executor::Executor::Local).unwrap();
 
         let states = |m: &RunManager| {

@@ -4,8 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
-use scimcp_core::manifest::{Adapter, CliProgress, ProgressStream};
+use scimcp_core::manifest::{Adapter, CliProgress, ProgressSpec, ProgressStream};
 
 use super::{RunManager, RunStatus};
 use crate::request::LogStream;
@@ -13,33 +12,33 @@ use crate::request::LogStream;
 /// How much of a log's end is searched for the newest progress line.
 const TAIL_BYTES: usize = 16 * 1024;
 
-/// The compiled patterns, by workflow id.
+/// Each workflow's pattern and the stream it reads, by workflow id.
 #[derive(Debug, Default)]
-pub struct ProgressReaders(BTreeMap<String, (LogStream, Regex)>);
+pub struct ProgressReaders(BTreeMap<String, (LogStream, ProgressSpec)>);
 
 impl ProgressReaders {
-    /// Compile every workflow's pattern (each was checked when the manifest loaded).
-    pub fn compile(adapter: &Adapter) -> anyhow::Result<ProgressReaders> {
+    /// Every workflow's pattern. Each compiles on the first progress read, not at the
+    /// server's start, where compiling was a fifth of the time to `tools/list`; every pattern
+    /// was checked when its manifest loaded, or, for an embedded adapter, by core's tests.
+    pub fn new(adapter: &Adapter) -> ProgressReaders {
         let mut readers = BTreeMap::new();
         for wf in &adapter.manifest.workflows {
             let Some(spec) = &wf.progress else { continue };
-            let re = spec
-                .compile()
-                .map_err(|e| anyhow::anyhow!("workflow '{}': progress.pattern: {e}", wf.id))?;
             let stream = match spec.stream {
                 ProgressStream::Stdout => LogStream::Stdout,
                 ProgressStream::Stderr => LogStream::Stderr,
             };
-            readers.insert(wf.id.clone(), (stream, re));
+            readers.insert(wf.id.clone(), (stream, spec.clone()));
         }
-        Ok(ProgressReaders(readers))
+        ProgressReaders(readers)
     }
 
     /// What the run's newest progress line says, if its workflow declares a pattern and a
     /// line matches.
     pub fn read(&self, runs: &RunManager, status: &RunStatus) -> Option<CliProgress> {
-        let (stream, re) = self.0.get(&status.workflow)?;
+        let (stream, spec) = self.0.get(&status.workflow)?;
+        let re = spec.compile().ok()?;
         let tail = runs.log_tail(&status.run_id, *stream, TAIL_BYTES).ok()?;
-        CliProgress::latest(re, &tail.text)
+        CliProgress::latest(&re, &tail.text)
     }
 }

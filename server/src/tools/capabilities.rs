@@ -97,7 +97,7 @@ pub(super) async fn get(
             name: m.name.clone(),
             version: m.version.clone(),
             summary: m.summary.clone(),
-            sha256: ctx.adapter.sha256.clone(),
+            sha256: ctx.adapter.sha256().to_string(),
         },
         runtime: Readiness {
             ready: ctx.runtime.problem().is_none(),

@@ -116,7 +116,7 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
     Ok(EnvironmentOutput {
         server_version: scimcp_core::version::SUITE_VERSION.into(),
         adapter: ctx.adapter.manifest.name.clone(),
-        adapter_sha256: ctx.adapter.sha256.clone(),
+        adapter_sha256: ctx.adapter.sha256().to_string(),
         runtime_kind: format!("{:?}", rt.kind).to_lowercase(),
         python_requirement: rt.python.clone(),
         requirements_satisfied: interpreter_ok && mismatches.is_empty(),

@@ -74,15 +74,15 @@ fn good_manifest_loads_with_stable_hash() {
     let reformatted = GOOD.replace("id = \"fit\"", "id    =    \"fit\"   # same");
     let path2 = write_adapter(&dir.path().join("copy"), &reformatted, SCHEMA);
     let b = load_file(&path2).unwrap();
-    assert_eq!(a.sha256, b.sha256);
-    assert_eq!(a.canonical_json, b.canonical_json);
+    assert_eq!(a.sha256(), b.sha256());
+    assert_eq!(a.canonical_json(), b.canonical_json());
     // A schema change does change it.
     let path3 = write_adapter(
         &dir.path().join("other"),
         GOOD,
         &SCHEMA.replace("\"default\": 0", "\"default\": 1"),
     );
-    assert_ne!(load_file(&path3).unwrap().sha256, a.sha256);
+    assert_ne!(load_file(&path3).unwrap().sha256(), a.sha256());
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn embedded_adapters_load() {
             .unwrap()
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(adapter.manifest.name, name);
-        assert_eq!(adapter.sha256.len(), 64);
+        assert_eq!(adapter.sha256().len(), 64);
     }
 }
 
@@ -236,7 +236,8 @@ fn env_tables_merge_per_workflow_and_refuse_what_undoes_isolation() {
     assert_eq!(env["MPLCONFIGDIR"], "mpl");
     let plain = load_file(&write_adapter(&dir.path().join("plain"), GOOD, SCHEMA)).unwrap();
     assert_ne!(
-        a.sha256, plain.sha256,
+        a.sha256(),
+        plain.sha256(),
         "env is part of the manifest's identity"
     );
 
@@ -356,10 +357,15 @@ fn column_rules_are_checked() {
 /// cost a sixth of every server start): they are compiled, meta-schema check included,
 /// here instead; a schema on disk still is at every load.
 #[test]
-fn embedded_schemas_compile() {
+fn embedded_schemas_and_patterns_compile() {
     for embedded in EMBEDDED_ADAPTERS {
         let adapter = load_embedded(embedded.name).unwrap().unwrap();
         for wf in &adapter.manifest.workflows {
+            if let Some(progress) = &wf.progress {
+                progress
+                    .compile()
+                    .unwrap_or_else(|e| panic!("{} {}: progress: {e}", embedded.name, wf.id));
+            }
             let problems = schema_problems(&wf.parameters_schema, true);
             assert!(
                 problems.is_empty(),
@@ -412,7 +418,7 @@ fn progress_patterns_are_checked_where_they_are_written() {
 fn workflow_resources_are_optional_bounded_and_keep_the_hash_when_absent() {
     let dir = tempfile::tempdir().unwrap();
     let plain = load_file(&write_adapter(dir.path(), GOOD, SCHEMA)).unwrap();
-    assert!(!plain.canonical_json.contains("resources"));
+    assert!(!plain.canonical_json().contains("resources"));
     let with =
         format!("{GOOD}\n[workflow.resources]\ncpus = 2\nmemory_mb = 1024\ntime_limit_min = 1\n");
     let a = load_file(&write_adapter(&dir.path().join("r"), &with, SCHEMA)).unwrap();
@@ -421,7 +427,7 @@ fn workflow_resources_are_optional_bounded_and_keep_the_hash_when_absent() {
         (r.cpus, r.memory_mb, r.time_limit_min),
         (Some(2), Some(1024), Some(1))
     );
-    assert_ne!(a.sha256, plain.sha256);
+    assert_ne!(a.sha256(), plain.sha256());
     let bad =
         format!("{GOOD}\n[workflow.resources]\ncpus = 0\nmemory_mb = 0\ntime_limit_min = 2\n");
     let text = errors_of(&bad, SCHEMA).to_string();
