@@ -16,20 +16,14 @@ use crate::http::{HttpArgs, HttpConfig, TokenLimits};
 use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
+    // The tool catalog (parsed from its checked-in JSON, a millisecond) gets its own thread
+    // from the first instant, so it is ready before the handshake begins rather than
+    // competing with it for the CPU; `tools/list` waits for it if it is not. Without a
+    // thread it is parsed on the first `tools/list`.
+    let _ = std::thread::Builder::new()
+        .name("catalog".into())
+        .spawn(crate::tools::catalog);
     init_logging();
-    // The adapter loads on its own thread while this one builds the async runtime: each
-    // takes a fair share of the five milliseconds a start to `tools/list` may cost. Loading
-    // changes nothing on disk, so the HTTP settings are still checked before any state is
-    // opened, and its error is reported after theirs, as before.
-    let settings = std::thread::spawn({
-        let (adapter, python, data_dirs, env) = (
-            args.adapter.clone(),
-            args.python.clone(),
-            args.data_dirs.clone(),
-            args.env.clone(),
-        );
-        move || ServerSettings::resolve(&adapter, python, data_dirs, &env)
-    });
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     // tokio's own variable, when set, still decides (tokio reads it when no count is given).
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
@@ -39,7 +33,7 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
         .enable_all()
         .build()
         .context("cannot start the async runtime")
-        .and_then(|runtime| runtime.block_on(serve(args, settings)));
+        .and_then(|runtime| runtime.block_on(serve(args)));
     match served {
         Ok(()) => exit::code(exit::SUCCESS),
         Err(e) => {
@@ -77,14 +71,7 @@ fn init_logging() {
 /// How long a stopping server waits for its live runs to end and record themselves.
 const STOP_WAIT: Duration = Duration::from_secs(15);
 
-async fn serve(
-    args: ServeArgs,
-    settings: std::thread::JoinHandle<anyhow::Result<ServerSettings>>,
-) -> anyhow::Result<()> {
-    // The tool catalog (parsed from its checked-in JSON) is read on the blocking pool while
-    // this thread loads the adapter, so the first `tools/list` finds it ready; the thread
-    // then serves the pool as usual (stdin reads, stdout writes).
-    drop(tokio::task::spawn_blocking(crate::tools::catalog));
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The HTTP settings are checked before any state is opened: a refused address, a missing
     // token or an unreadable certificate changes nothing.
     let http = match args.transport {
@@ -95,10 +82,9 @@ async fn serve(
         }
     };
     let executor = executor(&args)?;
-    let mut settings = settings
-        .join()
-        .map_err(|_| anyhow::anyhow!("loading the adapter panicked"))?
-        .context("cannot start the scimcp server")?;
+    let mut settings =
+        ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
+            .context("cannot start the scimcp server")?;
     settings.executor = executor;
     let remote = http.as_ref().is_some_and(HttpConfig::is_remote);
     settings.confirm = match args.confirm {
