@@ -112,6 +112,17 @@ impl StdioClient {
 
     /// A request; its `result` (a JSON-RPC error is an error).
     pub fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.request_received(method, params)
+            .map(|(result, _)| result)
+    }
+
+    /// [`StdioClient::request`], and when the answer's line had arrived: before this client
+    /// parsed it, so a timing ends when the server's answer does, not the client's work.
+    pub fn request_received(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> anyhow::Result<(Value, Instant)> {
         let id = self.next;
         self.next += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
@@ -121,10 +132,11 @@ impl StdioClient {
             if self.stdout.read_line(&mut line)? == 0 {
                 bail!("the server closed stdout while {method} was pending");
             }
+            let received = Instant::now();
             let message: Value = serde_json::from_str(&line)
                 .with_context(|| format!("not JSON on stdout: {line:?}"))?;
             if message["id"] == id {
-                return result_of(method, message);
+                return result_of(method, message).map(|result| (result, received));
             }
         }
     }

@@ -71,11 +71,12 @@ pub struct Phase {
 fn cold_start(spec: &ServerSpec, tool_count: usize) -> anyhow::Result<Sample> {
     let t0 = Instant::now();
     let mut client = StdioClient::spawn(spec)?;
-    client.request("initialize", initialize_params())?;
-    let initialized = t0.elapsed();
+    // Each clock stops when the answer's line has arrived, before it is parsed.
+    let (_, initialized) = client.request_received("initialize", initialize_params())?;
+    let initialized = initialized - t0;
     client.notify("notifications/initialized")?;
-    let tools = client.request("tools/list", json!({}))?;
-    let listed = t0.elapsed();
+    let (tools, listed) = client.request_received("tools/list", json!({}))?;
+    let listed = listed - t0;
     ensure!(
         tools["tools"].as_array().map(Vec::len) == Some(tool_count),
         "{}: tools/list did not list scimcp's {tool_count} tools",
