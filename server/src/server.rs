@@ -146,8 +146,6 @@ pub struct ServerContext {
     pub runs: Arc<RunManager>,
     pub campaigns: Arc<crate::campaigns::CampaignManager>,
     pub(crate) validators: Validators,
-    /// The workflows' progress-line patterns, compiled once.
-    pub(crate) progress: crate::runs::progress::ProgressReaders,
     pub data_root: PathBuf,
     /// Plan-then-confirm for starting and cancelling runs.
     pub confirm: ConfirmMode,
@@ -247,7 +245,6 @@ impl ServerContext {
                 )
             })?;
         let validators = Validators::new(&adapter);
-        let progress = crate::runs::progress::ProgressReaders::new(&adapter);
         tracing::info!(adapter = adapter.manifest.name, version = adapter.manifest.version, runs = %runs_dir.display(), "scimcp server ready");
         Ok(Arc::new(ServerContext {
             adapter,
@@ -256,7 +253,6 @@ impl ServerContext {
             runs,
             campaigns: Arc::new(campaigns),
             validators,
-            progress,
             data_root: settings.data_root,
             confirm: settings.confirm,
             validations: Mutex::new(VecDeque::new()),

@@ -40,9 +40,9 @@ impl ProgressSpec {
     /// name, no `done` or `message` group, `total` without `done`).
     ///
     /// A pattern compiles once per process: a manifest's workflows usually share one, and
-    /// the loader's check and the server's readers ask again. Compiling is the largest single
-    /// cost of a server's start (a Unicode `.+` builds a DFA over every code point, about
-    /// 0.3 ms each time), and a cloned `Regex` shares the compiled program.
+    /// the loader's check and the server's progress reads ask again. Compiling was the largest
+    /// single cost of a server's start (a Unicode `.+` builds a DFA over every code point),
+    /// and a cloned `Regex` shares the compiled program.
     pub fn compile(&self) -> Result<Regex, String> {
         static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
         let cached = COMPILED

@@ -86,11 +86,10 @@ pub struct DatasetCatalog {
     file_roots: Vec<PathBuf>,
     /// Why the start directory is not a root, when it is not.
     start_not_root: Option<String>,
-    max_bytes: u64,
-    builtin_spec: Option<DatasetsSpec>,
-    /// `<datasets root>/<adapter>-<hash prefix>`, named when first asked for (the adapter's
-    /// hash is computed off the start's critical path).
-    builtin_home: (PathBuf, Arc<Adapter>),
+    /// Built-ins export to `<datasets_root>/<adapter>-<hash prefix>`, named when first asked
+    /// for (the adapter's hash is computed off the start's critical path).
+    datasets_root: PathBuf,
+    adapter: Arc<Adapter>,
     builtin: OnceCell<Result<PathBuf, String>>,
 }
 
@@ -116,20 +115,18 @@ impl DatasetCatalog {
         DatasetCatalog {
             file_roots,
             start_not_root,
-            max_bytes: adapter.manifest.effective_limits().max_dataset_bytes,
-            builtin_spec: adapter.manifest.datasets.clone(),
-            builtin_home: (datasets_root.to_path_buf(), Arc::clone(adapter)),
+            datasets_root: datasets_root.to_path_buf(),
+            adapter: Arc::clone(adapter),
             builtin: OnceCell::new(),
         }
     }
 
     /// Where the built-in datasets are exported to.
     fn builtin_home(&self) -> PathBuf {
-        let (root, adapter) = &self.builtin_home;
-        root.join(format!(
+        self.datasets_root.join(format!(
             "{}-{}",
-            adapter.manifest.name,
-            &adapter.sha256()[..12]
+            self.adapter.manifest.name,
+            &self.adapter.sha256()[..12]
         ))
     }
 
@@ -138,7 +135,7 @@ impl DatasetCatalog {
         self.start_not_root.as_ref().map(|why| {
             format!(
                 "the start directory is not used as a data directory: {why}; datasets come from --data-dir directories{}",
-                if self.builtin_spec.is_some() { " and the built-in datasets" } else { "" }
+                if self.adapter.manifest.datasets.is_some() { " and the built-in datasets" } else { "" }
             )
         })
     }
@@ -146,7 +143,7 @@ impl DatasetCatalog {
     /// The directories datasets may come from (built-ins last).
     pub fn roots(&self) -> Vec<PathBuf> {
         let mut roots = self.file_roots.clone();
-        if self.builtin_spec.is_some() {
+        if self.adapter.manifest.datasets.is_some() {
             roots.push(self.builtin_home());
         }
         roots
@@ -154,7 +151,7 @@ impl DatasetCatalog {
 
     /// The largest dataset this adapter accepts.
     pub fn max_bytes(&self) -> u64 {
-        self.max_bytes
+        self.adapter.manifest.effective_limits().max_dataset_bytes
     }
 
     /// Resolve a reference (`builtin:<id>` or a path) to a checked, hashed file.
@@ -170,7 +167,7 @@ impl DatasetCatalog {
             let (root, relative) = self.confined(reference)?;
             (root, relative, DatasetSource::File)
         };
-        let max = self.max_bytes;
+        let max = self.max_bytes();
         let reference = reference.to_string();
         tokio::task::spawn_blocking(move || check_and_hash(reference, source, root, relative, max))
             .await
@@ -255,7 +252,7 @@ impl DatasetCatalog {
     /// The directory the export command wrote the built-in datasets into, exporting them on
     /// first use.
     async fn builtin_dir(&self, runtime: &ScientificRuntime) -> Result<PathBuf, ToolError> {
-        let Some(spec) = &self.builtin_spec else {
+        let Some(spec) = &self.adapter.manifest.datasets else {
             return Err(ToolError::new(
                 ErrorCode::DatasetNotFound,
                 "this adapter declares no built-in datasets",
@@ -281,7 +278,7 @@ impl DatasetCatalog {
         &self,
         runtime: &ScientificRuntime,
     ) -> Result<(PathBuf, Vec<Builtin>), ToolError> {
-        let Some(spec) = &self.builtin_spec else {
+        let Some(spec) = &self.adapter.manifest.datasets else {
             return Err(ToolError::new(
                 ErrorCode::DatasetNotFound,
                 "this adapter declares no built-in datasets",
@@ -340,7 +337,7 @@ impl DatasetCatalog {
     pub async fn list(&self, runtime: &ScientificRuntime) -> (Vec<DatasetEntry>, Vec<String>) {
         let mut entries = Vec::new();
         let mut notes = Vec::new();
-        if self.builtin_spec.is_some() {
+        if self.adapter.manifest.datasets.is_some() {
             match self.builtins(runtime).await {
                 Ok((_, builtins)) => entries.extend(builtins.into_iter().map(|b| DatasetEntry {
                     reference: format!("{BUILTIN_PREFIX}{}", b.id),

@@ -274,7 +274,7 @@ async fn wait_reporting(
                 Some(total.max(waited)),
                 progress_message(
                     &status,
-                    ctx.progress.read(&ctx.runs, &status),
+                    crate::runs::progress::read(&ctx.adapter, &ctx.runs, &status),
                     waited,
                     total,
                 ),
