@@ -135,7 +135,12 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
 /// - a nullable type (`"type": ["string", "null"]`, schemars' spelling of `Option`) becomes
 ///   `anyOf` branches with one type each, which single-type dialects such as the OpenAPI
 ///   subset of Gemini's function declarations accept (flagged by the MCP Inspector's
-///   `--strict` check).
+///   `--strict` check);
+/// - a `format` outside the JSON Schema 2020-12 vocabulary (schemars writes Rust's integer
+///   widths, `uint64`, `uint32`, `uint`, `int32`, …, and `double`) is dropped, its meaning
+///   kept as `minimum`/`maximum` where the type bounds the value: validators warn about
+///   every unknown format (Gemini CLI and Claude Code print one line each, hundreds per
+///   session).
 ///
 /// `additionalProperties` keeps its boolean: that form is universal.
 fn portable_schema(
@@ -188,8 +193,43 @@ fn portable_schema(
         }
         map.insert("anyOf".into(), Value::Array(branches));
     }
+    /// The range a Rust number format implies: the bounds JSON numbers hold exactly (a
+    /// 64-bit maximum would not survive a JavaScript client, so none is written).
+    fn format_range(format: &str) -> Option<(Option<i64>, Option<i64>)> {
+        Some(match format {
+            "uint8" => (Some(0), Some(u8::MAX.into())),
+            "uint16" => (Some(0), Some(u16::MAX.into())),
+            "uint32" => (Some(0), Some(u32::MAX.into())),
+            "uint64" | "uint" | "uint128" => (Some(0), None),
+            "int8" => (Some(i8::MIN.into()), Some(i8::MAX.into())),
+            "int16" => (Some(i16::MIN.into()), Some(i16::MAX.into())),
+            "int32" => (Some(i32::MIN.into()), Some(i32::MAX.into())),
+            "int64" | "int" | "int128" | "float" | "double" => (None, None),
+            _ => return None,
+        })
+    }
+    fn standard_format(map: &mut Map<String, Value>) {
+        let Some(Value::String(format)) = map.get("format") else {
+            return;
+        };
+        if STANDARD_FORMATS.contains(&format.as_str()) {
+            return;
+        }
+        let range = format_range(format);
+        map.remove("format");
+        if let Some((min, max)) = range {
+            // A bound the type already states narrower (a `range` attribute) stays.
+            if let Some(min) = min {
+                map.entry("minimum").or_insert(min.into());
+            }
+            if let Some(max) = max {
+                map.entry("maximum").or_insert(max.into());
+            }
+        }
+    }
     fn walk(schema: &mut Value) {
         let Value::Object(map) = schema else { return };
+        standard_format(map);
         split_nullable(map);
         for (key, child) in map.iter_mut() {
             match (key.as_str(), child) {
@@ -226,6 +266,30 @@ fn portable_schema(
         _ => unreachable!("walk keeps an object an object"),
     }
 }
+
+/// The `format` values of the JSON Schema 2020-12 format vocabulary (draft 2020-12,
+/// Validation, section 7.3): the only ones a served schema may carry.
+pub(crate) const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
 
 /// The tool list served on `tools/list`, read once per process from `catalog.json` (every
 /// HTTP session and every repeated `tools/list` reuses it; the tools hold their schemas
@@ -514,6 +578,85 @@ mod tests {
             );
         }
         assert!(found.is_empty(), "{found:#?}");
+    }
+
+    /// No served schema (input or output, at any depth) carries a `format` outside the
+    /// JSON Schema 2020-12 vocabulary: clients' validators warn about each one.
+    #[test]
+    fn served_schemas_use_only_standard_formats() {
+        fn check(path: &str, value: &serde_json::Value, found: &mut Vec<String>) {
+            use serde_json::Value;
+            match value {
+                Value::Object(map) => {
+                    for (key, child) in map {
+                        let here = format!("{path}/{key}");
+                        // `format` as a keyword (a string), not a property named so.
+                        if key == "format"
+                            && let Value::String(f) = child
+                            && !STANDARD_FORMATS.contains(&f.as_str())
+                        {
+                            found.push(format!("{here}: {f}"));
+                        }
+                        check(&here, child, found);
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, c) in items.iter().enumerate() {
+                        check(&format!("{path}/{i}"), c, found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        for (which, tools) in [("served", catalog()), ("generated", generate_catalog())] {
+            for tool in tools {
+                check(
+                    &format!("{which}/{}/input", tool.name),
+                    &serde_json::Value::Object(tool.input_schema.as_ref().clone()),
+                    &mut found,
+                );
+                if let Some(output) = &tool.output_schema {
+                    check(
+                        &format!("{which}/{}/output", tool.name),
+                        &serde_json::Value::Object(output.as_ref().clone()),
+                        &mut found,
+                    );
+                }
+            }
+        }
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    /// Dropping a Rust format keeps its range, and a narrower stated bound wins.
+    #[test]
+    fn rust_formats_become_ranges() {
+        let rewritten = portable_schema(
+            serde_json::json!({
+                "properties": {
+                    "a": {"type": "integer", "format": "uint64", "minimum": 0},
+                    "b": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 10},
+                    "c": {"type": "integer", "format": "int32"},
+                    "d": {"type": "number", "format": "double"},
+                    "e": {"type": "string", "format": "date-time"},
+                },
+            })
+            .as_object()
+            .unwrap()
+            .clone(),
+        );
+        assert_eq!(
+            serde_json::Value::Object(rewritten),
+            serde_json::json!({
+                "properties": {
+                    "a": {"type": "integer", "minimum": 0},
+                    "b": {"type": "integer", "minimum": 0, "maximum": 10},
+                    "c": {"type": "integer", "minimum": -2147483648_i64, "maximum": 2147483647},
+                    "d": {"type": "number"},
+                    "e": {"type": "string", "format": "date-time"},
+                },
+            })
+        );
     }
 
     /// The rewrite keeps meaning: `true` accepts anything, `false` nothing, a nullable type
