@@ -2,12 +2,42 @@
 
 use serde_json::{Map, Value};
 
+use super::MAX_ITEMS;
 use super::request::{CampaignGrid, CampaignItem};
+
+/// How many items the grid expands to, computed from the lists' lengths alone; `None` when
+/// the product overflows (which is above any limit).
+pub fn size(grid: &CampaignGrid) -> Option<usize> {
+    grid.vary
+        .values()
+        .map(Vec::len)
+        .try_fold(grid.datasets.len(), usize::checked_mul)?
+        .checked_mul(grid.parameter_sets.len().max(1))
+}
 
 /// Every dataset × every parameter set × every combination of the varied values (names
 /// sorted, the last changing fastest), each with the fixed parameters; `Err` names a
-/// parameter given twice for one item.
+/// parameter given twice for one item, or a grid above [`MAX_ITEMS`], refused before
+/// anything is expanded: a few hundred bytes of `vary` lists can name more combinations than
+/// memory holds.
 pub fn expand(grid: &CampaignGrid) -> Result<Vec<CampaignItem>, String> {
+    for (name, values) in &grid.vary {
+        if values.is_empty() {
+            return Err(format!("grid.vary.{name} lists no value"));
+        }
+    }
+    match size(grid) {
+        Some(n) if n <= MAX_ITEMS => {}
+        n => {
+            return Err(format!(
+                "a campaign has 1 to {MAX_ITEMS} items; this grid expands to {}",
+                n.map_or_else(
+                    || "more than the machine can count".to_string(),
+                    |n| n.to_string()
+                )
+            ));
+        }
+    }
     let sets: Vec<Map<String, Value>> = if grid.parameter_sets.is_empty() {
         vec![Map::new()]
     } else {
@@ -15,9 +45,6 @@ pub fn expand(grid: &CampaignGrid) -> Result<Vec<CampaignItem>, String> {
     };
     let mut combos: Vec<Map<String, Value>> = vec![Map::new()];
     for (name, values) in &grid.vary {
-        if values.is_empty() {
-            return Err(format!("grid.vary.{name} lists no value"));
-        }
         combos = combos
             .into_iter()
             .flat_map(|c| {
@@ -80,5 +107,33 @@ mod tests {
                 .unwrap_err()
                 .contains("'seed' is given twice")
         );
+    }
+
+    #[test]
+    fn a_grid_above_the_limit_is_refused_from_its_lengths_alone() {
+        // 10^8 combinations: expanding them first would need gigabytes.
+        let vary: serde_json::Map<String, Value> = (0..8)
+            .map(|k| (format!("p{k}"), json!((0..10).collect::<Vec<_>>())))
+            .collect();
+        let grid: CampaignGrid =
+            serde_json::from_value(json!({"datasets": ["a"], "vary": vary})).unwrap();
+        assert_eq!(size(&grid), Some(100_000_000));
+        let refused = expand(&grid).unwrap_err();
+        assert!(refused.contains("1 to 1000 items"), "{refused}");
+        assert!(refused.contains("100000000"), "{refused}");
+        // Overflowing products are refused too, not wrapped.
+        let vary: serde_json::Map<String, Value> = (0..40)
+            .map(|k| (format!("p{k}"), json!((0..10).collect::<Vec<_>>())))
+            .collect();
+        let huge: CampaignGrid =
+            serde_json::from_value(json!({"datasets": ["a"], "vary": vary})).unwrap();
+        assert_eq!(size(&huge), None);
+        assert!(expand(&huge).unwrap_err().contains("more than"));
+        // 1000 exactly is allowed.
+        let ok: CampaignGrid = serde_json::from_value(
+            json!({"datasets": ["a", "b"], "vary": {"s": (0..500).collect::<Vec<_>>()}}),
+        )
+        .unwrap();
+        assert_eq!(expand(&ok).unwrap().len(), 1000);
     }
 }
