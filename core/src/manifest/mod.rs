@@ -16,7 +16,9 @@ mod types;
 pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
 pub use error::{ManifestError, ManifestErrors};
 pub use load::{load_embedded, load_file, resolve};
-pub use progress::{CliProgress, PROGRESS_GROUPS, ProgressSpec, ProgressStream};
+pub use progress::{
+    CliProgress, PROGRESS_GROUPS, ProgressSpec, ProgressStream, is_unsafe_in_text, safe_text,
+};
 pub use template::{
     ABSOLUTE_RUN_VALUES, Filter, NULL, Placeholder, RUN_VALUES, Template, TemplatePart,
 };

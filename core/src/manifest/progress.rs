@@ -90,6 +90,30 @@ impl ProgressSpec {
     }
 }
 
+/// True for what must never reach a progress message: control characters, the
+/// bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the
+/// direction marks (U+200E, U+200F, U+061C) and the line and paragraph separators (U+2028,
+/// U+2029). A CLI's output is not trusted text: a right-to-left override makes a client show
+/// a message reversed, a separator starts a line the CLI did not print.
+pub fn is_unsafe_in_text(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{061C}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+/// `text` without what [`is_unsafe_in_text`] names.
+pub fn safe_text(text: &str) -> String {
+    text.chars().filter(|c| !is_unsafe_in_text(*c)).collect()
+}
+
 /// What the newest progress line said.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CliProgress {
@@ -123,7 +147,7 @@ impl CliProgress {
             .map(|m| {
                 m.as_str()
                     .chars()
-                    .filter(|c| !c.is_control())
+                    .filter(|c| !is_unsafe_in_text(*c))
                     .take(200)
                     .collect::<String>()
                     .trim()
@@ -229,5 +253,21 @@ mod tests {
         let re = spec(r"^(?P<message>.*)$").compile().unwrap();
         let p = CliProgress::latest(&re, &"x".repeat(1000)).unwrap();
         assert_eq!(p.message.unwrap().len(), 200);
+    }
+
+    #[test]
+    fn bidirectional_controls_and_separators_never_reach_a_message() {
+        let re = spec(r"^stage: (?P<message>.*)$").compile().unwrap();
+        let hostile = "stage: fit\u{202E}txt.exe\u{202C} a\u{2028}b\u{2029}c\u{200E}\u{200F}\u{061C}\u{2066}d\u{2069}\u{202A}\u{202B}\u{202D}\u{2067}\u{2068}\u{7}e";
+        let p = CliProgress::latest(&re, hostile).unwrap();
+        assert_eq!(p.message.as_deref(), Some("fittxt.exe abcde"));
+        // Other non-ASCII text stays as printed.
+        assert_eq!(safe_text("épaisseur α→β 日本"), "épaisseur α→β 日本");
+        for c in [
+            '\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}', '\u{2028}', '\u{2029}',
+        ] {
+            assert!(is_unsafe_in_text(c), "{c:?}");
+        }
+        assert!(!is_unsafe_in_text('\u{2070}'));
     }
 }

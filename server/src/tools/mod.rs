@@ -64,10 +64,11 @@ impl Progress {
     }
 
     /// Report `progress` (which only grows) of `total`, with a message; a client that went
-    /// away is not an error of the tool.
+    /// away is not an error of the tool. The message loses control, bidirectional and
+    /// line-separator characters here, whatever produced it (a state name, a CLI's line).
     pub async fn report(&self, progress: f64, total: Option<f64>, message: String) {
         let mut param = rmcp::model::ProgressNotificationParam::new(self.token.clone(), progress)
-            .with_message(message);
+            .with_message(scimcp_core::manifest::safe_text(&message));
         if let Some(total) = total {
             param = param.with_total(total);
         }
