@@ -10,7 +10,9 @@
 //!
 //! Answers may come as one JSON body or as a stream of Server-Sent Events; the stream is read
 //! until the response to the request arrives (other messages on it are skipped), at most
-//! [`BODY_LIMIT`] bytes.
+//! [`BODY_LIMIT`] bytes. Every event's data must be JSON, as some real clients require
+//! (Gemini CLI parses each one and drops the connection on an empty priming event): an event
+//! that is not is a failure of its own, [`Failure::NotJsonEvent`].
 
 use std::io::BufRead;
 use std::sync::Arc;
@@ -59,6 +61,10 @@ pub enum Failure {
         retry_after: Option<String>,
         body: String,
     },
+    /// An SSE event of the answer to `during` whose data is not JSON (`data` is its first
+    /// characters; empty for a priming event sent to a client on a protocol before
+    /// 2025-11-25).
+    NotJsonEvent { during: &'static str, data: String },
     /// A JSON-RPC error answer.
     Rpc {
         during: &'static str,
@@ -103,6 +109,15 @@ impl std::fmt::Display for Failure {
                 }
                 Ok(())
             }
+            Failure::NotJsonEvent { during, data } if data.is_empty() => write!(
+                f,
+                "the event stream answering {during} has an event with empty data (a priming \
+                 event), which is not JSON"
+            ),
+            Failure::NotJsonEvent { during, data } => write!(
+                f,
+                "the event stream answering {during} has an event whose data is not JSON: {data:?}"
+            ),
             Failure::Rpc {
                 during,
                 code,
@@ -314,7 +329,7 @@ impl Session {
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
         let reader = response.body_mut().with_config().limit(BODY_LIMIT).reader();
         let answer = if sse {
-            read_events(std::io::BufReader::new(reader), id)?
+            read_events(std::io::BufReader::new(reader), method, id)?
         } else {
             let value: Value = serde_json::from_reader(reader)
                 .map_err(|e| Failure::Other(format!("the answer to {method} is not JSON ({e})")))?;
@@ -339,24 +354,37 @@ impl Session {
     }
 }
 
-/// Read Server-Sent Events until the JSON-RPC response with `id`.
-fn read_events(reader: impl BufRead, id: i64) -> Result<Value, Failure> {
-    let mut data = String::new();
+/// Read Server-Sent Events until the JSON-RPC response with `id`, the answer to `during`.
+/// Like a strict client, every event with a `data` field must carry JSON (notifications and
+/// requests of the server's are skipped); comments (keep-alives) carry nothing.
+fn read_events(reader: impl BufRead, during: &'static str, id: i64) -> Result<Value, Failure> {
+    let mut data: Option<String> = None;
     for line in reader.lines() {
         let line = line.map_err(|e| Failure::Other(format!("the event stream broke: {e}")))?;
-        if let Some(rest) = line.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
-            }
-            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
-        } else if line.is_empty() && !data.is_empty() {
-            let event = std::mem::take(&mut data);
-            // A priming event (empty), a notification or a request of the server's: skip it.
-            if let Ok(value) = serde_json::from_str::<Value>(&event)
-                && value.get("id") == Some(&json!(id))
+        if line.is_empty() {
+            let Some(event) = data.take() else { continue };
+            let Ok(value) = serde_json::from_str::<Value>(&event) else {
+                return Err(Failure::NotJsonEvent {
+                    during,
+                    data: event.chars().take(80).collect(),
+                });
+            };
+            if value.get("id") == Some(&json!(id))
                 && (value.get("result").is_some() || value.get("error").is_some())
             {
                 return Ok(value);
+            }
+            continue;
+        }
+        let (field, value) = line.split_once(':').unwrap_or((line.as_str(), ""));
+        if field == "data" {
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match &mut data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(value);
+                }
+                None => data = Some(value.to_string()),
             }
         }
     }
@@ -425,14 +453,15 @@ mod tests {
 
     #[test]
     fn reads_the_answer_out_of_an_event_stream() {
-        let stream = "id: 0\nretry: 3000\ndata: \n\n\
+        let stream = ":\n\nid: 1\nretry: 3000\n\n\
             data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n\
             data: {\"jsonrpc\":\"2.0\",\"id\":7,\n\
             data: \"result\":{\"ok\":true}}\n\n";
-        let value = read_events(stream.as_bytes(), 7).unwrap();
+        let value = read_events(stream.as_bytes(), "tools/list", 7).unwrap();
         assert_eq!(value["result"]["ok"], true);
         let err = read_events(
             "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n".as_bytes(),
+            "tools/list",
             2,
         )
         .unwrap_err();
@@ -440,6 +469,22 @@ mod tests {
             err.to_string().contains("ended without the answer"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn an_event_whose_data_is_not_json_fails_as_in_a_strict_client() {
+        // rmcp's priming event, as it was sent to clients on 2025-06-18.
+        let primed = "data: \nid: 0\nretry: 3000\n\n\
+            data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        let err = read_events(primed.as_bytes(), "initialize", 1).unwrap_err();
+        assert!(
+            matches!(&err, Failure::NotJsonEvent { during: "initialize", data } if data.is_empty()),
+            "{err}"
+        );
+        assert!(err.to_string().contains("priming"), "{err}");
+        let junk = "data: hello\n\n";
+        let err = read_events(junk.as_bytes(), "tools/list", 1).unwrap_err();
+        assert!(err.to_string().contains("\"hello\""), "{err}");
     }
 
     #[test]

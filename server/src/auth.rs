@@ -34,6 +34,8 @@ const SECRET_PREFIX: &str = "scimcp_";
 const RESERVED_NAMES: &[&str] = &[ENV_TOKEN_NAME, "stdio", "loopback"];
 /// Version of the token file's layout.
 const TOKEN_FILE_SCHEMA: u32 = 1;
+/// The most bytes read from a token file (an entry takes about 150).
+const TOKEN_FILE_LIMIT: u64 = 1024 * 1024;
 
 /// Who made a request, as a run records it in `started_by`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +68,10 @@ pub enum TokenError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the token file {path} is {what}, not a regular file, so scimcp has not read it\nhint: remove it, then add tokens again with `scimcp token add NAME` (which creates the file)"
+    )]
+    NotRegular { path: PathBuf, what: &'static str },
     #[error(
         "the token file {path} is not valid: {message}\nhint: fix or remove the file, then add tokens again with `scimcp token add NAME`"
     )]
@@ -178,18 +184,71 @@ fn digest_of_hex(hex_digest: &str) -> Option<[u8; 32]> {
 
 /// Read and check the token file; a missing file holds no tokens.
 pub fn read_token_file(path: &Path) -> Result<Vec<TokenEntry>, TokenError> {
-    let text = match fs_err::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(TokenError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+    match read_private(path)? {
+        Some(text) => parse_token_file(path, &text),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The token file's text, `None` when nothing is there. What is there is checked before a
+/// byte is read: a regular file (a FIFO would block the reader, and with it every request,
+/// `/health` too; a link to `/dev/zero` would be read until memory runs out), owned by this
+/// user or root and writable by no one else; then at most [`TOKEN_FILE_LIMIT`] bytes.
+fn read_private(path: &Path) -> Result<Option<String>, TokenError> {
+    use std::io::Read as _;
+    let read_err = |source: std::io::Error| TokenError::Read {
+        path: path.to_path_buf(),
+        source,
     };
-    check_file_safety(path)?;
-    parse_token_file(path, &text)
+    let not_regular = |meta: &std::fs::Metadata| TokenError::NotRegular {
+        path: path.to_path_buf(),
+        what: scimcp_core::fs::kind_of(meta.file_type()),
+    };
+    // Look before opening: opening a device may itself do something, and a FIFO may block.
+    match fs_err::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read_err(e)),
+        Ok(meta) if !meta.is_file() => return Err(not_regular(&meta)),
+        Ok(_) => {}
+    }
+    let mut options = fs_err::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use fs_err::os::unix::fs::OpenOptionsExt as _;
+        use nix::fcntl::OFlag;
+        // Never blocks, even if a FIFO replaced the file since the look above (reads of a
+        // regular file ignore the flag).
+        options.custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits());
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read_err(e)),
+    };
+    // What was opened, checked through the handle itself.
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    check_file_safety(path, &meta)?;
+    let mut bytes = Vec::new();
+    file.take(TOKEN_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    let invalid = |message: String| TokenError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    if bytes.len() as u64 > TOKEN_FILE_LIMIT {
+        return Err(invalid(format!(
+            "it is larger than {} (a token file holds a few hundred bytes per token)",
+            scimcp_core::fs::size_text(TOKEN_FILE_LIMIT)
+        )));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| invalid("it is not UTF-8 text".into()))
 }
 
 fn parse_token_file(path: &Path, text: &str) -> Result<Vec<TokenEntry>, TokenError> {
@@ -221,12 +280,8 @@ fn parse_token_file(path: &Path, text: &str) -> Result<Vec<TokenEntry>, TokenErr
 }
 
 #[cfg(unix)]
-fn check_file_safety(path: &Path) -> Result<(), TokenError> {
+fn check_file_safety(path: &Path, meta: &std::fs::Metadata) -> Result<(), TokenError> {
     use std::os::unix::fs::MetadataExt;
-    let meta = fs_err::metadata(path).map_err(|source| TokenError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
     let mode = meta.mode() & 0o7777;
     let me = nix::unistd::geteuid().as_raw();
     if mode & 0o022 != 0 || (meta.uid() != me && meta.uid() != 0) {
@@ -239,7 +294,7 @@ fn check_file_safety(path: &Path) -> Result<(), TokenError> {
 }
 
 #[cfg(not(unix))]
-fn check_file_safety(_path: &Path) -> Result<(), TokenError> {
+fn check_file_safety(_path: &Path, _meta: &std::fs::Metadata) -> Result<(), TokenError> {
     Ok(())
 }
 
@@ -579,6 +634,55 @@ mod tests {
             Tokens::open(path, None),
             Err(TokenError::Invalid { .. })
         ));
+    }
+
+    /// Run `f` on another thread; panics if it has not returned within 10 s (a blocked read).
+    #[cfg(unix)]
+    fn within_10_s<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("reading the token file blocked")
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_link_to_dev_zero_is_refused_without_reading_and_requests_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TOKEN_FILE_NAME);
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let fifo = path.clone();
+        let err = within_10_s(move || Tokens::open(fifo, None).unwrap_err());
+        assert!(
+            matches!(err, TokenError::NotRegular { what, .. } if what.contains("FIFO")),
+            "{err}"
+        );
+        let fifo = path.clone();
+        let err = within_10_s(move || add_token(&fifo, "alice").unwrap_err());
+        assert!(matches!(err, TokenError::NotRegular { .. }), "{err}");
+
+        // A running server whose file is replaced by a FIFO, then by a link to /dev/zero:
+        // every check answers at once (no token accepted: fail closed).
+        fs_err::remove_file(&path).unwrap();
+        let (_, secret) = add_token(&path, "alice").unwrap();
+        let tokens = std::sync::Arc::new(Tokens::open(path.clone(), None).unwrap());
+        assert!(tokens.check(&secret).is_some());
+        fs_err::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let (t, s) = (std::sync::Arc::clone(&tokens), secret.clone());
+        assert_eq!(within_10_s(move || t.check(&s)), None);
+        fs_err::remove_file(&path).unwrap();
+        fs_err::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let (t, s) = (std::sync::Arc::clone(&tokens), secret.clone());
+        assert_eq!(within_10_s(move || t.check(&s)), None);
+        let zero = path.clone();
+        let err = within_10_s(move || read_token_file(&zero).unwrap_err());
+        assert!(
+            matches!(err, TokenError::NotRegular { what, .. } if what.contains("character device")),
+            "{err}"
+        );
     }
 
     #[cfg(unix)]

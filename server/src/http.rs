@@ -11,12 +11,20 @@
 //! started it. A network address also needs TLS (`--tls-cert`/`--tls-key`), or an explicit
 //! `--allow-plain-http` when a TLS-terminating proxy sits in front (docs/REMOTE.md).
 //!
+//! Connections are bounded per peer address, and a new one must have a request admitted
+//! (a known token, or any request where none is needed) within a few seconds before it may
+//! hold one of the long slots (`http::conns`), so idle connections cannot starve a token
+//! holder. SSE answers carry priming events only for clients on protocol 2025-11-25 or later
+//! (`http::sse`).
+//!
 //! Whatever the address, `Host` must name this server (a loopback name, the address the
 //! client connected to, or an `--allowed-host`), which stops DNS rebinding, and a browser's
 //! `Origin` must be a loopback origin or an `--allowed-origin`. A session is bound to the
 //! token that opened it.
 
+mod conns;
 mod limits;
+mod sse;
 mod tls;
 
 use std::collections::{HashMap, VecDeque};
@@ -43,6 +51,7 @@ pub use limits::TokenLimits;
 
 use crate::auth::{Caller, Tokens};
 use crate::server::ScimcpServer;
+use conns::{Conns, Ticket};
 use limits::{Held, Limiter, Refusal};
 
 /// The one path MCP is served on (the convention clients default to).
@@ -50,16 +59,18 @@ pub const MCP_PATH: &str = "/mcp";
 /// The load balancers' path: `200 {"status":"ok","version":…}`, without authentication.
 pub const HEALTH_PATH: &str = "/health";
 
-/// How long a client may take to send a request's headers (and how long an idle keep-alive
-/// connection is kept), and to finish a TLS handshake: a connection that trickles bytes
-/// holds nothing for longer.
+/// How long an admitted connection may take to send a request's headers (and how long it is
+/// kept idle between requests). A new connection has [`PRE_AUTH_TIMEOUT`] for its TLS
+/// handshake and first admitted request.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+pub use conns::{
+    ADMITTED as MAX_CONNECTIONS, PER_PEER as MAX_CONNECTIONS_PER_PEER, PRE_AUTH_TIMEOUT,
+    WAITING as MAX_WAITING_CONNECTIONS, WAITING_PER_PEER as MAX_WAITING_PER_PEER,
+};
 /// How long a client may take to send a request's body.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest request body accepted (an MCP request is a few KiB).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// Connections served at once; more wait in the kernel's queue until one ends.
-pub const MAX_CONNECTIONS: usize = 256;
 /// Sessions whose opening token is remembered (older ones are forgotten first; rmcp ends
 /// idle sessions long before this many accumulate).
 const MAX_BOUND_SESSIONS: usize = 16_384;
@@ -418,14 +429,12 @@ pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<(
     tracing::info!("access: {}", config.access_summary());
     let stop = crate::shutdown::signal();
     tokio::pin!(stop);
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let conns = Conns::new();
+    let mut crowded = RateLimitedWarning::default();
     let mut backoff = AcceptBackoff::default();
     loop {
-        // A slot first: at the cap, connections wait in the kernel's queue, not in memory.
-        let slot = tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = &mut stop => break,
-        };
+        // Accepting never waits for a slot: a crowd of idle connections must not keep the
+        // next client in the kernel's queue (the slots are bounded per peer, `conns`).
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => {
@@ -444,6 +453,26 @@ pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<(
             },
             () = &mut stop => break,
         };
+        let accepted_at = tokio::time::Instant::now();
+        let ticket = match conns.open(peer.ip().to_canonical()) {
+            Ok(ticket) => Arc::new(ticket),
+            Err(refused) => {
+                crowded.warn(|also| {
+                    let why = match refused {
+                        conns::Refused::PeerFull => {
+                            format!("it has {MAX_CONNECTIONS_PER_PEER} connections open")
+                        }
+                        conns::Refused::PeerWaiting => format!(
+                            "it has {MAX_WAITING_PER_PEER} connections that sent no admitted \
+                             request yet"
+                        ),
+                    };
+                    format!("closed a new connection from {}: {why}{also}", peer.ip())
+                });
+                drop(stream);
+                continue;
+            }
+        };
         // An answer goes out in several small writes (headers, then each SSE event): with
         // Nagle's algorithm on, the second waits for the client's delayed ACK, about 40 ms
         // per call on Linux.
@@ -459,17 +488,21 @@ pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<(
         let tls = tls.clone();
         let done = shutdown.child_token();
         tokio::spawn(async move {
-            let _slot = slot;
+            let deadline = accepted_at + PRE_AUTH_TIMEOUT;
             let Some(tls) = tls else {
-                return serve_connection(stream, mcp, gate, conn, done).await;
+                return serve_connection(stream, mcp, gate, conn, ticket, deadline, done).await;
             };
-            let handshake = tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream));
+            let evicted = ticket.evicted().clone();
+            let handshake = tokio::time::timeout_at(deadline, tls.accept(stream));
             tokio::select! {
                 shaken = handshake => match shaken {
-                    Ok(Ok(stream)) => serve_connection(stream, mcp, gate, conn, done).await,
+                    Ok(Ok(stream)) => {
+                        serve_connection(stream, mcp, gate, conn, ticket, deadline, done).await;
+                    }
                     Ok(Err(e)) => tracing::debug!("TLS handshake with {} failed: {e}", conn.peer),
                     Err(_) => tracing::debug!("TLS handshake with {} timed out", conn.peer),
                 },
+                () = evicted.cancelled() => {}
                 () = done.cancelled() => {}
             }
         });
@@ -479,32 +512,57 @@ pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<(
     Ok(())
 }
 
+/// Serve one connection: until `deadline` it must have a request admitted (else it is
+/// closed, as it is when a newer connection takes its waiting slot); then as long as hyper
+/// keeps it.
 async fn serve_connection<IO>(
     io: IO,
     mcp: McpService,
     gate: Arc<Gate>,
     conn: ConnInfo,
+    ticket: Arc<Ticket>,
+    deadline: tokio::time::Instant,
     done: CancellationToken,
 ) where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let on_request = Arc::clone(&ticket);
     let service = service_fn(move |request: Request<Incoming>| {
         let mcp = mcp.clone();
         let gate = Arc::clone(&gate);
-        async move { route(&mcp, &gate, &conn, request).await }
+        let ticket = Arc::clone(&on_request);
+        async move { route(&mcp, &gate, &conn, &ticket, request).await }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
         .serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
-    tokio::select! {
-        result = connection.as_mut() => {
-            if let Err(e) = result {
-                tracing::debug!("HTTP connection ended: {e}");
+    let expired = tokio::time::sleep_until(deadline);
+    tokio::pin!(expired);
+    let mut waiting = true;
+    loop {
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!("HTTP connection ended: {e}");
+                }
+                return;
+            }
+            () = done.cancelled() => {
+                connection.as_mut().graceful_shutdown();
+                return;
+            }
+            () = ticket.admitted().cancelled(), if waiting => waiting = false,
+            () = &mut expired, if waiting => {
+                tracing::debug!("closed a connection from {}: no admitted request within {} s", conn.peer, PRE_AUTH_TIMEOUT.as_secs());
+                return;
+            }
+            () = ticket.evicted().cancelled(), if waiting => {
+                tracing::debug!("closed a waiting connection from {} for a newer one", conn.peer);
+                return;
             }
         }
-        () = done.cancelled() => connection.as_mut().graceful_shutdown(),
     }
 }
 
@@ -512,8 +570,18 @@ async fn route(
     mcp: &McpService,
     gate: &Gate,
     conn: &ConnInfo,
+    ticket: &Ticket,
     request: Request<Incoming>,
 ) -> Result<Response<HttpBody>, Infallible> {
+    // Only origin-form targets (`/mcp`): an absolute-form target (`http://evil.com/mcp`) is
+    // what a proxy is sent, and it would name a host apart from the Host header that was
+    // checked.
+    if request.uri().scheme().is_some() || request.uri().authority().is_some() {
+        return Ok(plain(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the request target must be a path such as /mcp\n".into(),
+        ));
+    }
     let path = request.uri().path();
     if path == HEALTH_PATH {
         return Ok(health(request.method()));
@@ -536,6 +604,19 @@ async fn route(
             return Ok(unauthorized());
         }
     };
+    if !ticket.admit() {
+        let mut response = plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("Service Unavailable: {MAX_CONNECTIONS} connections are being served\n"),
+        );
+        let headers = response.headers_mut();
+        headers.insert("retry-after", hyper::header::HeaderValue::from_static("1"));
+        headers.insert(
+            hyper::header::CONNECTION,
+            hyper::header::HeaderValue::from_static("close"),
+        );
+        return Ok(response);
+    }
     if !gate.host_allowed(request.headers(), conn) {
         tracing::warn!(
             "refused a request from {}: its Host header does not name this server (DNS \
@@ -600,6 +681,7 @@ async fn route(
         Ok(Ok(collected)) => collected.to_bytes(),
     };
     let method = parts.method.clone();
+    let priming = sse::wants_priming(&sse::request_version(&parts.headers, &bytes));
     // The tools read the caller from here (rmcp hands the request's parts to the handler).
     parts.extensions.insert(caller.clone());
     let response = mcp
@@ -621,6 +703,16 @@ async fn route(
         }
     }
     let (parts, body) = response.into_parts();
+    let is_sse = parts
+        .headers
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    let body = if is_sse && !priming {
+        sse::WithoutEmptyEvents::new(body).boxed()
+    } else {
+        body
+    };
     Ok(Response::from_parts(parts, Held::new(body, permit).boxed()))
 }
 

@@ -7,7 +7,9 @@
 //!   Streamable HTTP, with the token from the environment variable the registration names —
 //!   the variable the clients read. Every way it can fail (the variable unset, the host
 //!   unknown or unreachable, the certificate untrusted, for another name or expired, the
-//!   token refused, the host not allowed) is its own finding with its own remedy.
+//!   token refused, the host not allowed) is its own finding with its own remedy. The SSE
+//!   answers are read as a strict client reads them (Gemini CLI): an event whose data is not
+//!   JSON fails the check.
 
 use std::time::Instant;
 
@@ -290,6 +292,24 @@ fn explain(
         Failure::Status { status, .. } => (
             format!("the server answered HTTP {status}"),
             "look at the server's log (`scimcp serve` writes one line per refused request)".into(),
+        ),
+        Failure::NotJsonEvent { during, data } => (
+            if data.is_empty() {
+                format!(
+                    "the server's answer to {during} starts with an empty SSE event (a priming \
+                     event) although this client speaks protocol 2025-06-18; clients that parse \
+                     every event as JSON, such as Gemini CLI, fail on it and show no tool"
+                )
+            } else {
+                format!(
+                    "the server's answer to {during} has an SSE event whose data is not JSON; \
+                     clients that parse every event as JSON, such as Gemini CLI, fail on it"
+                )
+            },
+            "update scimcp on the server (`scimcp --version`): current versions send priming \
+             events only to clients on protocol 2025-11-25 or later; if a proxy sits in front \
+             of it, make sure the proxy passes the event stream unchanged"
+                .into(),
         ),
         Failure::Rpc { during, .. } => (
             format!("{during} failed on the server"),
