@@ -68,7 +68,9 @@ try {
     $setup = Join-Path $tmp "scimcp-setup.exe"
     $archive = [System.IO.Compression.ZipFile]::OpenRead($zip)
     try {
-        $entry = $archive.GetEntry("bin/scimcp-setup.exe")
+        # Under one folder named like the zip (older bundles: at the top).
+        $entry = $archive.GetEntry("scimcp-$version-$target/bin/scimcp-setup.exe")
+        if (-not $entry) { $entry = $archive.GetEntry("bin/scimcp-setup.exe") }
         if (-not $entry) { Fail "$bundle has no bin/scimcp-setup.exe" }
         [System.IO.Compression.ZipFileExtensions]::ExtractToFile($entry, $setup)
     } finally {

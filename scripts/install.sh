@@ -99,19 +99,26 @@ download "$base/$bundle.sigstore.json" "$tmp/$bundle.sigstore.json" ||
   fail "cannot download the signature $base/$bundle.sigstore.json; without it the bundle cannot be verified"
 
 # Only scimcp-setup comes out of the bundle here; it verifies the bundle's signature before it
-# unpacks anything else.
+# unpacks anything else. Its files sit under one folder named like the zip (bundles from before
+# this layout had them at the top): the first entry that exists is taken.
 setup="$tmp/scimcp-setup$exe"
 entry="bin/scimcp-setup$exe"
-if command -v unzip >/dev/null 2>&1; then
-  unzip -p "$tmp/$bundle" "$entry" >"$setup"
-elif command -v bsdtar >/dev/null 2>&1; then
-  bsdtar -xOf "$tmp/$bundle" "$entry" >"$setup"
-elif command -v python3 >/dev/null 2>&1; then
-  python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
-    "$tmp/$bundle" "$entry" >"$setup"
-else
-  fail "cannot open the bundle: install unzip and run this again"
-fi
+extract() { # ENTRY: its bytes on stdout, or a failure status when the bundle has no such entry
+  if command -v unzip >/dev/null 2>&1; then
+    unzip -p "$tmp/$bundle" "$1" 2>/dev/null
+  elif command -v bsdtar >/dev/null 2>&1; then
+    bsdtar -xOf "$tmp/$bundle" "$1" 2>/dev/null
+  elif command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+      "$tmp/$bundle" "$1" 2>/dev/null
+  else
+    fail "cannot open the bundle: install unzip and run this again"
+  fi
+}
+for candidate in "scimcp-$version-$target/$entry" "$entry"; do
+  extract "$candidate" >"$setup" || true
+  [ ! -s "$setup" ] || break
+done
 [ -s "$setup" ] || fail "$bundle has no $entry"
 chmod +x "$setup"
 

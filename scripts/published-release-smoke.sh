@@ -28,7 +28,8 @@ unset SCIMCP_PYTHON
 echo "== the installer from the published bundle ($url)"
 curl --fail --silent --show-error --location --retry 3 -o "$root/bundle.zip" "$url"
 installer="$root/scimcp-setup$exe"
-unzip -p "$root/bundle.zip" "bin/scimcp-setup$exe" > "$installer" && chmod +x "$installer"
+# The pattern matches bin/ under the bundle's one folder (or at the top of an older bundle).
+unzip -p "$root/bundle.zip" "*bin/scimcp-setup$exe" > "$installer" && chmod +x "$installer"
 
 echo "== install from the release address (downloaded and verified by scimcp-setup)"
 "$installer" install --from "$url" --client generic --yes

@@ -26,7 +26,8 @@ unset SCIMCP_PYTHON
 
 echo "== install from the signed bundle"
 installer="$SCIMCP_HOME/../setup$exe"
-unzip -p "$bundle" "bin/scimcp-setup$exe" > "$installer" && chmod +x "$installer"
+# The pattern matches bin/ under the bundle's one folder (or at the top of an older bundle).
+unzip -p "$bundle" "*bin/scimcp-setup$exe" > "$installer" && chmod +x "$installer"
 "$installer" install --from "$bundle" --client generic --yes
 
 echo "== doctor"

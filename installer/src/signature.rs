@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use scimcp_core::install_state::{SignatureRecord, SignatureStatus};
 use scimcp_verify::ReleasePolicy;
 use scimcp_verify::release_policy::SignerPolicy;
-use scimcp_verify::{ReleaseVerifyError, bundle_path, verify_release_files};
+use scimcp_verify::{ReleaseVerifyError, VerifyError, bundle_path, verify_release_files};
 
 use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::error::SetupError;
@@ -43,9 +43,23 @@ pub enum SignatureError {
         bundle: PathBuf,
         tag: String,
         policy: String,
+        remedy: Remedy,
         #[source]
         source: Box<ReleaseVerifyError>,
     },
+}
+
+/// What to do about a refused signature: the verifier's own advice names its command-line
+/// options (`--key`), not the installer's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// A key-pair signature checked against a keyless policy (the built-in one): the bundle
+    /// is someone's own build, trusted only through a policy naming that key.
+    KeyPairBundle,
+    /// A keyless signature checked against a key-pair `--release-policy`.
+    KeylessBundle,
+    /// The bytes or the signature are not the release's.
+    DownloadAgain,
 }
 
 impl scimcp_core::failure::Hint for SignatureError {
@@ -57,9 +71,22 @@ impl scimcp_core::failure::Hint for SignatureError {
                  (recorded in state.json as a development override)"
                     .into(),
             ),
-            SignatureError::Refused { .. } => Some(
-                "download the bundle and its .sigstore.json again from the release page".into(),
-            ),
+            SignatureError::Refused { remedy, .. } => Some(match remedy {
+                Remedy::KeyPairBundle => "this bundle is signed with a key pair, not by scimcp's \
+                     release workflow: if you trust that key (your own or your lab's build), pass \
+                     --release-policy FILE, a release policy whose [signer] names its public key \
+                     (public_key = \"KEY.pub\"); through the installer script: \
+                     sh -s -- --release-policy FILE. --allow-unsigned does not apply to a signed \
+                     bundle"
+                    .into(),
+                Remedy::KeylessBundle => "this bundle is signed by a release workflow (keyless), \
+                     not with the key your --release-policy names: install it without \
+                     --release-policy to check it against scimcp's release workflow"
+                    .into(),
+                Remedy::DownloadAgain => "the bundle or its signature is not the release's: \
+                     download both (the .zip and its .sigstore.json) again from the release page"
+                    .into(),
+            }),
             SignatureError::VersionMismatch { .. } | SignatureError::Policy(_) => None,
         }
     }
@@ -167,6 +194,23 @@ fn verify_zip(
         bundle: zip.to_path_buf(),
         tag: tag.clone(),
         policy: policy.source.clone(),
+        remedy: match (&source, &policy.signer) {
+            (
+                ReleaseVerifyError::Refused {
+                    source: VerifyError::Material(_),
+                    ..
+                },
+                SignerPolicy::Keyless(_),
+            ) => Remedy::KeyPairBundle,
+            (
+                ReleaseVerifyError::Refused {
+                    source: VerifyError::Material(_),
+                    ..
+                },
+                SignerPolicy::Key(_),
+            ) => Remedy::KeylessBundle,
+            _ => Remedy::DownloadAgain,
+        },
         source: Box::new(source),
     })?;
     let signer = match (&policy.signer, verified.first()) {

@@ -81,15 +81,12 @@ fn run(
         }
     }
     let mut report = Report::new(if repair { "repair" } else { "install" }, setup);
-    let _lock = lock(setup, &mut report)?;
-    let before = setup.load_state()?;
-    let mut state = before.clone();
-    // Checked before anything under the data root changes: a refused bundle leaves it as it
-    // was. A repair that keeps the intact active version checks nothing new and keeps its
-    // record.
-    // A download lives in a temporary directory until the bundle is unpacked.
+    // A `--from` bundle is checked before the lock is taken: the check reads only the bundle
+    // (a download lives in a temporary directory until it is unpacked) and the release
+    // policy, so a refused bundle leaves the data root exactly as it was, without even the
+    // lock file or the folder the lock creates.
     let mut download = None;
-    let (bundle, signature) = match args.from.as_deref() {
+    let from = match args.from.as_deref() {
         Some(path) => {
             let path = match path.to_str().filter(|p| crate::remote::is_url(p)) {
                 Some(url) => {
@@ -100,9 +97,16 @@ fn run(
                 }
                 None => path.to_path_buf(),
             };
-            let (bundle, signature) = crate::signature::open_checked(&path, &args.signature)?;
-            (bundle, Some(signature))
+            Some(crate::signature::open_checked(&path, &args.signature)?)
         }
+        None => None,
+    };
+    let _lock = lock(setup, &mut report)?;
+    let before = setup.load_state()?;
+    let mut state = before.clone();
+    // A repair that keeps the intact active version checks nothing new and keeps its record.
+    let (bundle, signature) = match from {
+        Some((bundle, signature)) => (bundle, Some(signature)),
         None => {
             let bundle = choose_bundle(setup, &state, repair)?;
             let signature = match bundle.kind {
@@ -162,6 +166,8 @@ fn run(
     }
     finish(setup, &before, &state, &mut report)?;
     if !setup.dry_run {
+        let approvals = super::approvals::notes(&report);
+        report.notes.extend(approvals);
         report.notes.push(format!(
             "Quit and reopen your AI clients so they start {}. `scimcp-setup status` shows \
              what is installed; `scimcp-setup uninstall` undoes it (your runs are kept).",

@@ -15,14 +15,14 @@ use std::process::{Command, Output};
 
 use common::adapter::{Demo, write_adapter};
 use common::fake_github::{FakeGitHub, Release};
-use common::signed::{env, target, zip_dir};
+use common::signed::{env, target, zip_dir, zip_dir_in};
 use common::{fake_bundle, repo_root};
 use serde_json::Value;
 
 const VERSION: &str = "0.7.0";
 
 /// The release: the published installers, the signed bundle (with the scimcp-setup under
-/// test in its bin/) and its signature.
+/// test in its bin/, under the bundle's one top-level folder) and its signature.
 fn release(e: &common::signed::Env) -> Release {
     let src = fake_bundle(&e.root.join("src"), "scimcp", Some(VERSION));
     fs_err::copy(
@@ -30,9 +30,10 @@ fn release(e: &common::signed::Env) -> Release {
         src.join("bin/scimcp-setup"),
     )
     .unwrap();
-    let name = format!("scimcp-{VERSION}-{}.zip", target());
+    let folder = format!("scimcp-{VERSION}-{}", target());
+    let name = format!("{folder}.zip");
     let zip = e.root.join(&name);
-    zip_dir(&src, &zip);
+    zip_dir_in(&src, &format!("{folder}/"), &zip);
     let bytes = fs_err::read(&zip).unwrap();
     let signature = e.sign(&bytes);
     let installers = e.root.join("installers");
@@ -161,6 +162,7 @@ fn a_bundle_that_does_not_verify_installs_nothing() {
     )
     .unwrap();
     fs_err::write(src.join("bin/scimcp"), "#!/bin/sh\necho tampered\n").unwrap();
+    // In the layout of older bundles (files at the top): the script still finds scimcp-setup.
     let tampered = e.root.join("tampered.zip");
     zip_dir(&src, &tampered);
     server.replace_asset(&zip_name, fs_err::read(&tampered).unwrap());
@@ -182,4 +184,28 @@ fn a_bundle_that_does_not_verify_installs_nothing() {
     assert!(stderr.contains("scimcp-setup install failed"), "{stderr}");
     let data = e.home.join(".local/share/scimcp");
     assert!(!data.join("versions").exists() && !data.join("state.json").exists());
+}
+
+/// A mirror (`SCIMCP_DOWNLOAD_URL`) serving a bundle signed with a key pair: without a
+/// release policy naming that key it is refused, the hint names `--release-policy` (not
+/// "download again", which cannot help), and the refusal, which says nothing was changed,
+/// leaves the home exactly as it was: no data folder, no `.setup.lock`.
+#[test]
+fn a_key_pair_bundle_from_a_mirror_is_refused_naming_the_policy_and_leaves_nothing() {
+    let e = env();
+    let server = FakeGitHub::start(vec![release(&e)]);
+    let base = format!("{}/dl/v{VERSION}", server.base);
+    let before = scimcp_testkit::fingerprint(&e.home, &[]);
+    let out = one_liner(&e.home, &base, &["--client", "generic", "--skip-runtime"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    assert!(stderr.contains("signed with a key pair"), "{stderr}");
+    assert!(stderr.contains("--release-policy FILE"), "{stderr}");
+    assert!(!stderr.contains("again from the release page"), "{stderr}");
+    assert_eq!(
+        scimcp_testkit::fingerprint(&e.home, &[]),
+        before,
+        "a refused bundle left something in the home"
+    );
 }

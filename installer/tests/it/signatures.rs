@@ -24,8 +24,20 @@ fn signed_zip_installs_and_is_recorded_as_verified() {
 
     // Against the built-in (keyless) policy a key-pair signature is not the release signer.
     let out = e.run(&install(&zip_arg, &[]));
-    refused(&out, &["failed signature verification for tag v1.4.0"]);
-    assert!(!e.data.join("state.json").exists());
+    refused(
+        &out,
+        &[
+            "failed signature verification for tag v1.4.0",
+            "signed with a key pair",
+            "--release-policy FILE",
+        ],
+    );
+    // Refused before the setup lock is taken: not even the data folder or the lock file.
+    assert!(
+        !e.data.exists(),
+        "{:?}",
+        fs_err::read_dir(&e.data).map(|d| d.count())
+    );
 
     ok(e.run(&install(&zip_arg, &["--release-policy", &policy])));
     let state = e.state();

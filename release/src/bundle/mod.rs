@@ -1,9 +1,12 @@
 //! `scimcp-release bundle`: one deterministic MCP bundle zip per target.
 //!
-//! A bundle holds `manifest.json` (MCP Bundle manifest), `bin/` (the suite's binaries for
-//! the target), `adapters/` (every adapter: each manifest and every file under `adapters/`
-//! it may refer to), `refsci/` (the reference CLI's source, no tests), `LICENSE` and
-//! `RELEASE.json` (every other file's path, size, mode and SHA-256; the suite and adapter
+//! Every entry sits under one folder, `scimcp-<version>-<target>/` (the zip's name without
+//! `.zip`), so unpacking it in Downloads makes one folder, not a spill of six entries. That
+//! folder holds `README.txt` (what it is, the one command to run, how to undo it),
+//! `manifest.json` (MCP Bundle manifest), `bin/` (the suite's binaries for the target),
+//! `adapters/` (every adapter: each manifest and every file under `adapters/` it may refer
+//! to), `refsci/` (the reference CLI's source, no tests), `LICENSE` and `RELEASE.json` (every
+//! other file's path inside the folder, size, mode and SHA-256; the suite and adapter
 //! versions; the git commit). Beside the zips, a release-level `RELEASE.json` lists every
 //! bundle with its SHA-256: that file and each zip are what gets signed.
 //!
@@ -13,6 +16,7 @@
 mod allowlist;
 mod binaries;
 pub mod mcpb;
+mod readme;
 mod zipper;
 
 use std::path::{Path, PathBuf};
@@ -148,7 +152,12 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
     let version = scimcp_core::version::SUITE_VERSION.to_string();
     let mut bundles = Vec::new();
     for target in &opts.targets {
-        let mut entries = Vec::new();
+        let folder = bundle_folder(&version, target);
+        let mut entries = vec![Entry {
+            path: "README.txt".into(),
+            bytes: readme::readme(&version, target, &folder).into_bytes(),
+            executable: false,
+        }];
         for rel in &repo_files {
             let path = opts.repo_root.join(rel);
             let bytes = fs_err::read(&path).map_err(|e| BundleError::io(&path, e))?;
@@ -202,9 +211,14 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
             bytes: pretty(&release),
             executable: false,
         });
+        // RELEASE.json lists paths inside the folder (what an install copies into
+        // versions/<semver>/); only the zip's entry names carry the folder.
+        for e in &mut entries {
+            e.path = format!("{folder}/{}", e.path);
+        }
         let zip = zipper::write_zip(&mut entries, opts.epoch)
             .map_err(|e| BundleError::Zip(e.to_string()))?;
-        let file = format!("scimcp-{version}-{target}.zip");
+        let file = format!("{folder}.zip");
         let path = opts.out_dir.join(&file);
         scimcp_core::fs::write_atomic(&path, &zip, scimcp_core::fs::Privacy::KeepExisting)
             .map_err(|e| BundleError::Zip(e.to_string()))?;
@@ -232,6 +246,12 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
     )
     .map_err(|e| BundleError::Zip(e.to_string()))?;
     Ok(index)
+}
+
+/// The one top-level folder of the bundle of `version` for `target`, also its zip's name
+/// without `.zip`.
+pub fn bundle_folder(version: &str, target: &str) -> String {
+    format!("scimcp-{version}-{target}")
 }
 
 /// Write only `manifest.json` for `target` into `out_dir` (for `mcpb validate`).

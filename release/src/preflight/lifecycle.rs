@@ -172,7 +172,8 @@ fn check_markers(markers: &[(PathBuf, Vec<u8>)]) -> Result<(), StepError> {
 }
 
 /// Unpack `zip` into `mirror/scimcp-<patch+1>/` with that version in its RELEASE.json: the
-/// "second locally built version" an upgrade moves to.
+/// "second locally built version" an upgrade moves to. The bundle's files sit under its one
+/// top-level folder; that folder's contents become the mirror's bundle folder.
 fn second_version(zip: &Path, mirror: &Path) -> Result<String, StepError> {
     let bad = |message: String| StepError::BundleZip {
         zip: zip.to_path_buf(),
@@ -180,10 +181,14 @@ fn second_version(zip: &Path, mirror: &Path) -> Result<String, StepError> {
     };
     let file = fs_err::File::open(zip).map_err(StepError::io("open the bundle"))?;
     let mut archive = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
+    let folder = zip
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut release = String::new();
     archive
-        .by_name("RELEASE.json")
-        .map_err(|e| bad(format!("RELEASE.json: {e}")))?
+        .by_name(&format!("{folder}/RELEASE.json"))
+        .map_err(|e| bad(format!("{folder}/RELEASE.json: {e}")))?
         .read_to_string(&mut release)
         .map_err(|e| bad(format!("RELEASE.json: {e}")))?;
     let mut value: serde_json::Value =
@@ -192,9 +197,14 @@ fn second_version(zip: &Path, mirror: &Path) -> Result<String, StepError> {
         .map_err(|e| bad(format!("RELEASE.json version: {e}")))?;
     version.patch += 1;
     let dir = mirror.join(format!("scimcp-{version}"));
+    let unpacked = mirror.join(".unpacked");
     archive
-        .extract(&dir)
-        .map_err(|e| bad(format!("extracting into {}: {e}", dir.display())))?;
+        .extract(&unpacked)
+        .map_err(|e| bad(format!("extracting into {}: {e}", unpacked.display())))?;
+    fs_err::rename(unpacked.join(&folder), &dir)
+        .map_err(StepError::io("move the second version into the mirror"))?;
+    fs_err::remove_dir_all(&unpacked)
+        .map_err(StepError::io("remove the emptied unpacking folder"))?;
     value["version"] = serde_json::Value::String(version.to_string());
     fs_err::write(
         dir.join("RELEASE.json"),

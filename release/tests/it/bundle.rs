@@ -43,9 +43,11 @@ fn options(bins: &Path, out: &Path, targets: &[&str]) -> BundleOptions {
     }
 }
 
+/// The file `name` inside the bundle's one top-level folder (the zip's name without `.zip`).
 fn read_entry(zip_path: &Path, name: &str) -> Vec<u8> {
+    let folder = zip_path.file_stem().unwrap().to_str().unwrap();
     let mut zip = zip::ZipArchive::new(fs_err::File::open(zip_path).unwrap()).unwrap();
-    let mut entry = zip.by_name(name).unwrap();
+    let mut entry = zip.by_name(&format!("{folder}/{name}")).unwrap();
     let mut bytes = Vec::new();
     entry.read_to_end(&mut bytes).unwrap();
     bytes
@@ -109,9 +111,23 @@ fn release_json_lists_every_file_with_its_hash_and_nothing_else_ships() {
         ["geochemistrypi", "refsci"],
         "every shipped adapter"
     );
+    // One top-level folder, named like the zip: unpacking it makes one folder.
+    let folder = format!(
+        "scimcp-{}-x86_64-pc-windows-msvc/",
+        scimcp_core::version::SUITE_VERSION
+    );
+    assert_eq!(
+        index.bundles[0].file,
+        format!("{}.zip", folder.trim_end_matches('/'))
+    );
     let mut zip = zip::ZipArchive::new(fs_err::File::open(&zip_path).unwrap()).unwrap();
     let mut names: Vec<String> = (0..zip.len())
-        .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())
+        .map(|i| {
+            let name = zip.by_index(i).unwrap().name().unwrap().to_string();
+            name.strip_prefix(&folder)
+                .unwrap_or_else(|| panic!("{name} is outside {folder}"))
+                .to_string()
+        })
         .collect();
     names.retain(|n| n != "RELEASE.json");
     let listed: Vec<&str> = release.files.iter().map(|f| f.path.as_str()).collect();
@@ -131,6 +147,7 @@ fn release_json_lists_every_file_with_its_hash_and_nothing_else_ships() {
         assert_eq!(f.mode == "0755", f.path.starts_with("bin/"), "{}", f.path);
     }
     for required in [
+        "README.txt",
         "manifest.json",
         "LICENSE",
         "bin/scimcp.exe",
@@ -144,6 +161,11 @@ fn release_json_lists_every_file_with_its_hash_and_nothing_else_ships() {
         );
     }
     assert!(!listed.iter().any(|p| p.contains("tests/")));
+    let readme = String::from_utf8(read_entry(&zip_path, "README.txt")).unwrap();
+    assert!(
+        readme.contains(r".\bin\scimcp-setup.exe install") && readme.contains("uninstall"),
+        "{readme}"
+    );
     let manifest: serde_json::Value =
         serde_json::from_slice(&read_entry(&zip_path, "manifest.json")).unwrap();
     assert_eq!(manifest["server"]["type"], "binary");

@@ -158,7 +158,15 @@ impl Env {
     }
 }
 
+/// Zip `dir`'s files at the top of the zip (the layout of bundles before they had one
+/// top-level folder).
 pub fn zip_dir(dir: &Path, out: &Path) {
+    zip_dir_in(dir, "", out);
+}
+
+/// Zip `dir`'s files under `prefix` (`scimcp-<version>-<target>/`, as `scimcp-release bundle`
+/// lays a bundle out), or at the top when it is empty.
+pub fn zip_dir_in(dir: &Path, prefix: &str, out: &Path) {
     let mut zip = zip::ZipWriter::new(fs_err::File::create(out).unwrap());
     let mut stack = vec![dir.to_path_buf()];
     let mut files = Vec::new();
@@ -182,7 +190,7 @@ pub fn zip_dir(dir: &Path, out: &Path) {
         let options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored)
             .unix_permissions(0o755);
-        zip.start_file(rel, options).unwrap();
+        zip.start_file(format!("{prefix}{rel}"), options).unwrap();
         zip.write_all(&fs_err::read(&p).unwrap()).unwrap();
     }
     zip.finish().unwrap();
