@@ -109,7 +109,7 @@ pub struct InstallArgs {
     pub packages: PackageArgs,
     /// A folder the server may read datasets from (repeatable). Given, these folders replace
     /// the ones in use; by default the recorded folders are kept, and a first install uses
-    /// `<Documents>/scimcp` (or `<data directory>/data`). Created when missing.
+    /// `<Documents>/scimcp` (or `~/scimcp`). Created when missing.
     #[arg(long = "data-dir", value_name = "DIR")]
     pub data_dirs: Vec<PathBuf>,
     #[command(flatten)]

@@ -11,12 +11,13 @@
 //! <root>/clients/mcp.json        the generic client file any other MCP client can be pointed at
 //! <root>/.setup.lock             the cross-process lock every mutating command holds
 //! <root>/.tmp/                   scratch space on the same file system (renamed into place)
-//! <root>/data/                   the default data folder when the user has no Documents folder
+//! <root>/data/                   the data folder of installs made before it moved to a visible one
 //! ```
 //!
 //! The data folders the server may read datasets from are explicit: `<Documents>/scimcp`
-//! by default (else `<root>/data`), or the folders given with `install --data-dir`. They are
-//! the user's: created when missing, never deleted.
+//! by default (else `~/scimcp`), or the folders given with `install --data-dir`, recorded in
+//! `state.json` and kept from then on. They are the user's: created when missing, never
+//! deleted, never moved.
 
 use std::path::{Path, PathBuf};
 
@@ -99,11 +100,25 @@ impl Layout {
         }
     }
 
-    /// The data folder used when none is chosen: `<Documents>/scimcp`, else `<root>/data`.
+    /// The data folder used when none is chosen, one a scientist finds in a file browser:
+    /// `<Documents>/scimcp` (the platform's Documents folder, else `~/Documents` when it
+    /// exists), else `~/scimcp`. Never a folder under the data root, which is hidden on Linux
+    /// (`~/.local/share`) and macOS (`~/Library`) — except `<root>/data` when it already
+    /// exists: an install made before this default keeps the folder holding its files.
     pub fn default_data_dir(&self, host: &Host) -> PathBuf {
-        match &host.documents {
-            Some(documents) => documents.join(scimcp_core::version::SUITE_NAME),
-            None => self.root.join("data"),
+        let name = scimcp_core::version::SUITE_NAME;
+        if let Some(documents) = &host.documents {
+            return documents.join(name);
+        }
+        let legacy = self.root.join("data");
+        if legacy.is_dir() {
+            return legacy;
+        }
+        let documents = host.home.join("Documents");
+        if documents.is_dir() {
+            documents.join(name)
+        } else {
+            host.home.join(name)
         }
     }
 
@@ -129,5 +144,54 @@ impl Layout {
             command: self.stable_server_binary(),
             args,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout_and_host(dir: &Path) -> (Layout, Host) {
+        let home = dir.join("home");
+        fs_err::create_dir_all(&home).unwrap();
+        let root = home.join(".local/share/scimcp");
+        (
+            Layout::new(&root, Platform::Linux),
+            Host::fake(Platform::Linux, &home, &[]),
+        )
+    }
+
+    #[test]
+    fn the_default_data_folder_is_one_a_file_browser_shows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (layout, mut host) = layout_and_host(dir.path());
+        // No Documents folder at all: the home's own scimcp folder, never under ~/.local.
+        assert_eq!(layout.default_data_dir(&host), host.home.join("scimcp"));
+        // A ~/Documents without xdg-user-dirs naming it.
+        fs_err::create_dir(host.home.join("Documents")).unwrap();
+        assert_eq!(
+            layout.default_data_dir(&host),
+            host.home.join("Documents/scimcp")
+        );
+        // The platform's own Documents folder wins (xdg-user-dirs, macOS, Windows).
+        host.documents = Some(host.home.join("Mes documents"));
+        assert_eq!(
+            layout.default_data_dir(&host),
+            host.home.join("Mes documents/scimcp")
+        );
+    }
+
+    #[test]
+    fn an_existing_data_folder_is_never_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let (layout, host) = layout_and_host(dir.path());
+        fs_err::create_dir(host.home.join("Documents")).unwrap();
+        // What state.json records is kept, whatever the default is now.
+        let recorded = vec![layout.root.join("data")];
+        assert_eq!(layout.data_dirs(&host, &recorded), recorded);
+        // An install from before the default moved, whose receipt names no folder: the
+        // folder under the data root holds its files, so it stays in use.
+        fs_err::create_dir_all(layout.root.join("data")).unwrap();
+        assert_eq!(layout.data_dirs(&host, &[]), recorded);
     }
 }

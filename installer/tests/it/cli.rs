@@ -217,7 +217,7 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
     ]));
     let calls = fs_err::read_to_string(&log).unwrap();
     let command = h.data.join("current/bin/scimcp").display().to_string();
-    let data_dir = h.data.join("data").display().to_string();
+    let data_dir = h.home.join("scimcp").display().to_string();
     let want = format!(
         "mcp|add-json|--scope|user|scimcp-refsci|{{\"args\":[\"serve\",\"--adapter\",\"refsci\",\"--data-dir\",{}],\"command\":{},\"env\":{{}},\"type\":\"stdio\"}}|\n",
         serde_json::Value::String(data_dir),

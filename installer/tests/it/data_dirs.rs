@@ -1,6 +1,7 @@
 //! The registered server gets explicit data folders (`--data-dir`), never its start
 //! directory: `<Documents>/scimcp` by default (the Documents folder of `xdg-user-dirs` here),
-//! else `<data root>/data`; `install --data-dir` chooses others. They are created, recorded
+//! else `~/Documents/scimcp` when that folder exists, else `~/scimcp` (never under the hidden
+//! data root); `install --data-dir` chooses others. They are created, recorded
 //! in `state.json`, shown by `status`, checked by the doctor, and kept by uninstall.
 
 #![cfg(unix)]
@@ -165,4 +166,50 @@ fn the_server_is_registered_with_explicit_data_folders() {
         stdout(&out)
     );
     assert!(lab.join("measurements.csv").is_file() && documents.is_dir());
+}
+
+/// Without xdg-user-dirs or a ~/Documents, the data folder is ~/scimcp, which a file browser
+/// shows (it was `~/.local/share/scimcp/data`); once recorded, a later default never moves it.
+#[test]
+fn without_a_documents_folder_the_data_folder_is_visible_and_then_kept() {
+    let dir = unicode_tempdir();
+    let root = dir.path();
+    let home = root.join("home");
+    let data = home.join(".local/share/scimcp");
+    let bin = root.join("empty bin");
+    fs_err::create_dir_all(&home).unwrap();
+    fs_err::create_dir_all(&bin).unwrap();
+    let bundle = fake_bundle(root, "scimcp-0.1.0", None)
+        .display()
+        .to_string();
+    let install = || {
+        let argv = [
+            "install",
+            "--client",
+            "generic",
+            "--skip-runtime",
+            "--allow-unsigned",
+            "--from",
+            &bundle,
+        ];
+        ok(setup_cmd(&home, &data, &bin, &argv).output().unwrap())
+    };
+    let generic = data.join("clients/mcp.json");
+    install();
+    let visible = home.join("scimcp");
+    assert!(visible.is_dir());
+    assert!(!data.join("data").exists());
+    assert_eq!(
+        entry_args(&generic)[3..],
+        ["--data-dir", visible.to_str().unwrap()]
+    );
+
+    // A Documents folder appears later: the recorded folder stays, nothing new is made.
+    fs_err::create_dir(home.join("Documents")).unwrap();
+    install();
+    assert_eq!(
+        entry_args(&generic)[3..],
+        ["--data-dir", visible.to_str().unwrap()]
+    );
+    assert!(!home.join("Documents/scimcp").exists());
 }

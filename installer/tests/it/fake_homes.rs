@@ -30,8 +30,10 @@ fn fake(platform: Platform) -> Fake {
         mut setup,
     } = common::platform_home(platform);
     if platform != Platform::Linux {
-        // macOS and Windows always name a Documents folder; this Linux has no xdg-user-dirs,
-        // so its data folder goes under the data root.
+        // macOS and Windows always name a Documents folder; this Linux has no xdg-user-dirs
+        // and no ~/Documents, so its data folder is ~/scimcp, where a file browser shows it
+        // (the Linux golden files name `[ROOT]/home/scimcp`; they named `<data root>/data`,
+        // hidden under ~/.local/share, before the default moved).
         setup.host.documents = Some(home.join("Documents"));
     }
     if platform == Platform::Windows {

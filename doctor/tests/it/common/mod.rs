@@ -187,9 +187,15 @@ impl Install {
         {
             texts.push(rt.path().join(".scimcp-runtime.json"));
         }
+        // The default data folder is in the home (`~/scimcp`): the copy's, not the template's.
+        let (home_from, home_to) = (
+            template.join("home").display().to_string(),
+            install.home.display().to_string(),
+        );
         for file in texts {
             let text = fs_err::read_to_string(&file).unwrap();
-            fs_err::write(&file, text.replace(&from, &to)).unwrap();
+            let text = text.replace(&from, &to).replace(&home_from, &home_to);
+            fs_err::write(&file, text).unwrap();
         }
         install
     }
