@@ -232,6 +232,7 @@ class Lane:
         self.report = Report(args.only)
         self.expected = served_tools(self.bin / "scimcp", self.work / "lister")
         self.server_proc = None
+        self.server_bin = Path(args.server_bin).resolve() if args.server_bin else self.bin / "scimcp"
 
     def base_env(self, home: Path) -> dict:
         env = {
@@ -321,7 +322,7 @@ class Lane:
         log = open(self.work / "server.log", "w")
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "SCIMCP_HOME": str(home), "SCIMCP_TOKEN": token}
         self.server_proc = subprocess.Popen(
-            [str(self.bin / "scimcp"), "serve", "--transport", "http", "--listen", "127.0.0.1:0",
+            [str(self.server_bin), "serve", "--transport", "http", "--listen", "127.0.0.1:0",
              "--require-token"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -394,8 +395,12 @@ class Lane:
                           project, setup=setup):
             return
         state = json.loads((home / ".local/share/scimcp/state.json").read_text())
-        runtime = state["runtimes"]["refsci"]["interpreter"]
-        data_dir = Path(state.get("data_dirs", [str(home / "scimcp")])[0])
+        runtime = (state.get("runtimes", {}).get("refsci") or {}).get("interpreter")
+        data_dirs = state.get("data_dirs") or []
+        if not self.report.check(f"{tag}: state.json records the runtime and a data folder",
+                                 bool(runtime and data_dirs), json.dumps(state)[:400]):
+            return
+        data_dir = Path(data_dirs[0])
         # The scientist's data: refsci's sample datasets, put into the data folder.
         data_dir.mkdir(parents=True, exist_ok=True)
         r = run([runtime, "-m", "refsci", "datasets", "export", str(data_dir)], env, project)
@@ -448,6 +453,8 @@ def main() -> int:
     ap.add_argument("--work", required=True, help="a scratch folder (fake homes, logs)")
     ap.add_argument("--repo", default=".", help="the repository root, for scimcp-release bundle")
     ap.add_argument("--python", help="the interpreter the bundle's runtime is built from")
+    ap.add_argument("--server-bin", help="the scimcp that serves the remote checks (default: --bin-dir's), "
+                    "e.g. a build without a fix, to see the lane catch its bug")
     ap.add_argument("--only", help="run only the checks whose group matches this regex")
     args = ap.parse_args()
     # The script's own start (npm included) when it passes one, for the total time.
