@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use scimcp_core::install_state::{InstallState, STATE_FILE};
+use scimcp_core::install_state::{InstallState, STATE_FILE, SignatureStatus};
 use scimcp_installer::is_executable;
 
 use crate::check::{CheckResult, Status, shell_quote};
@@ -122,6 +122,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         }
     }
     problems.extend(state_vs_disk(ctx, state, &active));
+    let unsigned = development_override(state, &active);
     let ok = format!(
         "current → {active}; {} report {active}; {STATE_FILE} matches the disk",
         reported
@@ -130,9 +131,33 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if problems.is_empty()
+        && let Some(note) = unsigned
+    {
+        // Nothing a repair could change: only a signed bundle replaces what was unpacked.
+        return CheckResult::warn(id, note).remedy(
+            "for anything but development, install a signed release: scimcp-setup upgrade, or \
+             scimcp-setup install --from scimcp-<version>-<target>.zip with its .sigstore.json \
+             beside it",
+        );
+    }
+    problems.extend(unsigned.map(|note| (Status::Warn, note)));
     CheckResult::from_problems(id, ok, problems)
         .remedy("scimcp-setup repair")
         .fixable()
+}
+
+/// The warning for an active version installed under `--allow-unsigned`: its bundle's
+/// signature was never checked, which is fine on a developer's machine and nowhere else.
+fn development_override(state: &InstallState, active: &str) -> Option<String> {
+    let signature = state.versions.get(active)?.signature.as_ref()?;
+    (signature.status == SignatureStatus::DevelopmentOverride).then(|| {
+        format!(
+            "the active version {active} is a development override recorded in {STATE_FILE} \
+             ({}); nothing checked who built it",
+            signature.detail
+        )
+    })
 }
 
 /// The binaries a version must have: the server clients run and the installer that repairs

@@ -1,6 +1,8 @@
 //! `manifest.json`: the MCP Bundle manifest, so Claude Desktop and the `mcpb` tool accept
 //! the bundle. Manifest version 0.3 (the current documented one); strict keys only, since
-//! `mcpb validate` rejects anything unknown.
+//! `mcpb validate` rejects anything unknown. It sits at the top of the bundle's one folder:
+//! `mcpb pack` of the unpacked folder makes the `.mcpb` Claude Desktop installs (the release
+//! zip, whose entries are under that folder, is not itself an `.mcpb`).
 
 use serde_json::{Value, json};
 

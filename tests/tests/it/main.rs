@@ -14,6 +14,7 @@ mod http_remote;
 mod http_transport;
 mod human_output;
 mod mcp_server;
+mod release_bundle;
 mod remote_registration;
 mod resources;
 mod slurm;
