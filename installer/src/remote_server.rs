@@ -51,17 +51,28 @@ pub enum RemoteServerError {
     #[error("--remote {shown}: {what}")]
     Malformed { shown: String, what: String },
     #[error(
-        "--token-env {given:?} is not an environment variable name (letters, digits and `_`, \
-         not starting with a digit, at most 64 characters)"
+        "--remote {shown}: {what}, which would be written into every client's configuration \
+         file (a token belongs in an environment variable, not in the address)"
     )]
-    TokenEnv { given: String },
+    Secret { shown: String, what: &'static str },
+    #[error(
+        "--token-env: what you gave is not an environment variable name (letters, digits and \
+         `_`, not starting with a digit, at most 64 characters); it is not repeated here in \
+         case it is a secret"
+    )]
+    TokenEnv,
     #[error(
         "--token-env takes the NAME of the environment variable that holds your token, not the \
-         token itself (what you gave looks like a scimcp token)"
+         token itself (what you gave looks like a token; it is not repeated here)"
     )]
     TokenGiven,
     #[error("--name {given:?} is not an entry name (1 to 64 letters, digits, `-` and `_`)")]
     Name { given: String },
+    #[error(
+        "--name: what you gave looks like a token, which would be written into every client's \
+         configuration file (it is not repeated here)"
+    )]
+    NameSecret,
     #[error("the entry name {name} is {holder}")]
     NameTaken { name: String, holder: String },
     #[error("{name} is already registered for {recorded}")]
@@ -78,6 +89,11 @@ impl scimcp_core::failure::Hint for RemoteServerError {
     fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
         use RemoteServerError as E;
         Some(match self {
+            E::Secret { .. } => format!(
+                "give the plain endpoint, like https://lab-server:8443/mcp, and the token \
+                 through an environment variable (--token-env NAME, default {DEFAULT_TOKEN_ENV})"
+            )
+            .into(),
             E::NotUrl { .. } | E::Malformed { .. } => {
                 "give the server's MCP endpoint, like https://lab-server:8443/mcp".into()
             }
@@ -94,13 +110,13 @@ impl scimcp_core::failure::Hint for RemoteServerError {
             E::Query { .. } => "give https://HOST:PORT/mcp, and the token through an \
                 environment variable (--token-env NAME)"
                 .into(),
-            E::TokenEnv { .. } => format!("e.g. --token-env {DEFAULT_TOKEN_ENV}").into(),
+            E::TokenEnv => format!("e.g. --token-env {DEFAULT_TOKEN_ENV}").into(),
             E::TokenGiven => format!(
                 "set it with `export {DEFAULT_TOKEN_ENV}=<token>` and pass --token-env \
                  {DEFAULT_TOKEN_ENV}, or leave --token-env out"
             )
             .into(),
-            E::Name { .. } => "e.g. --name scimcp-remote-lab".into(),
+            E::Name { .. } | E::NameSecret => "e.g. --name scimcp-remote-lab".into(),
             E::NameTaken { .. } => "choose another with --name NAME (remote entries and \
                 adapters' `scimcp-<adapter>` entries must never share a name)"
                 .into(),
@@ -137,7 +153,8 @@ impl std::fmt::Display for RemoteUrl {
 }
 
 impl RemoteUrl {
-    /// Parse and check `text` (see the module documentation for what is refused).
+    /// Parse and check `text` (see the module documentation for what is refused). No
+    /// error repeats a secret: what they show of the address is [`redact`]ed.
     pub fn parse(text: &str) -> Result<RemoteUrl, RemoteServerError> {
         let given = text.trim();
         let not_url = || RemoteServerError::NotUrl {
@@ -146,23 +163,31 @@ impl RemoteUrl {
         if given.is_empty() || given.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(not_url());
         }
+        // Clients parse a `\` as `/` (WHATWG URLs), so `https://lab\@evil/` or
+        // `https:/\/…` would not mean to them what it seems to mean here.
+        if given.contains('\\') {
+            return Err(RemoteServerError::Malformed {
+                shown: redact(given),
+                what: "the address has a backslash".into(),
+            });
+        }
         let (scheme, rest) = given.split_once("://").ok_or_else(not_url)?;
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(end);
         let path_end = tail.find(['?', '#']).unwrap_or(tail.len());
         let (path, extra) = tail.split_at(path_end);
-        // What messages may show: never a user name, password or query.
-        let shown = format!(
+        // What messages may show: never a user name, password, query or secret-looking part.
+        let shown = redact(&format!(
             "{scheme}://{}{path}",
             authority.rsplit('@').next().unwrap_or_default()
-        );
+        ));
         let https = match scheme.to_ascii_lowercase().as_str() {
             "https" => true,
             "http" => false,
             _ => {
                 return Err(RemoteServerError::Scheme {
                     shown,
-                    scheme: scheme.to_string(),
+                    scheme: redact(scheme),
                 });
             }
         };
@@ -171,6 +196,27 @@ impl RemoteUrl {
         }
         if !extra.is_empty() {
             return Err(RemoteServerError::Query { shown });
+        }
+        let secret = |what: &'static str| RemoteServerError::Secret {
+            shown: shown.clone(),
+            what,
+        };
+        if path.contains('%') || authority.contains('%') {
+            return Err(secret(
+                "the address is percent-encoded (`%…`), which can hide a query or a token",
+            ));
+        }
+        if path.contains(';') {
+            return Err(secret("the path has a `;` parameter"));
+        }
+        if path.contains(['=', '&']) {
+            return Err(secret("the path has a `key=value` part"));
+        }
+        if looks_secret(path) || looks_secret(authority) {
+            return Err(secret(
+                "a part of the address looks like a token (a long run of random letters and \
+                 digits)",
+            ));
         }
         let malformed = |what: String| RemoteServerError::Malformed {
             shown: shown.clone(),
@@ -236,7 +282,7 @@ fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
             .ok_or("the IPv6 address has no closing `]`")?;
         inside
             .parse::<Ipv6Addr>()
-            .map_err(|_| format!("[{inside}] is not an IPv6 address"))?;
+            .map_err(|_| format!("[{}] is not an IPv6 address", redact(inside)))?;
         let port = match after {
             "" => None,
             p => Some(p.strip_prefix(':').ok_or("junk after the IPv6 address")?),
@@ -261,20 +307,19 @@ fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
         };
         if host.len() > 253 || !host.trim_end_matches('.').split('.').all(label_ok) {
             return Err(format!(
-                "{host:?} is not a host name (letters, digits, `-` and `.`; a name with other \
-                 letters must be given in its xn-- form)"
+                "{:?} is not a host name (letters, digits, `-` and `.`; a name with other \
+                 letters must be given in its xn-- form)",
+                redact(&host)
             ));
         }
     }
-    let port = match port {
-        None => None,
-        Some(p) => Some(
-            p.parse::<u16>()
-                .ok()
-                .filter(|p| *p > 0)
-                .ok_or_else(|| format!("the port {p:?} is not a number from 1 to 65535"))?,
-        ),
-    };
+    let port =
+        match port {
+            None => None,
+            Some(p) => Some(p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                format!("the port {:?} is not a number from 1 to 65535", redact(p))
+            })?),
+        };
     Ok((host, port))
 }
 
@@ -284,15 +329,70 @@ fn path_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || "/-._~%:@".contains(c)
 }
 
-/// `text` with anything between `://` and `@` (a user name, a password) and everything after
-/// `?` or `#` left out, for messages.
-fn redact(text: &str) -> String {
-    let cut = text.find(['?', '#']).unwrap_or(text.len());
-    let text = &text[..cut];
-    match (text.find("://"), text.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}://…@{}", &text[..s], &text[at + 1..]),
-        _ => text.to_string(),
+/// `text` as messages may show it: anything between `://` and `@` (a user name, a
+/// password) left out, cut before the first character that can start a query, a parameter
+/// or an escape (`?`, `#`, `;`, `%`, `\\`, `=`, `&`, whitespace), and every run that
+/// [`looks_secret`] replaced by `…`.
+pub fn redact(text: &str) -> String {
+    let cut = text
+        .find(|c: char| "?#;%\\=&".contains(c) || c.is_whitespace() || c.is_control())
+        .unwrap_or(text.len());
+    let mut shown = text[..cut].to_string();
+    if let (Some(s), Some(at)) = (shown.find("://"), shown.rfind('@'))
+        && at > s
+    {
+        shown = format!("{}://…@{}", &shown[..s], &shown[at + 1..]);
     }
+    let mut out = String::new();
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if looks_secret(run) {
+            out.push('…');
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in shown.chars() {
+        if secret_char(c) {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    if cut < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// A character of the alphabets tokens are written in (hexadecimal, base64, base64url).
+fn secret_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_-+".contains(c)
+}
+
+/// Whether `text` holds what looks like a token rather than a word of an address or a
+/// variable name: a run of 32 or more letters and digits with a digit in it, or of 32 or more
+/// hexadecimal digits (`openssl rand -hex 32`, scimcp's own `scimcp_<64 hex>`), or a run of 32 or more base64url characters
+/// mixing digits, capitals and small letters with few separators (a word-built name like
+/// `SCIMCP_TOKEN_OF_THE_LAB_IN_ROOM_2` or `analysis-machine-of-room-2` is neither).
+pub fn looks_secret(text: &str) -> bool {
+    let alnum_run = text.split(|c: char| !c.is_ascii_alphanumeric()).any(|run| {
+        run.len() >= 32
+            && (run.chars().any(|c| c.is_ascii_digit())
+                || run.chars().all(|c| c.is_ascii_hexdigit()))
+    });
+    let mixed_run = text.split(|c: char| !secret_char(c)).any(|run| {
+        let separators = run.chars().filter(|c| "_-+".contains(*c)).count();
+        run.len() >= 32
+            && separators * 8 <= run.len()
+            && run.chars().any(|c| c.is_ascii_digit())
+            && run.chars().any(|c| c.is_ascii_uppercase())
+            && run.chars().any(|c| c.is_ascii_lowercase())
+    });
+    alnum_run || mixed_run
 }
 
 /// A remote server as its entries are written: name, URL and the token variable.
@@ -352,12 +452,10 @@ pub fn default_name(url: &RemoteUrl) -> String {
 
 /// Check a `--token-env` value.
 pub fn check_token_env(name: &str) -> Result<(), RemoteServerError> {
-    // `scimcp token add` prints `scimcp_` and 64 hexadecimal digits, which is also a valid
-    // variable name: passed here by mistake it would be written into every file.
-    let looks_like_token = name
-        .strip_prefix("scimcp_")
-        .is_some_and(|rest| rest.len() >= 32 && rest.chars().all(|c| c.is_ascii_hexdigit()));
-    if looks_like_token {
+    // `scimcp token add` prints `scimcp_` and 64 hexadecimal digits, and `openssl rand -hex
+    // 32` 64 of them; both can be valid variable names: passed here by mistake they would
+    // be written into every file.
+    if looks_secret(name) {
         return Err(RemoteServerError::TokenGiven);
     }
     let valid = !name.is_empty()
@@ -367,15 +465,16 @@ pub fn check_token_env(name: &str) -> Result<(), RemoteServerError> {
     if valid {
         Ok(())
     } else {
-        Err(RemoteServerError::TokenEnv {
-            given: name.to_string(),
-        })
+        Err(RemoteServerError::TokenEnv)
     }
 }
 
 /// Check that `name` is a valid entry name that no adapter's entry uses: the installed ones,
 /// the shipped ones and the legacy `scimcp`.
 pub fn check_name(name: &str, state: &InstallState) -> Result<(), RemoteServerError> {
+    if looks_secret(name) {
+        return Err(RemoteServerError::NameSecret);
+    }
     let valid = !name.is_empty()
         && name.len() <= 64
         && name
@@ -482,6 +581,74 @@ mod tests {
             parse("https://lab/mcp#x"),
             Err(RemoteServerError::Query { .. })
         ));
+    }
+
+    /// Every form a secret was seen hiding in (issue 26): refused, and no message repeats it.
+    #[test]
+    fn refuses_secrets_in_the_address_without_repeating_them() {
+        let hex = "0123456789abcdef".repeat(4);
+        let b64 = "Zm9vYmFyQmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbA";
+        let forms = [
+            format!("https://lab.example/mcp/scimcp_{hex}"),
+            format!("https://lab.example/mcp/{hex}"),
+            format!("https://lab.example/{b64}/mcp"),
+            format!("https://lab.example/mcp%3Ftoken%3D{hex}"),
+            format!("https://lab.example/mcp;token={hex}"),
+            format!("https://lab.example/mcp/token={hex}"),
+            format!("https://lab.example/mcp token={hex}"),
+            format!("https://lab.example/mcp\ttoken={hex}"),
+            format!("https://lab.example\\@{hex}/mcp"),
+            format!("https://{hex}\\@lab.example/mcp"),
+            format!("https:/\\/lab.example/mcp/{hex}"),
+            format!("https://lab.example/mcp?token={hex}"),
+            format!("https://user:{hex}@lab.example/mcp"),
+            format!("https://{hex}.lab.example/mcp"),
+            format!("https://lab.example:{hex}/mcp"),
+            format!("lab.example/mcp?token={hex}"),
+            format!("https://lab.example/%6D%63%70/{hex}"),
+        ];
+        for url in &forms {
+            let e = RemoteUrl::parse(url).expect_err(url);
+            let shown = format!(
+                "{e} {}",
+                scimcp_core::failure::Hint::hint(&e).unwrap_or_default()
+            );
+            for secret in [hex.as_str(), b64, &hex[..16]] {
+                assert!(!shown.contains(secret), "{url}: {shown}");
+            }
+            assert!(!redact(url).contains(&hex[..16]), "{url}: {}", redact(url));
+        }
+        // Ordinary addresses stay accepted, long word-built paths included.
+        for ok in [
+            "https://lab.example/analysis-machine-of-the-lab-in-room-2/mcp",
+            "https://lab.example/My-Lab-Server-Path-2024-Production/mcp",
+            "https://[2001:db8::1]:8443/mcp",
+        ] {
+            assert!(RemoteUrl::parse(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn a_token_given_as_its_variable_is_refused_without_repeating_it() {
+        let hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        for given in [
+            hex.to_string(),
+            format!("x{hex}"),
+            format!("scimcp_{hex}"),
+            "Zm9vYmFyQmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdo+/=".to_string(),
+        ] {
+            let e = check_token_env(&given).unwrap_err();
+            assert!(!e.to_string().contains(&hex[..12]), "{e}");
+            assert!(!e.to_string().contains("Zm9vYmFy"), "{e}");
+        }
+        assert_eq!(
+            check_token_env(&format!("x{hex}")),
+            Err(RemoteServerError::TokenGiven)
+        );
+        assert_eq!(
+            check_name(&format!("scimcp-remote-{hex}"), &InstallState::new()),
+            Err(RemoteServerError::NameSecret)
+        );
     }
 
     #[test]

@@ -9,32 +9,38 @@ use std::process::Command;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, path_text, url_headers};
+use super::{
+    Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_MS, dollar_brace, path_text,
+    timed_args, url_headers, with,
+};
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;
 
 pub struct ClaudeCode;
 pub struct ClaudeCodeProject;
 
-/// `{"type": "http", "url", "headers": {"Authorization": "Bearer ${VAR}"}}`: Claude Code
-/// expands `${VAR}` in `url` and `headers` of user and project entries.
+/// `{"type": "http", "url", "headers": {"Authorization": "Bearer ${VAR}"}, "timeout"}`:
+/// Claude Code expands `${VAR}` in `url` and `headers` of user and project entries.
 fn claude_remote(remote: &RemoteServer) -> RemoteEntry {
-    RemoteEntry::entry(url_headers(
+    let entry = url_headers(
         vec![("type", Entry::str("http"))],
         "url",
         remote,
         dollar_brace,
-    ))
+    );
+    RemoteEntry::entry(with(entry, [("timeout", Entry::Int(TOOL_TIMEOUT_MS))]))
 }
 
-/// `{"type": "stdio", "command", "args", "env": {}}`: the shape `claude mcp add-json`
-/// stores, so a CLI registration and a file edit produce the same entry.
+/// `{"type": "stdio", "command", "args", "env": {}, "timeout"}`: the shape `claude mcp
+/// add-json` stores (2.1.332 keeps `timeout`, the per-call deadline in ms), so a CLI
+/// registration and a file edit produce the same entry.
 fn claude_entry(server: &ServerCommand) -> Entry {
     Entry::map([
         ("type", Entry::str("stdio")),
         ("command", Entry::str(path_text(&server.command))),
-        ("args", Entry::strs(server.args.iter().cloned())),
+        ("args", Entry::strs(timed_args(server))),
         ("env", Entry::Map(Vec::new())),
+        ("timeout", Entry::Int(TOOL_TIMEOUT_MS)),
     ])
 }
 

@@ -4,7 +4,11 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen};
+use scimcp_core::install_state::ServerCommand;
+
+use super::{
+    Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_S, path_text, seen, timed_args,
+};
 use crate::edit::Format;
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;
@@ -36,12 +40,23 @@ impl Client for Codex {
         seen(cx, &[home(cx)], &["codex"])
     }
 
+    /// `command`, `args` and `tool_timeout_sec`: without it Codex gives up on a call after
+    /// 300 s, exactly the server's longest wait.
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
+        Entry::map([
+            ("command", Entry::str(path_text(&server.command))),
+            ("args", Entry::strs(timed_args(server))),
+            ("tool_timeout_sec", Entry::Int(TOOL_TIMEOUT_S)),
+        ])
+    }
+
     /// `url` and `bearer_token_env_var`: Codex reads the token from that variable itself.
     fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
         let mut pairs = vec![("url".to_string(), Entry::str(&remote.url))];
         if let Some(var) = &remote.token_env {
             pairs.push(("bearer_token_env_var".to_string(), Entry::str(var)));
         }
+        pairs.push(("tool_timeout_sec".to_string(), Entry::Int(TOOL_TIMEOUT_S)));
         RemoteEntry::entry(Entry::Map(pairs))
     }
 }

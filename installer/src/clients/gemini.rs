@@ -1,7 +1,29 @@
 //! Gemini CLI: `~/.gemini/settings.json` (JSON with comments), `mcpServers`.
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, seen, url_headers};
+use scimcp_core::install_state::ServerCommand;
+
+use super::{
+    Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_MS, dollar_brace, path_text, seen,
+    timed_args, url_headers, with,
+};
+use crate::entry::Entry;
 use crate::remote_server::RemoteServer;
+
+/// `{"command", "args", "timeout"}`: Gemini CLI and its fork Qwen Code take the per-call
+/// deadline in milliseconds.
+pub fn gemini_entry(server: &ServerCommand) -> Entry {
+    Entry::map([
+        ("command", Entry::str(path_text(&server.command))),
+        ("args", Entry::strs(timed_args(server))),
+        ("timeout", Entry::Int(TOOL_TIMEOUT_MS)),
+    ])
+}
+
+/// `httpUrl` (Streamable HTTP; `url` would mean SSE), `headers` with `${VAR}`, `timeout`.
+pub fn gemini_remote(remote: &RemoteServer) -> RemoteEntry {
+    let entry = url_headers(Vec::new(), "httpUrl", remote, dollar_brace);
+    RemoteEntry::entry(with(entry, [("timeout", Entry::Int(TOOL_TIMEOUT_MS))]))
+}
 
 pub struct Gemini;
 
@@ -20,9 +42,10 @@ impl Client for Gemini {
     fn detect(&self, cx: ClientContext<'_>) -> bool {
         seen(cx, &[cx.host.home.join(".gemini")], &["gemini"])
     }
-
-    /// `httpUrl` (Streamable HTTP; `url` would mean SSE), `headers` with `${VAR}`.
+    fn entry(&self, _name: &str, server: &ServerCommand) -> Entry {
+        gemini_entry(server)
+    }
     fn remote_entry(&self, _name: &str, remote: &RemoteServer) -> RemoteEntry {
-        RemoteEntry::entry(url_headers(Vec::new(), "httpUrl", remote, dollar_brace))
+        gemini_remote(remote)
     }
 }

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, path_text, seen};
+use super::{
+    Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_S, dollar_brace, path_text, seen,
+    timed_args,
+};
 use crate::edit::Format;
 use crate::entry::Entry;
 use crate::host::Platform;
@@ -48,9 +51,9 @@ impl Client for Goose {
                 Entry::str("Scientific analyses through scimcp"),
             ),
             ("cmd", Entry::str(path_text(&server.command))),
-            ("args", Entry::strs(server.args.iter().cloned())),
+            ("args", Entry::strs(timed_args(server))),
             ("envs", Entry::Map(Vec::new())),
-            ("timeout", Entry::Int(300)),
+            ("timeout", Entry::Int(TOOL_TIMEOUT_S)),
         ])
     }
     /// `type: streamable_http, uri, headers`; the token variable is listed in `env_keys`
@@ -74,7 +77,7 @@ impl Client for Goose {
                 Entry::map([("Authorization", Entry::str(bearer))]),
             ));
         }
-        pairs.push(("timeout".to_string(), Entry::Int(300)));
+        pairs.push(("timeout".to_string(), Entry::Int(TOOL_TIMEOUT_S)));
         RemoteEntry::entry(Entry::Map(pairs))
     }
 }

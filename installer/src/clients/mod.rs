@@ -16,6 +16,7 @@ mod claude_desktop;
 mod cline;
 mod codex;
 mod continue_dev;
+mod copilot;
 mod cursor;
 mod gemini;
 mod generic;
@@ -24,6 +25,7 @@ mod jetbrains;
 mod kiro;
 mod lm_studio;
 mod opencode;
+mod qwen;
 mod roo_code;
 mod vscode;
 mod windsurf;
@@ -217,6 +219,35 @@ pub fn unless_token(
     ))
 }
 
+/// How long scimcp asks a client to let one tool call run, in the clients that take a
+/// per-server key for it. The server never waits longer than 300 s in one call
+/// (`MAX_WAIT_S`), so with 600 s its "still running, call again" answer always arrives
+/// before the client gives up; Codex's own default, 300 s, lost that race (issue 26).
+pub const TOOL_TIMEOUT_S: i64 = 600;
+
+/// [`TOOL_TIMEOUT_S`] in milliseconds, the unit of Claude Code, Gemini CLI, Qwen Code and
+/// Copilot CLI.
+pub const TOOL_TIMEOUT_MS: i64 = TOOL_TIMEOUT_S * 1000;
+
+/// `serve`'s arguments for an entry that sets the client's deadline: the server is told it
+/// (`--client-timeout-s`) and chooses its default waits below it.
+pub fn timed_args(server: &ServerCommand) -> Vec<String> {
+    let mut args = server.args.clone();
+    args.extend(["--client-timeout-s".to_string(), TOOL_TIMEOUT_S.to_string()]);
+    args
+}
+
+/// `entry` (a map) with `pairs` appended.
+pub fn with(entry: Entry, pairs: impl IntoIterator<Item = (&'static str, Entry)>) -> Entry {
+    match entry {
+        Entry::Map(mut map) => {
+            map.extend(pairs.into_iter().map(|(k, v)| (k.to_string(), v)));
+            Entry::Map(map)
+        }
+        other => other,
+    }
+}
+
 /// `{"command": …, "args": […]}`: the Claude Desktop shape most clients read.
 pub fn command_args(server: &ServerCommand) -> Entry {
     Entry::map([
@@ -239,6 +270,36 @@ pub fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The project folder of a project-scope entry recorded at `location` (`P/.mcp.json`,
+/// `P/.cursor/mcp.json`, `P/.vscode/mcp.json`): the ancestor `P` for which `client` names
+/// exactly that file. `None` for a client whose file does not depend on a project.
+pub fn recorded_project(
+    client: &dyn Client,
+    cx: ClientContext<'_>,
+    name: &str,
+    location: &str,
+) -> Option<PathBuf> {
+    let unscoped = ClientContext {
+        project: None,
+        ..cx
+    };
+    if client.file(unscoped, name).is_some() {
+        return None;
+    }
+    let path = Path::new(location);
+    if !path.is_absolute() {
+        return None;
+    }
+    path.ancestors().skip(1).find_map(|dir| {
+        let scoped = ClientContext {
+            project: Some(dir),
+            ..cx
+        };
+        let file = client.file(scoped, name)?;
+        (file.path == path).then(|| dir.to_path_buf())
+    })
+}
+
 /// Whether any of `dirs` exists, or any of `programs` is on `PATH`.
 fn seen(cx: ClientContext<'_>, dirs: &[PathBuf], programs: &[&str]) -> bool {
     dirs.iter().any(|d| d.is_dir()) || programs.iter().any(|p| cx.host.which(p).is_some())
@@ -258,6 +319,8 @@ pub fn all() -> Vec<&'static dyn Client> {
         &zed::Zed,
         &codex::Codex,
         &gemini::Gemini,
+        &qwen::Qwen,
+        &copilot::Copilot,
         &cline::Cline,
         &roo_code::RooCode,
         &continue_dev::Continue,

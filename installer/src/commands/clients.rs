@@ -9,15 +9,15 @@ use scimcp_core::install_state::entry_name;
 
 pub fn run(setup: &Setup) -> Result<(), SetupError> {
     let state = setup.load_state()?;
-    let cx = setup.client_context();
     let mut list: Vec<ClientStatus> = Vec::new();
     for adapter in setup.shown_adapters(&state)? {
         let server = setup.adapter_server(&state, &adapter);
         let record = state.adapters.get(&adapter);
         for client in crate::clients::all() {
-            let entry = record
-                .and_then(|a| a.clients.get(client.id()))
-                .map_or_else(|| entry_name(&adapter), |r| r.name.clone());
+            let client_record = record.and_then(|a| a.clients.get(client.id()));
+            let entry = client_record.map_or_else(|| entry_name(&adapter), |r| r.name.clone());
+            let project = setup.recorded_project(client, client_record, false);
+            let cx = setup.context_in(project.as_deref());
             list.push(status(cx, &adapter, &entry, &server, client));
         }
     }
@@ -25,6 +25,9 @@ pub fn run(setup: &Setup) -> Result<(), SetupError> {
         for (name, record) in &state.remotes {
             let remote = RemoteServer::from_record(name, record);
             for client in crate::clients::all() {
+                let project =
+                    setup.recorded_project(client, record.clients.get(client.id()), false);
+                let cx = setup.context_in(project.as_deref());
                 list.push(remote_status(cx, &remote, client));
             }
         }

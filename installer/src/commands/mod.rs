@@ -1,5 +1,6 @@
 //! One module per subcommand, over the shared [`Setup`] context and [`Report`].
 
+pub mod approvals;
 pub mod clients;
 pub mod install;
 pub mod remote;
@@ -41,6 +42,36 @@ impl Setup {
             layout: &self.layout,
             project: self.project.as_deref(),
         }
+    }
+
+    /// [`Setup::client_context`] in the project folder `project` (when given) instead of
+    /// `--project`'s.
+    pub fn context_in<'a>(&'a self, project: Option<&'a Path>) -> ClientContext<'a> {
+        ClientContext {
+            project: project.or(self.project.as_deref()),
+            ..self.client_context()
+        }
+    }
+
+    /// The project folder of `client`'s recorded project-scope entry, so that uninstall,
+    /// repair and status find `P/.mcp.json` without `--project`. `--project` wins when it is
+    /// given and `recorded_first` is false (installing into another project).
+    pub fn recorded_project(
+        &self,
+        client: &dyn Client,
+        record: Option<&ClientRecord>,
+        recorded_first: bool,
+    ) -> Option<PathBuf> {
+        if self.project.is_some() && !recorded_first {
+            return None;
+        }
+        let record = record?;
+        crate::clients::recorded_project(
+            client,
+            self.client_context(),
+            &record.name,
+            &record.location,
+        )
     }
 
     /// The data folders in force for `state` (recorded, else the default one).
@@ -327,14 +358,16 @@ pub fn register_clients(
     let desired = entry_name(adapter);
     let server = setup.adapter_server(state, adapter);
     let backups = setup.layout.backups_dir();
-    let cx = setup.client_context();
     for client in cli_last(setup, clients) {
         let mut recorded = state
             .adapters
             .get(adapter)
             .and_then(|a| a.clients.get(client.id()))
             .cloned();
-        let mut line = ClientReport::new(setup, client, &desired);
+        let project =
+            setup.recorded_project(client, recorded.as_ref(), intent == Intent::Uninstall);
+        let cx = setup.context_in(project.as_deref());
+        let mut line = ClientReport::new(cx, client, &desired);
         line.adapter = adapter.to_string();
         if intent != Intent::Uninstall
             && let Some(old) = recorded.clone().filter(|r| r.name != desired)
@@ -449,7 +482,11 @@ impl RecordChange {
 
 impl ClientReport {
     /// A report line for `client`'s entry `name`, its location filled in from the client.
-    pub(crate) fn new(setup: &Setup, client: &'static dyn Client, name: &str) -> ClientReport {
+    pub(crate) fn new(
+        cx: ClientContext<'_>,
+        client: &'static dyn Client,
+        name: &str,
+    ) -> ClientReport {
         ClientReport {
             id: client.id(),
             name: client.name(),
@@ -457,7 +494,7 @@ impl ClientReport {
             remote: None,
             entry: name.to_string(),
             location: client
-                .file(setup.client_context(), name)
+                .file(cx, name)
                 .map_or_else(|| "(settings UI)".into(), |f| f.path.display().to_string()),
             outcome: None,
             error: None,

@@ -132,7 +132,7 @@ pub(crate) fn repair_only(setup: &Setup) -> Result<Report, SetupError> {
 pub fn uninstall(setup: &Setup, given: &str) -> Result<Report, SetupError> {
     let mut report = Report::new("uninstall", setup);
     let not_registered = || RemoteServerError::NotRegistered {
-        given: given.to_string(),
+        given: crate::remote_server::redact(given),
     };
     if find_recorded(&setup.load_state()?, given).is_none() {
         return Err(not_registered().into());
@@ -206,19 +206,22 @@ pub(crate) fn register(
     report: &mut Report,
 ) {
     let backups = setup.layout.backups_dir();
-    let planner = Planner {
-        cx: setup.client_context(),
-        name: &remote.name,
-        server: Serves::Remote(remote),
-        backups_dir: &backups,
-    };
     for client in cli_last(setup, clients) {
         let recorded = state
             .remotes
             .get(&remote.name)
             .and_then(|r| r.clients.get(client.id()))
             .cloned();
-        let mut line = ClientReport::new(setup, client, &remote.name);
+        let project =
+            setup.recorded_project(client, recorded.as_ref(), intent == Intent::Uninstall);
+        let cx = setup.context_in(project.as_deref());
+        let planner = Planner {
+            cx,
+            name: &remote.name,
+            server: Serves::Remote(remote),
+            backups_dir: &backups,
+        };
+        let mut line = ClientReport::new(cx, client, &remote.name);
         line.remote = Some(remote.url.clone());
         let change = carry_out(
             setup,
@@ -371,6 +374,7 @@ fn notes(setup: &Setup, remote: &RemoteServer, report: &mut Report) {
             remote.name
         )),
     }
+    notes.extend(super::approvals::notes(report));
     notes.push(format!(
         "Quit and reopen your AI clients so they connect to {}. `scimcp-doctor --remote {}` \
          checks the connection (initialize, tools/list, get_capabilities) with the token from \

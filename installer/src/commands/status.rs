@@ -91,7 +91,6 @@ pub struct RuntimeStatus {
 
 pub fn run(setup: &Setup) -> Result<i32, SetupError> {
     let state = setup.load_state()?;
-    let cx = setup.client_context();
     let names = setup.shown_adapters(&state)?;
     let mut clients = Vec::new();
     let mut adapters = Vec::new();
@@ -102,9 +101,11 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
             .map(|a| a.clients.keys().cloned().collect())
             .unwrap_or_default();
         for client in setup.select(&recorded)? {
-            let entry = record
-                .and_then(|a| a.clients.get(client.id()))
-                .map_or_else(|| entry_name(name), |r| r.name.clone());
+            let client_record = record.and_then(|a| a.clients.get(client.id()));
+            let entry = client_record.map_or_else(|| entry_name(name), |r| r.name.clone());
+            // A project entry is shown where it was written, without --project.
+            let project = setup.recorded_project(client, client_record, false);
+            let cx = setup.context_in(project.as_deref());
             clients.push(client_status(cx, name, &entry, &server, client));
         }
         let (source, original) = match record.map(|a| &a.source) {
@@ -131,6 +132,9 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
             let remote = RemoteServer::from_record(name, record);
             let recorded: Vec<String> = record.clients.keys().cloned().collect();
             for client in setup.select(&recorded)? {
+                let project =
+                    setup.recorded_project(client, record.clients.get(client.id()), false);
+                let cx = setup.context_in(project.as_deref());
                 clients.push(remote_status(cx, &remote, client));
             }
             remotes.push(RemoteStatus {

@@ -219,7 +219,7 @@ fn claude_code_goes_through_its_own_cli_when_on_path() {
     let command = h.data.join("current/bin/scimcp").display().to_string();
     let data_dir = h.home.join("scimcp").display().to_string();
     let want = format!(
-        "mcp|add-json|--scope|user|scimcp-refsci|{{\"args\":[\"serve\",\"--adapter\",\"refsci\",\"--data-dir\",{}],\"command\":{},\"env\":{{}},\"type\":\"stdio\"}}|\n",
+        "mcp|add-json|--scope|user|scimcp-refsci|{{\"args\":[\"serve\",\"--adapter\",\"refsci\",\"--data-dir\",{},\"--client-timeout-s\",\"600\"],\"command\":{},\"env\":{{}},\"timeout\":600000,\"type\":\"stdio\"}}|\n",
         serde_json::Value::String(data_dir),
         serde_json::Value::String(command)
     );

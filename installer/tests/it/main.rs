@@ -15,6 +15,7 @@ mod github_releases;
 mod heavy;
 mod hostile;
 mod interpreters;
+mod issue26;
 mod one_command;
 mod real_python;
 mod real_runtime;
