@@ -20,6 +20,7 @@ mod cli;
 mod commands;
 pub mod datasets;
 pub mod envelope;
+mod grants;
 pub mod guard;
 pub mod http;
 pub mod paging;

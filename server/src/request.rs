@@ -36,8 +36,9 @@ pub struct StartRequest {
     /// Refuse unless the dataset's SHA-256 equals this (hex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_dataset_sha256: Option<String>,
-    /// The id validate_analysis (or a preview) returned; the start is refused if the
-    /// request, the dataset bytes or the plan changed since. Required with `confirm: true`
+    /// The id validate_analysis (or a preview) returned in this session: it starts one run,
+    /// within 15 minutes, and the start is refused if the request, the dataset bytes or the
+    /// plan changed since. Required with `confirm: true`
     /// where the server requires confirmation, so what starts is what the person approved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation_id: Option<String>,

@@ -1,9 +1,8 @@
 //! The MCP server: settings resolved at start-up, the shared context every tool uses, and
 //! the rmcp handler that routes tools, resources and their subscriptions.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use rmcp::model::{
@@ -60,6 +59,8 @@ pub struct ServerSettings {
     pub confirm: ConfirmMode,
     /// Where runs execute.
     pub executor: crate::runs::executor::Executor,
+    /// The client's deadline for one tool call (`--client-timeout-s`).
+    pub client_timeout_s: Option<u64>,
 }
 
 impl ServerSettings {
@@ -118,6 +119,7 @@ impl ServerSettings {
             run_env,
             confirm: ConfirmMode::Optional,
             executor: crate::runs::executor::Executor::Local,
+            client_timeout_s: None,
         })
     }
 }
@@ -149,46 +151,10 @@ pub struct ServerContext {
     pub data_root: PathBuf,
     /// Plan-then-confirm for starting and cancelling runs.
     pub confirm: ConfirmMode,
-    /// Datasets of recent validations, by validation id, so a start can say precisely that
-    /// the dataset changed since the validation it names.
-    validations: Mutex<VecDeque<(String, RecalledDataset)>>,
-}
-
-/// What a validation recorded about its dataset.
-#[derive(Debug, Clone)]
-pub(crate) struct RecalledDataset {
-    pub reference: String,
-    pub sha256: String,
-}
-
-/// Validations remembered for [`ServerContext::recalled_dataset`].
-const REMEMBERED_VALIDATIONS: usize = 1024;
-
-impl ServerContext {
-    pub(crate) fn remember_validation(&self, v: &crate::validate::Validation) {
-        let mut memory = self.validations.lock().expect("validations lock");
-        if memory.iter().any(|(id, _)| id == &v.validation_id) {
-            return;
-        }
-        if memory.len() >= REMEMBERED_VALIDATIONS {
-            memory.pop_front();
-        }
-        memory.push_back((
-            v.validation_id.clone(),
-            RecalledDataset {
-                reference: v.dataset.reference.clone(),
-                sha256: v.dataset.sha256.clone(),
-            },
-        ));
-    }
-
-    pub(crate) fn recalled_dataset(&self, validation_id: &str) -> Option<RecalledDataset> {
-        let memory = self.validations.lock().expect("validations lock");
-        memory
-            .iter()
-            .find(|(id, _)| id == validation_id)
-            .map(|(_, d)| d.clone())
-    }
+    /// The confirmations (validation and preview ids) this process issued.
+    pub(crate) grants: crate::grants::Grants,
+    /// The client's deadline for one tool call, when `--client-timeout-s` told it.
+    pub client_timeout_s: Option<u64>,
 }
 
 impl ServerContext {
@@ -255,7 +221,8 @@ impl ServerContext {
             validators,
             data_root: settings.data_root,
             confirm: settings.confirm,
-            validations: Mutex::new(VecDeque::new()),
+            grants: crate::grants::Grants::default(),
+            client_timeout_s: settings.client_timeout_s,
         }))
     }
 }
@@ -265,6 +232,8 @@ impl ServerContext {
 pub struct ScimcpServer {
     ctx: Arc<ServerContext>,
     session: Arc<crate::resources::Session>,
+    /// This MCP session's id inside the process: confirmations are granted to one session.
+    session_id: Arc<str>,
 }
 
 impl ScimcpServer {
@@ -272,6 +241,7 @@ impl ScimcpServer {
         ScimcpServer {
             ctx,
             session: Arc::new(crate::resources::Session::default()),
+            session_id: uuid::Uuid::new_v4().simple().to_string().into(),
         }
     }
 
@@ -336,6 +306,11 @@ impl ServerHandler for ScimcpServer {
         let name = request.name.to_string();
         let call = Call {
             caller: caller_of(&context),
+            session: Arc::clone(&self.session_id),
+            client: context
+                .peer
+                .peer_info()
+                .map(|info| info.client_info.name.clone()),
             progress: context
                 .meta
                 .get_progress_token()

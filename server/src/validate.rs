@@ -65,7 +65,9 @@ impl Validators {
 /// A request that passed validation.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Validation {
-    /// Identifies this exact request, dataset bytes and plan; pass it to start_analysis.
+    /// This session's one-time confirmation of this exact request, dataset bytes and plan
+    /// (valid 15 minutes, on this server): pass it to start_analysis, which starts one run
+    /// with it.
     pub validation_id: String,
     /// True when the server can start this analysis now.
     pub ready: bool,

@@ -176,6 +176,7 @@ media_type = "text/plain"
             run_env: Default::default(),
             confirm: ConfirmMode::Optional,
             executor: crate::runs::executor::Executor::Local,
+            client_timeout_s: None,
         };
         let ctx = ServerContext::open(settings).await.unwrap();
         let call = Call::stdio();

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::Call;
 use crate::envelope::{ErrorCode, Issue, ToolError};
+use crate::grants::{GrantKind, Refusal};
 use crate::plan::Plan;
 use crate::request::{AnalysisRequest, StartRequest};
 use crate::runs::state::RunState;
@@ -89,9 +90,10 @@ pub struct EstimatedResources {
 
 pub(super) async fn validate(
     ctx: &ServerContext,
+    call: &Call,
     req: AnalysisRequest,
 ) -> Result<Validation, ToolError> {
-    let v = validate_request(
+    let mut v = validate_request(
         &ctx.adapter,
         &ctx.validators,
         &ctx.datasets,
@@ -99,8 +101,46 @@ pub(super) async fn validate(
         &req,
     )
     .await?;
-    ctx.remember_validation(&v);
+    v.validation_id = grant(ctx, call, &v);
     Ok(v)
+}
+
+/// The confirmation this session may start `v`'s plan with, once.
+fn grant(ctx: &ServerContext, call: &Call, v: &Validation) -> String {
+    ctx.grants.issue(
+        GrantKind::Analysis,
+        &call.grantee(),
+        &v.validation_id,
+        Some((v.dataset.reference.clone(), v.dataset.sha256.clone())),
+    )
+}
+
+/// The refusal of a `validation_id` that cannot start `validation`.
+fn refused(given: &str, refusal: Refusal, validation: &Validation) -> ToolError {
+    if let Refusal::OtherContent {
+        dataset: Some((reference, sha256)),
+    } = &refusal
+        && sha256 != &validation.dataset.sha256
+    {
+        return ToolError::new(
+            ErrorCode::DatasetChanged,
+            format!(
+                "dataset '{reference}' changed since validation {given}: sha256 was {sha256}, now {}",
+                validation.dataset.sha256
+            ),
+            "call validate_analysis again so the new bytes are checked, review the plan, then start with the new validation_id",
+        )
+        .field("dataset");
+    }
+    ToolError::new(
+        ErrorCode::StaleValidation,
+        format!(
+            "validation {given} cannot start this run: {}",
+            refusal.reason()
+        ),
+        "call validate_analysis (or start_analysis without confirm) again in this session, review the new plan, then start with its validation_id",
+    )
+    .field("validation_id")
 }
 
 pub(super) async fn start(
@@ -129,34 +169,20 @@ pub(super) async fn start(
         &analysis,
     )
     .await?;
-    if let Some(given) = &req.validation_id
-        && given != &validation.validation_id
-    {
-        if let Some(then) = ctx.recalled_dataset(given)
-            && then.sha256 != validation.dataset.sha256
-        {
-            return Err(ToolError::new(
-                ErrorCode::DatasetChanged,
-                format!(
-                    "dataset '{}' changed since validation {given}: sha256 was {}, now {}",
-                    then.reference, then.sha256, validation.dataset.sha256
-                ),
-                "call validate_analysis again so the new bytes are checked, review the plan, then start with the new validation_id",
+    let mut validation = validation;
+    let grantee = call.grantee();
+    if let Some(given) = &req.validation_id {
+        ctx.grants
+            .check(
+                GrantKind::Analysis,
+                given,
+                &grantee,
+                &validation.validation_id,
             )
-            .field("dataset"));
-        }
-        return Err(ToolError::new(
-            ErrorCode::StaleValidation,
-            format!(
-                "validation {given} does not match this request: the request, the dataset bytes or the plan differ (now {})",
-                validation.validation_id
-            ),
-            "call validate_analysis again, review the new plan, then start with its validation_id",
-        )
-        .field("validation_id"));
+            .map_err(|r| refused(given, r, &validation))?;
     }
     if !execute {
-        ctx.remember_validation(&validation);
+        validation.validation_id = grant(ctx, call, &validation);
         let pending = super::runs::all(ctx)
             .await?
             .iter()
@@ -174,6 +200,20 @@ pub(super) async fn start(
     // The runtime identity goes into the run manifest; a runtime that cannot be probed is
     // recorded as unknown rather than blocking a run the plan says can start.
     let probe = ctx.runtime.probe().await.ok();
+    // The confirmation is used now, atomically (two racing starts with one id start one
+    // run), and given back if the start is refused (e.g. too many runs).
+    if let Some(given) = &req.validation_id {
+        ctx.grants
+            .take(
+                GrantKind::Analysis,
+                given,
+                &grantee,
+                &validation.validation_id,
+            )
+            .map_err(|r| refused(given, r, &validation))?;
+        // The run records the id the person approved.
+        validation.validation_id = given.clone();
+    }
     // Counting the pending runs of every server sharing the runs directory (a status.json
     // read per run) and writing the run's records durably are blocking work: off the async
     // workers, so a long history or a slow disk never holds up other tool calls.
@@ -181,7 +221,13 @@ pub(super) async fn start(
         let (runs, validation) = (Arc::clone(&ctx.runs), validation.clone());
         tokio::task::spawn_blocking(move || runs.start(&validation, &request, probe))
             .await
-            .map_err(|e| ToolError::internal(format!("starting the run panicked: {e}")))??
+            .map_err(|e| ToolError::internal(format!("starting the run panicked: {e}")))
+            .and_then(|started| started)
+            .inspect_err(|_| {
+                if let Some(given) = &req.validation_id {
+                    ctx.grants.release(given);
+                }
+            })?
     };
     Ok(StartOutput {
         started: true,

@@ -19,6 +19,7 @@ use crate::campaigns::{
     MAX_ITEMS, Prepared, Row, counts, item_statuses, table,
 };
 use crate::envelope::{ErrorCode, Issue, ToolError};
+use crate::grants::{GrantKind, Refusal};
 use crate::paging::Page;
 use crate::request::AnalysisRequest;
 use crate::server::{ConfirmMode, ServerContext};
@@ -42,7 +43,8 @@ pub struct StartCampaignOutput {
     pub executor: String,
     /// The summary table's columns.
     pub columns: Vec<String>,
-    /// Binds the validated items: pass it with `confirm: true` to start exactly these.
+    /// This session's one-time confirmation of exactly these items (valid 15 minutes): pass
+    /// it with `confirm: true` to start them.
     pub preview_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<CampaignPreview>,
@@ -310,23 +312,42 @@ pub(super) async fn start(
             "resolve the blockers (get_environment shows the runtime), then start again",
         ));
     }
-    let preview_id = scimcp_core::hash::canonical_sha256_of(&serde_json::json!({
+    // What the person approves: these items' validations, the bound and the columns. The
+    // preview_id is a grant this server issues for it to this session, not the hash itself.
+    let content = scimcp_core::hash::canonical_sha256_of(&serde_json::json!({
         "workflow": req.workflow,
         "max_concurrent": req.max_concurrent,
         "columns": columns,
         "validations": validations.iter().map(|v| v.validation_id.as_str()).collect::<Vec<_>>(),
     }));
-    if execute && required && req.preview_id.as_deref() != Some(preview_id.as_str()) {
+    let grantee = call.grantee();
+    if execute && required && req.preview_id.is_none() {
         return Err(ToolError::new(
             ErrorCode::ConfirmationRequired,
-            match &req.preview_id {
-                None => "this server starts a campaign only with confirm: true together with the preview_id of the preview the person approved".to_string(),
-                Some(given) => format!("preview {given} does not match these items (now {preview_id}): an item, a dataset's bytes or a plan changed"),
-            },
+            "this server starts a campaign only with confirm: true together with the preview_id of the preview the person approved",
             "call start_campaign without confirm to get the preview, show it to the person, and after they agree call again with confirm: true and its preview_id",
         )
         .field("preview_id"));
     }
+    let refused = |given: &str, r: Refusal| {
+        ToolError::new(
+            ErrorCode::StaleValidation,
+            format!("preview {given} cannot start this campaign: {}", r.reason()),
+            "call start_campaign without confirm again in this session for a new preview, show it to the person, and after they agree call again with confirm: true and its preview_id",
+        )
+        .field("preview_id")
+    };
+    if let Some(given) = &req.preview_id {
+        ctx.grants
+            .check(GrantKind::Campaign, given, &grantee, &content)
+            .map_err(|r| refused(given, r))?;
+    }
+    let preview_id = match (&req.preview_id, execute) {
+        (Some(given), true) => given.clone(),
+        _ => ctx
+            .grants
+            .issue(GrantKind::Campaign, &grantee, &content, None),
+    };
     let summary =
         |started: bool, campaign_id: Option<String>, next_action: String| StartCampaignOutput {
             started,
@@ -411,21 +432,32 @@ pub(super) async fn start(
             .collect(),
     };
     let probe = ctx.runtime.probe().await.ok();
+    if let Some(given) = &req.preview_id {
+        ctx.grants
+            .take(GrantKind::Campaign, given, &grantee, &content)
+            .map_err(|r| refused(given, r))?;
+    }
     tracing::info!(
         campaign_id,
         items = items.len(),
         by = call.caller.name(),
         "starting a campaign"
     );
-    ctx.campaigns.start(
-        &ctx.runs,
-        Prepared {
-            record,
-            validations,
-            requests,
-        },
-        probe,
-    )?;
+    ctx.campaigns
+        .start(
+            &ctx.runs,
+            Prepared {
+                record,
+                validations,
+                requests,
+            },
+            probe,
+        )
+        .inspect_err(|_| {
+            if let Some(given) = &req.preview_id {
+                ctx.grants.release(given);
+            }
+        })?;
     Ok(summary(
         true,
         Some(campaign_id.clone()),

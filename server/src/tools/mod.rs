@@ -29,15 +29,26 @@ use crate::server::ServerContext;
 #[derive(Debug, Clone)]
 pub struct Call {
     pub caller: crate::auth::Caller,
+    /// The MCP session, unique in this process (a confirmation is granted to one session).
+    pub session: Arc<str>,
+    /// The client's declared name (`initialize`'s `clientInfo.name`), when it gave one.
+    pub client: Option<String>,
     /// Set when the client asked for progress notifications (`_meta.progressToken`).
     pub progress: Option<Progress>,
 }
 
 impl Call {
+    /// Whom a confirmation issued in this call belongs to: this MCP session of this caller.
+    pub fn grantee(&self) -> String {
+        format!("{}/{}", self.caller.name(), self.session)
+    }
+
     /// A call from the stdio client without progress (tests, in-process use).
     pub fn stdio() -> Call {
         Call {
             caller: crate::auth::Caller::Stdio,
+            session: "stdio".into(),
+            client: None,
             progress: None,
         }
     }
@@ -452,7 +463,7 @@ pub async fn dispatch(
             d,
         ),
         "validate_analysis" => respond(
-            async { analysis::validate(ctx, parse_args(name, args)?).await }.await,
+            async { analysis::validate(ctx, call, parse_args(name, args)?).await }.await,
             d,
         ),
         "start_analysis" => respond(
