@@ -19,4 +19,5 @@ mod remote_registration;
 mod resources;
 mod slurm;
 mod slurm_campaigns;
+mod third_sweep;
 mod workflows;
