@@ -462,10 +462,6 @@ pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<(
                         conns::Refused::PeerFull => {
                             format!("it has {MAX_CONNECTIONS_PER_PEER} connections open")
                         }
-                        conns::Refused::PeerWaiting => format!(
-                            "it has {MAX_WAITING_PER_PEER} connections that sent no admitted \
-                             request yet"
-                        ),
                     };
                     format!("closed a new connection from {}: {why}{also}", peer.ip())
                 });

@@ -4,8 +4,11 @@
 //! with a known token, or any request on a loopback server that needs none). Waiting
 //! connections are cheap to hold and cheap to make, so they get little: [`PRE_AUTH_TIMEOUT`]
 //! from the accept to an admitted request (TLS handshake included), at most
-//! [`WAITING_PER_PEER`] per peer address, and [`WAITING`] in all — when all are taken, a new
-//! connection ends the oldest waiting one of the peer that holds the most. Only an admitted
+//! [`WAITING_PER_PEER`] per peer address and [`WAITING`] in all. Over either bound a new
+//! connection ends an older waiting one rather than being turned away — the oldest of its
+//! own peer, or else of the peer that holds the most — because the newest connection is the
+//! one most likely to be a live client (and a client sharing an address with an attacker
+//! still gets in). Only an admitted
 //! connection takes one of the [`ADMITTED`] long slots (idle keep-alive up to the header
 //! timeout, streams as long as they last). Every peer address has at most [`PER_PEER`]
 //! connections open; more are closed as soon as they are accepted.
@@ -40,8 +43,6 @@ pub const PRE_AUTH_TIMEOUT: Duration = Duration::from_secs(3);
 pub enum Refused {
     /// The peer has [`PER_PEER`] connections open.
     PeerFull,
-    /// The peer has [`WAITING_PER_PEER`] connections that sent nothing admitted.
-    PeerWaiting,
 }
 
 #[derive(Debug, Default)]
@@ -87,9 +88,11 @@ impl Conns {
             return Err(Refused::PeerFull);
         }
         if entry.waiting.len() >= WAITING_PER_PEER {
-            return Err(Refused::PeerWaiting);
-        }
-        if state.waiting >= self.waiting_cap {
+            if let Some((_, evict)) = entry.waiting.pop_front() {
+                evict.cancel();
+                state.waiting -= 1;
+            }
+        } else if state.waiting >= self.waiting_cap {
             // The peer holding the most waiting slots gives up its oldest.
             let busiest = state
                 .peers
@@ -202,10 +205,15 @@ mod tests {
     #[test]
     fn one_peer_gets_few_waiting_slots_and_bounded_connections() {
         let conns = Conns::new();
-        let waiting: Vec<Ticket> = (0..WAITING_PER_PEER)
+        let mut waiting: Vec<Ticket> = (0..WAITING_PER_PEER)
             .map(|_| conns.open(ip(2)).unwrap())
             .collect();
-        assert_eq!(conns.open(ip(2)).unwrap_err(), Refused::PeerWaiting);
+        // One more ends the peer's oldest waiting connection.
+        waiting.push(conns.open(ip(2)).unwrap());
+        assert!(waiting[0].evicted().is_cancelled());
+        assert!(waiting[1..].iter().all(|t| !t.evicted().is_cancelled()));
+        assert!(!waiting.remove(0).admit());
+        assert_eq!(conns.state.lock().unwrap().waiting, WAITING_PER_PEER);
         // Another peer is not affected.
         let other = conns.open(ip(1)).unwrap();
         assert!(other.admit());

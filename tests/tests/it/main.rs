@@ -9,6 +9,7 @@ mod crate_edges;
 mod geochemistrypi;
 mod hardening;
 mod hostile;
+mod http_hostile;
 mod http_load;
 mod http_remote;
 mod http_transport;
