@@ -150,6 +150,7 @@ fn run(
             python: args.python.as_deref(),
             skip_runtime: args.skip_runtime,
             packages: &args.packages,
+            trust_import_stamp: !repair,
         },
         progress,
         &mut report,
@@ -337,6 +338,10 @@ pub(crate) struct Runtimes<'a> {
     pub skip_runtime: bool,
     /// `--find-links`, `--index-url`, `--no-index` (replace the recorded ones when given).
     pub packages: &'a PackageOptions,
+    /// A reused runtime may skip its import check when not one of its files changed since
+    /// it last passed: `install` (a no-op re-run), never `repair` or `upgrade`, which are
+    /// what a broken runtime is fixed with.
+    pub trust_import_stamp: bool,
 }
 
 /// What a failed activation must take back: a version it unpacked, runtimes it built, the
@@ -592,6 +597,7 @@ fn prepare(
             package_base: &adapter.package_base,
             python,
             packages: &packages,
+            trust_import_stamp: runtimes.trust_import_stamp,
         };
         let mut result =
             crate::runtime::provision(&setup.host, layout, request(runtimes.python), progress);

@@ -166,6 +166,7 @@ pub fn run(
             python: args.python.as_deref(),
             skip_runtime: args.skip_runtime,
             packages: &args.packages.clone().into(),
+            trust_import_stamp: false,
         },
         progress,
         &mut report,

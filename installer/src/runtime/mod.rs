@@ -11,6 +11,7 @@
 pub mod files;
 mod interpreter;
 mod provision;
+mod stamp;
 
 pub use interpreter::InterpreterError;
 pub use provision::{ProvisionError, Provisioned, Request, provision};

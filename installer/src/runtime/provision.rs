@@ -149,6 +149,9 @@ pub struct Request<'a> {
     pub python: Option<&'a Path>,
     /// Where packages come from (wheelhouses, another index, no index).
     pub packages: &'a PackageSources,
+    /// Whether a reused runtime whose files are exactly as when its import check last passed
+    /// (the import stamp) may skip that check: `install` only (see `runtime/stamp.rs`).
+    pub trust_import_stamp: bool,
 }
 
 /// A runtime ready for use: reused as it was, or newly built. A new one is undone (removed,
@@ -207,6 +210,7 @@ pub fn provision(
         package_base,
         python: explicit_python,
         packages,
+        trust_import_stamp,
     } = request;
     let rt = &manifest.runtime;
     if rt.kind != scimcp_core::RuntimeKind::Python {
@@ -247,7 +251,14 @@ pub fn provision(
         // hand, an edited module, a deleted file): reuse it only when it still answers
         // exactly as recorded, so `repair` rebuilds what the doctor reports as broken.
         progress.step(&format!("checking the {} runtime", manifest.name));
-        if still_sound(&dir, manifest, &interpreter, &key, &record) {
+        if still_sound(
+            &dir,
+            manifest,
+            &interpreter,
+            &key,
+            &record,
+            trust_import_stamp,
+        ) {
             if record.base.is_none() {
                 record.base = Some(choice.record());
             }
@@ -441,6 +452,7 @@ fn build(args: BuildArgs<'_>, progress: &dyn Progress) -> Result<RuntimeRecord, 
         interpreter,
         key,
         uv.is_some(),
+        false,
         progress,
     )?;
     record.base = Some(choice.record());
@@ -465,13 +477,15 @@ fn reusable(dir: &Path, key: &str) -> Option<RuntimeRecord> {
 }
 
 /// Whether the runtime in `dir` still has its pins, its package identity and its imports,
-/// exactly as `record` says it was provisioned.
+/// exactly as `record` says it was provisioned (the imports proven by the import stamp when
+/// `trust_import_stamp`).
 fn still_sound(
     dir: &Path,
     manifest: &Manifest,
     interpreter: &Interpreter,
     key: &str,
     record: &RuntimeRecord,
+    trust_import_stamp: bool,
 ) -> bool {
     let used_uv = record.provisioner == "uv";
     match check(
@@ -481,6 +495,7 @@ fn still_sound(
         interpreter,
         key,
         used_uv,
+        trust_import_stamp,
         &crate::progress::Silent,
     ) {
         Ok(now) => {
@@ -567,7 +582,9 @@ fn run(
         .map_err(|error| ProvisionError::Step { error, hint })
 }
 
-/// Probe the new runtime: pins at their exact versions, the package identity, the imports.
+/// Probe the new runtime: pins at their exact versions, the package identity, the imports
+/// (skipped when `trust_import_stamp` and not one file changed since they last passed).
+#[allow(clippy::too_many_arguments)]
 fn check(
     dir: &Path,
     python: &Path,
@@ -575,6 +592,7 @@ fn check(
     interpreter: &Interpreter,
     key: &str,
     used_uv: bool,
+    trust_import_stamp: bool,
     progress: &dyn Progress,
 ) -> Result<RuntimeRecord, ProvisionError> {
     let rt = &manifest.runtime;
@@ -609,19 +627,35 @@ fn check(
         }
     }
     if !rt.import_check.is_empty() {
-        let imports = format!("import {}", rt.import_check.join(", "));
-        let mut cmd = scimcp_process::python_command(python);
-        cmd.args(["-c", &imports]);
-        crate::steps::run(
-            "the import check",
-            cmd,
-            crate::steps::IMPORT,
-            Some(progress),
-        )
-        .map_err(|error| ProvisionError::Step {
-            error,
-            hint: "A scientific module of the new runtime does not import",
-        })?;
+        // Taken before the check runs: a file changed during it makes the next one run too.
+        let stamp = super::stamp::compute(
+            dir,
+            python,
+            &rt.import_check,
+            &[MARKER, super::stamp::STAMP],
+        );
+        let proven = trust_import_stamp
+            && stamp.is_some()
+            && super::stamp::recorded(dir).as_deref() == stamp.as_deref();
+        if !proven {
+            super::stamp::clear(dir);
+            let imports = format!("import {}", rt.import_check.join(", "));
+            let mut cmd = scimcp_process::python_command(python);
+            cmd.args(["-c", &imports]);
+            crate::steps::run(
+                "the import check",
+                cmd,
+                crate::steps::IMPORT,
+                Some(progress),
+            )
+            .map_err(|error| ProvisionError::Step {
+                error,
+                hint: "A scientific module of the new runtime does not import",
+            })?;
+            if let Some(stamp) = &stamp {
+                super::stamp::record(dir, stamp);
+            }
+        }
     }
     let absolute = std::path::absolute(python).unwrap_or_else(|_| python.to_path_buf());
     Ok(RuntimeRecord {

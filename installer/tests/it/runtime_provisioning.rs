@@ -231,3 +231,62 @@ fn runtimes_are_reused_rebuilt_and_follow_rollback() {
         "{out:?}"
     );
 }
+
+/// A no-op `install` re-run does not import the scientific modules again when not one file
+/// of the runtime changed since its import check passed (the import stamp); a changed file
+/// makes it import again, and `repair` always imports (it is what fixes a broken runtime).
+#[test]
+fn a_no_op_install_skips_the_import_check_only_while_the_runtime_is_untouched() {
+    let dir = unicode_tempdir();
+    let root = dir.path();
+    let home = root.join("home");
+    let data = root.join("Données scimcp");
+    let tools = root.join("outils");
+    fs_err::create_dir_all(&home).unwrap();
+    fs_err::create_dir_all(&tools).unwrap();
+    let python = tools.join("python3");
+    // The stand-in logs every import check it answers.
+    let logging = FAKE_PYTHON.replace(
+        "case \"$4\" in import*) exit 0 ;; esac",
+        "case \"$4\" in import*) echo \"import $4\" >> \"$FAKE_LOG\"; exit 0 ;; esac",
+    );
+    assert_ne!(logging, FAKE_PYTHON);
+    executable(&python, &logging);
+    let log = root.join("calls.log");
+    fs_err::write(&log, "").unwrap();
+    let py = python.display().to_string();
+    let bundle = bundle(root, "b1", "0.1.0", "VALUE = 1\n")
+        .display()
+        .to_string();
+    let run = |command: &str| {
+        let mut args = vec![command, "--client", "generic", "--python", &py];
+        if command == "install" {
+            args.extend(["--allow-unsigned", "--from", &bundle]);
+        }
+        let mut cmd = common::setup_cmd(&home, &data, Path::new("/usr/bin:/bin"), &args);
+        cmd.env("FAKE_LOG", &log);
+        ok(cmd.output().unwrap());
+    };
+    let imports = || {
+        fs_err::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("import "))
+            .count()
+    };
+    run("install");
+    assert_eq!(imports(), 1, "the first install checks the imports");
+    run("install");
+    run("install");
+    assert_eq!(imports(), 1, "an untouched runtime is not imported again");
+    let runtime = InstallState::load(&data).unwrap().unwrap().runtimes["refsci"]
+        .dir
+        .clone();
+    fs_err::write(runtime.join("bin/added-by-hand.py"), "").unwrap();
+    run("install");
+    assert_eq!(imports(), 2, "a changed runtime is imported again");
+    run("install");
+    assert_eq!(imports(), 2);
+    run("repair");
+    assert_eq!(imports(), 3, "repair always imports");
+}
