@@ -294,11 +294,10 @@ class Lane:
                           bool(caps) and "unparsed" not in caps and "error" not in caps,
                           f"result: {str(caps)[:300]}; {r.tail()}")
         # Clients warn once per schema node whose `format` JSON Schema does not define (Gemini
-        # CLI on every session); only a session that got the schemas can show it.
-        if not missing:
-            noise = SCHEMA_NOISE.findall(r.text)
-            self.report.check(f"{name}: no unknown-format warnings", not noise,
-                              f"{len(noise)} lines like {noise[:1]}")
+        # CLI in every session, even one whose MCP connection then fails).
+        noise = SCHEMA_NOISE.findall(r.text)
+        self.report.check(f"{name}: no unknown-format warnings", not noise,
+                          f"{len(noise)} lines like {noise[:1]}")
         return fake, r
 
     # -- stdio --
