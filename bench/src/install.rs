@@ -211,8 +211,9 @@ pub fn installer(fx: &Fixture, rounds: usize, with_runtime: bool) -> anyhow::Res
     Ok(out)
 }
 
-/// The Python processes a no-op re-run starts (the base interpreter's query, the runtime's
-/// probe of its pins and package, its import check), each timed alone.
+/// The Python processes a re-run may start (the base interpreter's query, the runtime's
+/// probe of its pins and package, its import check, which a no-op `install` skips while the
+/// runtime's import stamp holds and `repair` always runs), each timed alone.
 fn rerun_steps(fx: &Fixture, data: &Path, rounds: usize) -> anyhow::Result<Vec<(String, Summary)>> {
     let runtime = fs_err::read_dir(data.join("runtimes"))?
         .flatten()
@@ -250,7 +251,7 @@ fn rerun_steps(fx: &Fixture, data: &Path, rounds: usize) -> anyhow::Result<Vec<(
             probe_args,
         ),
         (
-            "runtime: import check (sklearn, pandas, refsci)",
+            "runtime: import check (sklearn, pandas, refsci; a re-run skips it while the import stamp holds, repair always runs it)",
             &runtime,
             vec!["-I".into(), "-c".into(), imports],
         ),

@@ -228,7 +228,7 @@ impl Results {
             if let Some(r) = &i.noop_rerun_with_runtime_ms {
                 add(
                     "noop_rerun_with_runtime",
-                    "no-op installer re-run ≤ 20 ms (installed with the refsci runtime, which every re-run verifies in Python: see the steps below)",
+                    "no-op installer re-run ≤ 20 ms (installed with the refsci runtime, which every re-run probes in Python; the import check only after a file of it changed: see the steps below)",
                     r.median,
                     "ms",
                     None,
