@@ -24,7 +24,8 @@ This folder holds the programs (bin/), the adapters that connect scientific
 tools to scimcp (adapters/), the reference scientific tool (refsci/) and
 RELEASE.json (the size and SHA-256 of every file here).
 
-INSTALL: open {shell} in this folder ({folder}) and run
+INSTALL: open {shell} in this folder,
+{folder}, and run
 
     {setup} install
 
