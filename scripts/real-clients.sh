@@ -55,6 +55,9 @@ fi
 PIP_CACHE_DIR="${PIP_CACHE_DIR:-$(python3 -m pip cache dir 2>/dev/null || echo "$HOME/.cache/pip")}"
 export PIP_CACHE_DIR
 
+# A failed run's folder is kept for its post-mortem until the next run (each holds copies of
+# the debug binaries, about 1 GB).
+rm -rf "$PWD"/target/real-clients/run.*
 work=$(mktemp -d "$PWD/target/real-clients/run.XXXXXX")
 status=0
 # Every client run inside is bounded (120 s, the analysis 300 s); this bounds the whole lane.
