@@ -74,6 +74,20 @@ impl Setup {
         )
     }
 
+    /// The project of `client`'s recorded entry when `--project` names another one.
+    pub fn other_project(
+        &self,
+        client: &dyn Client,
+        record: Option<&ClientRecord>,
+    ) -> Option<PathBuf> {
+        let given = self.project.as_deref()?;
+        let recorded = self.recorded_project(client, record, true)?;
+        let same = |a: &Path, b: &Path| {
+            a == b || fs_err::canonicalize(a).ok() == fs_err::canonicalize(b).ok()
+        };
+        (!same(&recorded, given)).then_some(recorded)
+    }
+
     /// The data folders in force for `state` (recorded, else the default one).
     pub fn data_dirs(&self, state: &InstallState) -> Vec<PathBuf> {
         self.layout.data_dirs(&self.host, &state.data_dirs)
@@ -346,7 +360,8 @@ pub fn adapter_name(arg: &str) -> Result<String, SetupError> {
 /// Plan and (unless dry-run) apply `intent` for `adapter`'s entry in `clients`, updating
 /// the adapter's client records. Per-client failures land in the report; the others still
 /// proceed. An entry an older scimcp wrote under another name (`scimcp`) is removed first
-/// (only while it is still what scimcp wrote) and added again as `scimcp-<adapter>`.
+/// (only while it is still what scimcp wrote) and added again as `scimcp-<adapter>`; so is
+/// a project entry recorded in another project than `--project`'s (it moves).
 pub fn register_clients(
     setup: &Setup,
     state: &mut InstallState,
@@ -369,11 +384,20 @@ pub fn register_clients(
         let cx = setup.context_in(project.as_deref());
         let mut line = ClientReport::new(cx, client, &desired);
         line.adapter = adapter.to_string();
+        // The receipt keeps one entry per client: registering another project's while the
+        // first stays would lose track of the first, which no uninstall could then find. So
+        // the entry moves (removed there only while it is still what scimcp wrote).
+        let moved_from = match intent {
+            Intent::Uninstall => None,
+            _ => setup.other_project(client, recorded.as_ref()),
+        };
         if intent != Intent::Uninstall
-            && let Some(old) = recorded.clone().filter(|r| r.name != desired)
+            && let Some(old) = recorded
+                .clone()
+                .filter(|r| r.name != desired || moved_from.is_some())
         {
             let planner = Planner {
-                cx,
+                cx: setup.context_in(moved_from.as_deref().or(project.as_deref())),
                 name: &old.name,
                 server: Serves::Command(&server),
                 backups_dir: &backups,
@@ -393,17 +417,36 @@ pub fn register_clients(
                 });
             match renamed {
                 Ok(()) => {
-                    report.step(format!(
-                        "rename the entry `{}` an older scimcp wrote in {} to `{desired}`",
-                        old.name,
-                        client.name()
-                    ));
+                    report.step(match &moved_from {
+                        Some(dir) => format!(
+                            "move the entry `{}` of {} from the project {} to this one \
+                             (scimcp keeps one project per client)",
+                            old.name,
+                            client.name(),
+                            dir.display()
+                        ),
+                        None => format!(
+                            "rename the entry `{}` an older scimcp wrote in {} to `{desired}`",
+                            old.name,
+                            client.name()
+                        ),
+                    });
                     if !setup.dry_run
                         && let Some(a) = state.adapters.get_mut(adapter)
                     {
                         a.clients.remove(client.id());
                     }
                     recorded = None;
+                }
+                Err(e) if moved_from.is_some() => {
+                    line.error = Some(format!(
+                        "the entry `{}` in the project {} could not be removed, and scimcp \
+                         keeps one project per client: {e}",
+                        old.name,
+                        moved_from.as_deref().unwrap_or(Path::new("")).display()
+                    ));
+                    report.clients.push(line);
+                    continue;
                 }
                 Err(e) => {
                     line.error = Some(format!(

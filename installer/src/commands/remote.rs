@@ -223,6 +223,21 @@ pub(crate) fn register(
         };
         let mut line = ClientReport::new(cx, client, &remote.name);
         line.remote = Some(remote.url.clone());
+        if intent != Intent::Uninstall
+            && let Some(other) = setup.other_project(client, recorded.as_ref())
+        {
+            line.error = Some(format!(
+                "{} has {} registered in the project {}, and scimcp keeps one project per \
+                 client: `scimcp-setup uninstall --remote {}` removes it there (and from the \
+                 other clients), then install again",
+                client.name(),
+                remote.name,
+                other.display(),
+                remote.name
+            ));
+            report.clients.push(line);
+            continue;
+        }
         let change = carry_out(
             setup,
             &planner,

@@ -304,3 +304,30 @@ fn a_secret_in_the_address_or_as_the_variable_is_refused_and_written_nowhere() {
     let state = fs_err::read_to_string(h.data.join("state.json")).unwrap();
     assert!(!state.contains("lab.example"), "{state}");
 }
+
+/// The receipt keeps one project per client: installing into a second project moves the
+/// entry, so a plain uninstall still finds every entry scimcp wrote.
+#[test]
+fn installing_into_a_second_project_moves_the_entry_and_leaves_no_orphan() {
+    let h = home();
+    let first = h.project.display().to_string();
+    let second_dir = h.root.join("second project");
+    fs_err::create_dir_all(&second_dir).unwrap();
+    let second = second_dir.display().to_string();
+    ok(h.install(&["--project", &first, "--client", "claude-code-project"]));
+    let out = ok(h.install(&["--project", &second, "--client", "claude-code-project"]));
+    let text = common::stdout(&out);
+    assert!(
+        text.contains(&format!("from the project {first}")),
+        "{text}"
+    );
+    assert!(
+        !h.project.join(".mcp.json").exists(),
+        "the first project kept its entry"
+    );
+    assert!(second_dir.join(".mcp.json").is_file());
+    ok(h.run(&["uninstall"]));
+    assert!(!second_dir.join(".mcp.json").exists());
+    assert!(!h.project.join(".mcp.json").exists());
+    assert!(!h.data.join("state.json").exists(), "the receipt stayed");
+}
