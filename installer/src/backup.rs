@@ -51,3 +51,32 @@ pub fn latest(backups_dir: &Path, client: &str, original: &Path) -> Option<PathB
     found.sort();
     found.pop()
 }
+
+/// Delete every backup that holds `needle` (a secret an older scimcp wrote into client
+/// files), so that no backup keeps it once its entries are gone; returns how many went.
+/// Only regular files directly in `backups_dir` are read, each at most the size limit of a
+/// client file.
+pub fn forget_containing(backups_dir: &Path, needle: &str) -> usize {
+    let Ok(entries) = fs_err::read_dir(backups_dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(Some(bytes)) =
+            scimcp_core::fs::read_regular(&path, scimcp_core::fs::CONFIG_READ_LIMIT)
+        else {
+            continue;
+        };
+        let holds = bytes
+            .windows(needle.len().max(1))
+            .any(|w| w == needle.as_bytes());
+        if holds && fs_err::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        let _ = scimcp_core::fs::sync_dir(backups_dir);
+    }
+    removed
+}

@@ -734,7 +734,7 @@ pub fn remote_status(
     client: &'static dyn Client,
 ) -> ClientStatus {
     let mut status = inspect(cx, &remote.name, Serves::Remote(remote), client);
-    status.remote = Some(remote.url.clone());
+    status.remote = Some(remote.shown_url());
     status
 }
 

@@ -81,6 +81,11 @@ pub enum RemoteServerError {
         recorded: String,
         url: String,
     },
+    #[error(
+        "{name} was recorded by an older scimcp with an address or token variable that carries \
+         a secret; it is not written again"
+    )]
+    RecordedSecret { name: String },
     #[error("no remote server {given:?} is registered here")]
     NotRegistered { given: String },
 }
@@ -126,6 +131,12 @@ impl scimcp_core::failure::Hint for RemoteServerError {
             )
             .into(),
             E::NotRegistered { .. } => "`scimcp-setup status` lists them (by name and URL)".into(),
+            E::RecordedSecret { name } => format!(
+                "`scimcp-setup uninstall --remote {name}` removes its entries and the backups \
+                 that hold the secret; then register the plain address, with the token in an \
+                 environment variable (--token-env NAME)"
+            )
+            .into(),
         })
     }
 }
@@ -413,6 +424,15 @@ impl RemoteServer {
             name: name.to_string(),
             url: record.url.clone(),
             token_env: record.token_env.clone(),
+        }
+    }
+
+    /// The URL as reports show it: [`redact`]ed when today's checks would refuse it (a
+    /// secret an older scimcp recorded).
+    pub fn shown_url(&self) -> String {
+        match RemoteUrl::parse(&self.url) {
+            Ok(_) => self.url.clone(),
+            Err(_) => redact(&self.url),
         }
     }
 

@@ -47,7 +47,7 @@ impl From<&RemoteServer> for RemoteSummary {
     fn from(r: &RemoteServer) -> RemoteSummary {
         RemoteSummary {
             name: r.name.clone(),
-            url: r.url.clone(),
+            url: r.shown_url(),
             token_env: r.token_env.clone(),
         }
     }
@@ -109,11 +109,25 @@ pub(crate) fn repair_recorded(
 ) -> Result<(), SetupError> {
     for (name, record) in state.remotes.clone() {
         let remote = RemoteServer::from_record(&name, &record);
+        if !recorded_secrets(&remote).is_empty() {
+            report.notes.push(secret_recorded_note(&name));
+            continue;
+        }
         let recorded: Vec<String> = record.clients.keys().cloned().collect();
         let clients = setup.select(&recorded)?;
         register(setup, state, &remote, &clients, Intent::Repair, report);
     }
     Ok(())
+}
+
+/// Why a recorded remote is not written again.
+fn secret_recorded_note(name: &str) -> String {
+    format!(
+        "{name} is not written again: an older scimcp recorded it with an address or token \
+         variable that carries a secret. `scimcp-setup uninstall --remote {name}` removes its \
+         entries and the backups that hold the secret; then register the plain address with \
+         the token in an environment variable."
+    )
 }
 
 /// `repair` on a computer with remote registrations only: re-apply them, nothing local.
@@ -182,8 +196,35 @@ pub(crate) fn remove(
     // Entries that could not be removed stay recorded, so a later uninstall retries them.
     if !setup.dry_run && report.failures() == failures {
         state.remotes.remove(&remote.name);
+        // An older scimcp accepted addresses (and variable names) that carry a secret and
+        // wrote them into the client files; every backup of those files holds it too.
+        for secret in recorded_secrets(remote) {
+            let gone = crate::backup::forget_containing(&setup.layout.backups_dir(), &secret);
+            if gone > 0 {
+                report.step(format!(
+                    "delete {gone} backup(s) of client files that held the secret in {}'s \
+                     address or token variable",
+                    remote.name
+                ));
+            }
+        }
     }
     Ok(())
+}
+
+/// What of a recorded remote today's checks refuse as a secret: its URL, its token
+/// variable's "name".
+fn recorded_secrets(remote: &RemoteServer) -> Vec<String> {
+    let mut secrets = Vec::new();
+    if RemoteUrl::parse(&remote.url).is_err() {
+        secrets.push(remote.url.clone());
+    }
+    if let Some(var) = &remote.token_env
+        && check_token_env(var).is_err()
+    {
+        secrets.push(var.clone());
+    }
+    secrets
 }
 
 /// Whether the receipt records nothing at all any more.
@@ -222,7 +263,7 @@ pub(crate) fn register(
             backups_dir: &backups,
         };
         let mut line = ClientReport::new(cx, client, &remote.name);
-        line.remote = Some(remote.url.clone());
+        line.remote = Some(remote.shown_url());
         if intent != Intent::Uninstall
             && let Some(other) = setup.other_project(client, recorded.as_ref())
         {
@@ -249,6 +290,15 @@ pub(crate) fn register(
         );
         if let Some(r) = state.remotes.get_mut(&remote.name) {
             change.apply_to(&mut r.clients, client.id());
+        }
+        for secret in recorded_secrets(remote) {
+            let shown = crate::remote_server::redact(&secret);
+            for text in [line.manual_steps.as_mut(), Some(&mut line.location)]
+                .into_iter()
+                .flatten()
+            {
+                *text = text.replace(&secret, &shown);
+            }
         }
         report.clients.push(line);
     }
@@ -284,7 +334,13 @@ fn resolve(
     let given = args.remote.as_deref().unwrap_or_default();
     let by_name = state.remotes.get_key_value(given);
     let (url, parsed) = match by_name {
-        Some((_, record)) => (record.url.clone(), None),
+        Some((name, record)) => {
+            let remote = RemoteServer::from_record(name, record);
+            if !recorded_secrets(&remote).is_empty() {
+                return Err(RemoteServerError::RecordedSecret { name: name.clone() }.into());
+            }
+            (record.url.clone(), None)
+        }
         None => {
             let parsed = RemoteUrl::parse(given)?;
             (parsed.to_string(), Some(parsed))

@@ -139,7 +139,7 @@ pub fn run(setup: &Setup) -> Result<i32, SetupError> {
             }
             remotes.push(RemoteStatus {
                 name: name.clone(),
-                url: record.url.clone(),
+                url: remote.shown_url(),
                 token_env: record.token_env.clone(),
                 token_set: record
                     .token_env

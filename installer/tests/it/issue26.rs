@@ -331,3 +331,51 @@ fn installing_into_a_second_project_moves_the_entry_and_leaves_no_orphan() {
     assert!(!h.project.join(".mcp.json").exists());
     assert!(!h.data.join("state.json").exists(), "the receipt stayed");
 }
+
+/// A receipt and client files an older scimcp wrote with a secret in the address: `repair`
+/// does not write it again, `status` does not show it, and `uninstall --remote` removes the
+/// entries and every backup that holds it.
+#[test]
+fn a_secret_an_older_scimcp_recorded_is_not_rewritten_shown_or_kept_in_backups() {
+    let h = home();
+    let plain = "https://lab.example/mcp";
+    let secret = "5f1c0ffee5f1c0ffee5f1c0ffee5f1c0ffee5f1c0ffee5f1c0ffee5f1c0ffee5";
+    let old = format!("https://lab.example/mcp/scimcp_{secret}");
+    ok(h.run(&["install", "--remote", plain]));
+    // What the older version left: the secret address in the receipt and in every file.
+    for (path, text) in files(&h.root) {
+        if text.contains(plain) {
+            fs_err::write(&path, text.replace(plain, &old)).unwrap();
+        }
+    }
+    ok(h.run(&["install", "--remote", plain, "--name", "other-lab"]));
+    let leaks = |h: &Home| {
+        files(&h.root)
+            .into_iter()
+            .filter(|(_, t)| t.contains(secret))
+            .map(|(p, _)| p)
+            .collect::<Vec<_>>()
+    };
+    assert!(!leaks(&h).is_empty(), "the setup did not plant the secret");
+
+    let out = h.run(&["repair", "--remote", "scimcp-remote-lab-example"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    for args in [
+        &["status"][..],
+        &["status", "--json"],
+        &["clients"],
+        &["repair"],
+    ] {
+        let out = h.run(args);
+        let shown = format!("{}{}", common::stdout(&out), common::stderr(&out));
+        assert!(!shown.contains(secret), "{args:?} showed it:\n{shown}");
+    }
+    let out = ok(h.run(&["uninstall", "--remote", "scimcp-remote-lab-example"]));
+    let shown = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert!(!shown.contains(secret), "{shown}");
+    assert!(shown.contains("backup(s)"), "{shown}");
+    assert_eq!(leaks(&h), Vec::<PathBuf>::new());
+    // The other registration is untouched.
+    let state = fs_err::read_to_string(h.data.join("state.json")).unwrap();
+    assert!(state.contains("other-lab"), "{state}");
+}
