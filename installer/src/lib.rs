@@ -56,7 +56,9 @@ pub use layout::{DEFAULT_ADAPTER, Layout};
 // The clients and their entries, read-only: for the doctor's checks and for the tests that
 // inspect what an install wrote.
 pub use backup::latest as latest_backup;
-pub use clients::{Client, ClientContext, all as all_clients, by_id as client_by_id};
+pub use clients::{
+    Client, ClientContext, all as all_clients, by_id as client_by_id, recorded_project,
+};
 pub use edit::{EditError, Format, Slot};
 pub use entry::Entry;
 pub use register::{

@@ -22,6 +22,13 @@ pub fn check(ctx: &Context, id: &str, adapter: &str, client: &'static dyn Client
     let recorded = ctx.record(adapter).and_then(|a| a.clients.get(client.id()));
     let desired = scimcp_core::install_state::entry_name(adapter);
     let name = recorded.map_or_else(|| desired.clone(), |r| r.name.clone());
+    // A project entry (`P/.mcp.json`) is checked where the receipt says it was written.
+    let project =
+        recorded.and_then(|r| scimcp_installer::recorded_project(client, cx, &r.name, &r.location));
+    let cx = ClientContext {
+        project: project.as_deref(),
+        ..cx
+    };
     let repair = format!("scimcp-setup repair --client {}", client.id());
     let Some(file) = client.file(cx, &name) else {
         return CheckResult::skipped(

@@ -554,3 +554,34 @@ fn paths_encoding_warns_on_a_data_root_that_is_not_unicode() {
         "the probe file was left behind"
     );
 }
+
+/// A project entry (`install --project P`) is checked in `P/.mcp.json`, where the receipt
+/// says it was written, without `--project` (issue 26: a dead project entry went unseen).
+#[test]
+fn a_project_entry_is_checked_where_the_receipt_says_it_is() {
+    let install = Install::new();
+    let project = install.home.join("Mon projet");
+    fs_err::create_dir_all(&project).unwrap();
+    let out = common::command(&common::bin("scimcp-setup"), &install.home, &install.data)
+        .args(["install", "--client", "claude-code-project", "--project"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mcp = project.join(".mcp.json");
+    let (report, _) = install.report(&["--check", "client.claude-code-project"]);
+    assert_status(
+        &report,
+        "client.claude-code-project",
+        "ok",
+        &mcp.display().to_string(),
+    );
+    fs_err::remove_file(&mcp).unwrap();
+    let (report, _) = install.report(&["--check", "client.claude-code-project"]);
+    assert_status(
+        &report,
+        "client.claude-code-project",
+        "fail",
+        "scimcp registered itself there",
+    );
+}
