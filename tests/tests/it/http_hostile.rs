@@ -391,12 +391,16 @@ fn idle_connections_from_other_peers_do_not_starve_a_token_holder() {
     let attacked = Instant::now();
     let (session, init) = post(&url, Some(&alice), None, None, &initialize("2025-06-18"));
     let took = attacked.elapsed();
-    eprintln!(
-        "the token holder's initialize: {took:?} after {} attacker connections ({} closed by the \
-         server so far)",
-        attack.opened.load(SeqCst),
-        attack.closed.load(SeqCst)
-    );
+    // The measured figure, for docs/RELIABILITY.md (`--no-capture`).
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!(
+            "the token holder's initialize: {took:?} after {} attacker connections ({} closed by the \
+             server so far)",
+            attack.opened.load(SeqCst),
+            attack.closed.load(SeqCst)
+        );
+    }
     let _ = stop.send(true);
     assert!(session.is_some() && init.contains("serverInfo"), "{init}");
     assert!(
