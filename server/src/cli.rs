@@ -84,6 +84,13 @@ pub(crate) struct ServeArgs {
     /// --require-token), optional over stdio and loopback.
     #[arg(long, value_enum, value_name = "MODE")]
     pub confirm: Option<ConfirmArg>,
+    /// The client's deadline for one tool call, in seconds (what its entry's timeout says;
+    /// scimcp-setup writes 600 where the client has such a key). Waiting tools then wait at
+    /// most this less 15 s (and at most 300 s) by default. Without it the deadline comes
+    /// from the client's declared name, or a 45 s default for an unknown client.
+    #[arg(long, env = "SCIMCP_CLIENT_TIMEOUT_S", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub client_timeout_s: Option<u64>,
     /// Requests per second each token may make, sustained (bursts of five times as many).
     #[arg(long, value_name = "N", default_value_t = 10.0)]
     pub token_rate: f64,

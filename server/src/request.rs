@@ -145,11 +145,13 @@ pub struct CancelRequest {
 pub struct ResultRequest {
     /// The run id start_analysis returned.
     pub run_id: String,
-    /// Seconds to wait for a terminal state before answering with a pending receipt
-    /// (0-300, default 300).
-    #[serde(default = "crate::paging::default_wait_s")]
+    /// Seconds to wait for a terminal state before answering with a pending receipt (0-300).
+    /// Default: the longest wait that ends before this client gives up on one call (from
+    /// `serve --client-timeout-s`, or the deadline known for the client's declared name,
+    /// else 45 s); a larger `wait_s` is lowered below that deadline.
+    #[serde(default)]
     #[schemars(range(min = 0, max = 300))]
-    pub wait_s: u32,
+    pub wait_s: Option<u32>,
     /// The `result_sha256` of a result already held: an unchanged terminal result is
     /// answered with a short `not_modified`.
     #[serde(default)]

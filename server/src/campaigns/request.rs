@@ -87,10 +87,13 @@ pub struct CampaignStatusRequest {
 pub struct CampaignResultRequest {
     /// The id start_campaign returned.
     pub campaign_id: String,
-    /// Seconds to wait for every item to end before answering (0-300, default 300).
-    #[serde(default = "crate::paging::default_wait_s")]
+    /// Seconds to wait for every item to end before answering (0-300).
+    /// Default: the longest wait that ends before this client gives up on one call (from
+    /// `serve --client-timeout-s`, or the deadline known for the client's declared name,
+    /// else 45 s); a larger `wait_s` is lowered below that deadline.
+    #[serde(default)]
     #[schemars(range(min = 0, max = 300))]
-    pub wait_s: u32,
+    pub wait_s: Option<u32>,
     /// First row of the page of the table.
     #[serde(default)]
     pub offset: usize,

@@ -86,6 +86,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
             .context("cannot start the scimcp server")?;
     settings.executor = executor;
+    settings.client_timeout_s = args.client_timeout_s;
     let remote = http.as_ref().is_some_and(HttpConfig::is_remote);
     settings.confirm = match args.confirm {
         Some(ConfirmArg::Required) => ConfirmMode::Required,

@@ -107,6 +107,10 @@ pub struct CampaignResultOutput {
     pub waited_s: f64,
     pub counts: CampaignCounts,
     pub table: TableView,
+    /// For an answer that is still pending: seconds after which to call again (0: at
+    /// once; the next call waits again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u32>,
     pub next_action: String,
 }
 
@@ -496,10 +500,12 @@ pub(super) fn status(
 
 pub(super) async fn result(
     ctx: &ServerContext,
+    call: &Call,
     req: CampaignResultRequest,
 ) -> Result<CampaignResultOutput, ToolError> {
     let begun = Instant::now();
-    let wait = crate::paging::wait(req.wait_s)?;
+    let plan = crate::paging::wait_for(req.wait_s, &call.deadline(ctx))?;
+    let wait = plan.duration();
     let limit = crate::paging::page_limit("limit", req.limit, 50, req.detail, 100, 1000)?;
     loop {
         let record = ctx.campaigns.record(&req.campaign_id)?;
@@ -513,12 +519,21 @@ pub(super) async fn result(
                 state,
                 terminal: state.is_terminal(),
                 waited_s: (begun.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+                retry_after_s: (!state.is_terminal()).then(|| plan.retry_after_s()),
                 next_action: if state.is_terminal() {
                     "summarize the table for the scientist: the counts, the failed items with their errors, and the metrics' summary".into()
                 } else {
+                    let retry = plan.retry_after_s();
                     format!(
-                        "the campaign is still {}; call get_campaign_result again",
-                        word(state)
+                        "the campaign is still {} after this call's wait ({}); call get_campaign_result again {} with campaign_id \"{}\"",
+                        word(state),
+                        plan.why,
+                        if retry == 0 {
+                            "now".to_string()
+                        } else {
+                            format!("in {retry} s")
+                        },
+                        record.campaign_id
                     )
                 },
                 counts: c,

@@ -43,6 +43,11 @@ impl Call {
         format!("{}/{}", self.caller.name(), self.session)
     }
 
+    /// The deadline this call's client gives one tool call.
+    pub fn deadline(&self, ctx: &ServerContext) -> crate::paging::ClientDeadline {
+        crate::paging::ClientDeadline::of(ctx.client_timeout_s, self.client.as_deref())
+    }
+
     /// A call from the stdio client without progress (tests, in-process use).
     pub fn stdio() -> Call {
         Call {
@@ -359,7 +364,7 @@ pub fn generate_catalog() -> Vec<Tool> {
         ),
         tool::<ResultRequest, ResultOutput>(
             "get_run_result",
-            "Wait up to `wait_s` seconds (default 300) for a run to finish, sending progress notifications (state, elapsed time) when the request carries a progress token; returns its result (artifacts with SHA-256, reported metrics, problems) or a pending receipt to call again. Cancelling this call ends the wait, not the run.",
+            "Wait up to `wait_s` seconds (at most 300; by default as long as this client lets one call run, less a margin: 45 s for a client whose deadline is unknown) for a run to finish, sending progress notifications (state, elapsed time) when the request carries a progress token; returns its result (artifacts with SHA-256, reported metrics, problems) or a pending receipt with `retry_after_s`: call get_run_result again then, as many times as the run needs. Cancelling this call ends the wait, not the run.",
             true,
         ),
         tool::<CancelRequest, CancelOutput>(
@@ -394,7 +399,7 @@ pub fn generate_catalog() -> Vec<Tool> {
         ),
         tool::<crate::campaigns::request::CampaignResultRequest, CampaignResultOutput>(
             "get_campaign_result",
-            "Wait up to `wait_s` seconds (default 300) for a campaign to end; returns each item's run and state with a summary table of the workflow's declared metrics (rows paged; count, min, max and mean per column) and, for failed items, their reason and error.",
+            "Wait up to `wait_s` seconds (at most 300; by default as long as this client lets one call run, less a margin) for a campaign to end (a pending answer has `retry_after_s`: call again then); returns each item's run and state with a summary table of the workflow's declared metrics (rows paged; count, min, max and mean per column) and, for failed items, their reason and error.",
             true,
         ),
         tool::<crate::campaigns::request::CancelCampaignRequest, CancelCampaignOutput>(
@@ -507,7 +512,7 @@ pub async fn dispatch(
             d,
         ),
         "get_campaign_result" => respond(
-            async { campaigns::result(ctx, parse_args(name, args)?).await }.await,
+            async { campaigns::result(ctx, call, parse_args(name, args)?).await }.await,
             d,
         ),
         "cancel_campaign" => respond(

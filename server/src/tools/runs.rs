@@ -135,6 +135,10 @@ pub struct ResultOutput {
     /// The status, for a run that has not ended or ended without a published result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<RunStatus>,
+    /// For an answer that is still pending: seconds after which to call again (0: at
+    /// once; the next call waits again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u32>,
     pub next_action: String,
 }
 
@@ -186,7 +190,8 @@ pub(super) async fn result(
     req: ResultRequest,
 ) -> Result<ResultOutput, ToolError> {
     let started = Instant::now();
-    let wait = crate::paging::wait(req.wait_s)?;
+    let plan = crate::paging::wait_for(req.wait_s, &call.deadline(ctx))?;
+    let wait = plan.duration();
     let status = match &call.progress {
         Some(progress) => wait_reporting(ctx, &req.run_id, wait, progress).await?,
         None => ctx.runs.wait_terminal(&req.run_id, wait).await?,
@@ -201,15 +206,25 @@ pub(super) async fn result(
         not_modified: false,
         result: None,
         status: None,
+        retry_after_s: None,
         next_action,
     };
     if !status.state.is_terminal() {
+        let retry = plan.retry_after_s();
         let next = format!(
-            "the run is still {}; call get_run_result again (or cancel_run)",
-            state_word(status.state)
+            "the run is still {} after this call's wait ({}); call get_run_result again {} with run_id \"{}\" (or cancel_run)",
+            state_word(status.state),
+            plan.why,
+            if retry == 0 {
+                "now".to_string()
+            } else {
+                format!("in {retry} s")
+            },
+            status.run_id
         );
         return Ok(ResultOutput {
             status: Some(status.clone()),
+            retry_after_s: Some(retry),
             ..base(&status, next)
         });
     }

@@ -158,3 +158,41 @@ fn a_confirmation_is_refused_in_another_session() {
     });
     drop(server);
 }
+
+/// `--client-timeout-s` (what scimcp-setup writes into a client's entry) sets the default
+/// wait below the client's deadline, lowers a longer explicit wait, and a pending answer
+/// says when to call again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_wait_ends_before_the_declared_client_timeout() {
+    let h = Harness::start_with(true, &["--client-timeout-s", "20"])
+        .await
+        .unwrap();
+    let mut sleepy = regression();
+    sleepy["parameters"]["sleep_s"] = json!(60);
+    let run = h.ok("start_analysis", sleepy).await;
+    let run_id = run["run_id"].as_str().unwrap().to_string();
+    for args in [
+        json!({"run_id": run_id}),
+        json!({"run_id": run_id, "wait_s": 300}),
+    ] {
+        let pending = h.ok("get_run_result", args.clone()).await;
+        assert_eq!(pending["terminal"], false, "{pending:#}");
+        // 20 s less the margin: 5 s, never the 300 s the client would not live to see.
+        let waited = pending["waited_s"].as_f64().unwrap();
+        assert!((4.5..19.0).contains(&waited), "{args}: waited {waited} s");
+        assert_eq!(pending["retry_after_s"], 0, "{pending:#}");
+        let next = pending["next_action"].as_str().unwrap();
+        assert!(next.contains("call get_run_result again now"), "{next}");
+        assert!(next.contains("--client-timeout-s 20"), "{next}");
+    }
+    let polled = h
+        .ok("get_run_result", json!({"run_id": run_id, "wait_s": 0}))
+        .await;
+    assert_eq!(polled["retry_after_s"], 5, "{polled:#}");
+    let e = h
+        .err("get_run_result", json!({"run_id": run_id, "wait_s": 301}))
+        .await;
+    assert_eq!(e["field"], "wait_s", "{e:#}");
+    h.ok("cancel_run", json!({"run_id": run_id, "confirm": true}))
+        .await;
+}
