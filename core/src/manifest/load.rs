@@ -65,14 +65,14 @@ pub fn load_embedded(name: &str) -> Option<Result<Adapter, ManifestErrors>> {
 
 /// Load and validate the manifest file at `path` (schemas resolve against its directory).
 pub fn load_file(path: &Path) -> Result<Adapter, ManifestErrors> {
-    let text = fs_err::read_to_string(path).map_err(|e| {
+    let text = read_text(path).map_err(|reason| {
         ManifestErrors(vec![ManifestError {
             file: path.to_path_buf(),
             line: None,
             column: None,
             field: String::new(),
-            message: format!("cannot read the manifest: {}", io_reason(&e)),
-            hint: Some("check the path and that the file is readable UTF-8 TOML".into()),
+            message: format!("cannot read the manifest: {reason}"),
+            hint: Some("check the path and that it is a readable UTF-8 TOML file".into()),
         }])
     })?;
     let base = match path.parent() {
@@ -87,6 +87,52 @@ pub fn load_file(path: &Path) -> Result<Adapter, ManifestErrors> {
         path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
     };
     load_text(&text, &Files::Disk(base), &name, origin)
+}
+
+/// The most bytes read from a manifest or a file it names: real ones are a few KiB.
+const MANIFEST_READ_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// The text of a manifest or schema file, read only when it is a regular file (a FIFO, a
+/// device or a link to one is refused before any read, so `adapter check` and `serve` never
+/// block on one) and at most [`MANIFEST_READ_LIMIT`] bytes of it.
+fn read_text(path: &Path) -> Result<String, String> {
+    use crate::fs::{ReadError, read_regular};
+    let bytes = match read_regular(path, MANIFEST_READ_LIMIT) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err("file not found".into()),
+        Err(ReadError::Io { source, .. }) => return Err(io_reason(&source)),
+        Err(ReadError::NotRegular { what, .. }) => {
+            return Err(format!(
+                "it is {what}, not a regular file; nothing was read"
+            ));
+        }
+        Err(e @ (ReadError::DanglingLink { .. } | ReadError::TooLarge { .. })) => {
+            return Err(e.to_string());
+        }
+    };
+    String::from_utf8(bytes).map_err(|_| "not valid UTF-8".into())
+}
+
+/// A file a manifest names, read only when it resolves inside the manifest's directory: a
+/// link that leads elsewhere would let a manifest read (and serve as its schema) any file
+/// of the user's.
+fn read_inside(base: &Path, rel: &str) -> Result<String, String> {
+    let path = base.join(rel);
+    let root = fs_err::canonicalize(base).map_err(|e| io_reason(&e))?;
+    let real = match fs_err::canonicalize(&path) {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("file not found".into()),
+        Err(e) => return Err(io_reason(&e)),
+    };
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "it resolves to {}, outside the manifest's directory {}; a manifest may use only \
+             files below its own directory (copy the file there)",
+            real.display(),
+            root.display()
+        ));
+    }
+    read_text(&real)
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -108,7 +154,7 @@ enum Files<'a> {
 impl Files<'_> {
     fn read(&self, rel: &str) -> Result<String, String> {
         match self {
-            Files::Disk(base) => fs_err::read_to_string(base.join(rel)).map_err(|e| io_reason(&e)),
+            Files::Disk(base) => read_inside(base, rel),
             Files::Embedded(adapter) => adapter
                 .files
                 .iter()

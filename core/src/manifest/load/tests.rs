@@ -448,3 +448,49 @@ fn workflow_resources_are_optional_bounded_and_keep_the_hash_when_absent() {
             .contains("unknown field `gpus`")
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_manifest_or_schema_is_refused_without_reading() {
+    use nix::sys::stat::Mode;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_adapter(dir.path(), GOOD, SCHEMA);
+    // A FIFO nobody writes: reading it would block this test forever.
+    let schema = dir.path().join("schemas/fit.json");
+    fs_err::remove_file(&schema).unwrap();
+    nix::unistd::mkfifo(&schema, Mode::S_IRUSR | Mode::S_IWUSR).unwrap();
+    let errs = load_file(&path).expect_err("a FIFO schema must be refused");
+    assert!(errs.to_string().contains("FIFO"), "{errs}");
+    let manifest = dir.path().join("fifo.toml");
+    nix::unistd::mkfifo(&manifest, Mode::S_IRUSR | Mode::S_IWUSR).unwrap();
+    let errs = load_file(&manifest).expect_err("a FIFO manifest must be refused");
+    assert!(errs.to_string().contains("FIFO"), "{errs}");
+    // A link to a device is refused the same way.
+    let zero = dir.path().join("zero.toml");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let errs = load_file(&zero).expect_err("a link to /dev/zero must be refused");
+    assert!(errs.to_string().contains("character device"), "{errs}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_schema_linked_from_outside_the_manifest_directory_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    fs_err::write(outside.path().join("secret.json"), SCHEMA).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_adapter(dir.path(), GOOD, SCHEMA);
+    let schema = dir.path().join("schemas/fit.json");
+    fs_err::remove_file(&schema).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.json"), &schema).unwrap();
+    let errs = load_file(&path).expect_err("an escaping link must be refused");
+    assert!(
+        errs.to_string()
+            .contains("outside the manifest's directory"),
+        "{errs}"
+    );
+    // A link that stays inside the directory still works.
+    fs_err::remove_file(&schema).unwrap();
+    fs_err::write(dir.path().join("schemas/real.json"), SCHEMA).unwrap();
+    std::os::unix::fs::symlink("real.json", &schema).unwrap();
+    load_file(&path).expect("a link inside the manifest's directory is fine");
+}
