@@ -142,7 +142,7 @@ const DEADLINE_MARGIN_S: u32 = 15;
 
 /// Clients' own deadlines for one tool call, by a part of the name they declare in
 /// `initialize` (`clientInfo.name`, compared in lower case), as measured or documented
-/// (/work/shared/notes/real-clients.md): `None` is a deadline known to be above
+/// (the project notes on real clients, `shared/notes/real-clients.md` beside the repository): `None` is a deadline known to be above
 /// [`MAX_WAIT_S`]. A client not listed gets [`SAFE_WAIT_S`].
 pub const KNOWN_CLIENT_DEADLINES: &[(&str, Option<u32>)] = &[
     // Claude Desktop: about 60 s whatever its settings (the TypeScript SDK's default).
