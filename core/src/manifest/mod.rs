@@ -9,6 +9,7 @@
 mod embedded;
 mod error;
 mod load;
+mod programs;
 mod progress;
 mod template;
 mod types;
@@ -16,6 +17,10 @@ mod types;
 pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
 pub use error::{ManifestError, ManifestErrors};
 pub use load::{load_embedded, load_file, resolve};
+pub use programs::{
+    PACKAGE_MANAGERS, ProgramFacts, ProgramRef, ProgramSpec, RUNTIME_PROGRAM, StepSpec,
+    VersionProbe, install_command, missing_program_remedy,
+};
 pub use progress::{
     CliProgress, PROGRESS_GROUPS, ProgressSpec, ProgressStream, is_unsafe_in_text, safe_text,
 };

@@ -24,6 +24,9 @@ pub struct Manifest {
     /// How to materialize the CLI's built-in datasets, if it has any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub datasets: Option<DatasetsSpec>,
+    /// More programs than the runtime's, by id (`[programs.<id>]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub programs: BTreeMap<String, super::programs::ProgramSpec>,
     #[serde(rename = "workflow", default)]
     pub workflows: Vec<Workflow>,
 }
@@ -115,6 +118,15 @@ pub struct Runtime {
     /// threading pinned to one thread, so results do not depend on the core count).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// How to ask `executable` its version (`kind = "executable"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<super::programs::VersionProbe>,
+    /// The package that provides `executable`, per package manager (the remedy when missing).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provided_by: BTreeMap<String, String>,
+    /// `false` when `executable` cannot take paths with spaces (default: true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths_with_spaces: Option<bool>,
 }
 
 /// A native library or program the runtime needs on some platforms (e.g. libomp on macOS).
@@ -157,8 +169,21 @@ pub struct Workflow {
     /// The schema itself, read at load time (part of the canonical form and hash).
     #[serde(default, skip_deserializing)]
     pub parameters_schema: serde_json::Value,
-    /// Arguments after the launch prefix; `{placeholders}` take validated values.
+    /// Arguments after the launch prefix; `{placeholders}` take validated values. Absent
+    /// only in a workflow with `[[workflow.step]]`s (still serialized, so manifests written
+    /// before steps keep their canonical form).
+    #[serde(default)]
     pub argv: Vec<String>,
+    /// The program this workflow runs: a `[programs.<id>]` id (default: the runtime's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// Replaces the program's launch arguments for this workflow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<Vec<String>>,
+    /// Several programs run in order in one working directory (`[[workflow.step]]`);
+    /// such a workflow has no top-level argv, options or stdin.
+    #[serde(rename = "step", default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<super::programs::StepSpec>,
     #[serde(default)]
     pub options: Vec<OptionSpec>,
     /// Ordered answers to the CLI's interactive prompts.
