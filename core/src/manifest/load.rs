@@ -288,6 +288,7 @@ fn load_text(
         // already reported.
         if wf.parameters_schema.is_object() {
             check_workflow_refs(&mut checker, i, wf);
+            programs::check_step_refs(&mut checker, i, wf);
         }
     }
     if !checker.errors.is_empty() {
@@ -394,6 +395,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
         );
     }
     check_runtime(c, m);
+    programs::check_programs(c, m);
     check_limits(c, m);
     if let Some(ds) = &m.datasets {
         check_datasets(c, m, ds);
@@ -451,14 +453,8 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
                 None,
             );
         }
-        if wf.argv.is_empty() && m.runtime.launch.is_empty() {
-            c.error(
-                &at("argv"),
-                "argv is empty and the runtime has no launch arguments",
-                None,
-            );
-        }
         check_artifacts(c, i, wf, m.effective_limits());
+        inputs::check_inputs(c, i, wf);
         check_env(
             c,
             &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("env")],
@@ -1221,6 +1217,10 @@ fn check_template(c: &mut Checker<'_>, wf: &Workflow, path: &[Seg], text: &str, 
             }
             continue;
         }
+        if let Some(id) = p.input_id() {
+            inputs::check_input_placeholder(c, wf, path, p, id);
+            continue;
+        }
         for name in p.parameters() {
             if required.contains(name) {
                 continue;
@@ -1408,5 +1408,7 @@ fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {
     }
 }
 
+mod inputs;
+mod programs;
 #[cfg(test)]
 mod tests;

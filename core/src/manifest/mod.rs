@@ -8,7 +8,9 @@
 
 mod embedded;
 mod error;
+mod inputs;
 mod load;
+mod outputs;
 mod programs;
 mod progress;
 mod template;
@@ -16,7 +18,11 @@ mod types;
 
 pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
 pub use error::{ManifestError, ManifestErrors};
+pub use inputs::{
+    INPUT_PLACEHOLDER_PREFIX, INPUTS_DIR, InputKind, InputSpec, input_placeholder_id,
+};
 pub use load::{load_embedded, load_file, resolve};
+pub use outputs::{Comparison, MetricReader, MetricSpec, OutputSource, RequireSpec};
 pub use programs::{
     PACKAGE_MANAGERS, ProgramFacts, ProgramRef, ProgramSpec, RUNTIME_PROGRAM, StepSpec,
     VersionProbe, install_command, missing_program_remedy,

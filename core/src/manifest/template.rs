@@ -14,8 +14,9 @@
 //! | `positions:p,q` | the same for the columns of this value and of parameters `p`, `q` together |
 //! | `positions_in:p,q` | their 1-based positions among the columns named by parameters `p`, `q` taken together in file order (a CLI that numbers a selected subset) |
 //!
-//! Besides parameters, templates may use the run values ([`RUN_VALUES`]) and, in structured
-//! input files, `{null}` for a JSON `null`.
+//! Besides parameters, templates may use the run values ([`RUN_VALUES`]), the run's copy of
+//! a named file input (`{input.<id>}`) and, in structured input files, `{null}` for a JSON
+//! `null`.
 
 use std::fmt;
 
@@ -73,6 +74,11 @@ impl Filter {
 }
 
 impl Placeholder {
+    /// The named file input this placeholder renders (`{input.ligand}` → `ligand`).
+    pub fn input_id(&self) -> Option<&str> {
+        super::inputs::input_placeholder_id(&self.name)
+    }
+
     /// Parameters this placeholder reads: its own name and any `positions_in` sources.
     pub fn parameters(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.name.as_str()).chain(self.filters.iter().flat_map(|f| match f {
@@ -102,9 +108,13 @@ impl fmt::Display for TemplateError {
 fn parse_placeholder(inner: &str) -> Result<Placeholder, TemplateError> {
     let mut pieces = inner.split('|');
     let name = pieces.next().unwrap_or_default().to_string();
-    if !is_placeholder_name(&name) {
+    let valid = match super::inputs::input_placeholder_id(&name) {
+        Some(id) => is_placeholder_name(id),
+        None => is_placeholder_name(&name),
+    };
+    if !valid {
         return Err(TemplateError(format!(
-            "placeholder {{{inner}}} does not start with a valid name: use lower-case letters, digits and _"
+            "placeholder {{{inner}}} does not start with a valid name: use lower-case letters, digits and _ (or input.<id> for a named file input)"
         )));
     }
     let mut filters = Vec::new();
@@ -293,6 +303,17 @@ mod tests {
                 .unwrap()
                 .yields_text()
         );
+    }
+
+    #[test]
+    fn parses_input_placeholders() {
+        let t = Template::parse("--ligand={input.ligand}").unwrap();
+        let p = t.placeholder_parts().next().unwrap();
+        assert_eq!(p.name, "input.ligand");
+        assert_eq!(p.input_id(), Some("ligand"));
+        assert!(Template::parse("{input.}").is_err());
+        assert!(Template::parse("{input.Bad}").is_err());
+        assert!(Template::parse("{other.x}").is_err());
     }
 
     #[test]

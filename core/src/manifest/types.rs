@@ -191,6 +191,9 @@ pub struct Workflow {
     pub stdin: Vec<String>,
     #[serde(rename = "input_file", default)]
     pub input_files: Vec<InputFileSpec>,
+    /// Named file inputs (`[[workflow.input]]`), beside or instead of the dataset.
+    #[serde(rename = "input", default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<super::inputs::InputSpec>,
     #[serde(rename = "artifact", default)]
     pub artifacts: Vec<ArtifactSpec>,
     /// Fixed environment variables for this workflow's runs, on top of `runtime.env`
@@ -208,6 +211,20 @@ pub struct Workflow {
     /// keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
+    /// Values read into `reported` after the run (`[[workflow.metric]]`).
+    #[serde(
+        rename = "metric",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub metrics: Vec<super::outputs::MetricSpec>,
+    /// Success predicates checked after exit 0 (`[[workflow.require]]`).
+    #[serde(
+        rename = "require",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub requires: Vec<super::outputs::RequireSpec>,
 }
 
 /// `[workflow.resources]`: CPUs, memory and wall-clock time one run asks a scheduler for.
@@ -339,6 +356,14 @@ pub struct ArtifactSpec {
     /// directory, for a CLI that writes its results where it chooses.
     #[serde(default, skip_serializing_if = "ArtifactBase::is_output")]
     pub base: ArtifactBase,
+    /// For `base = "stdout" | "stderr"` in a workflow with steps: the step whose stream this
+    /// is (default: the last step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// Accept a 0-byte file. Without it an empty *required* artifact is a problem: a CLI
+    /// that exits 0 having written nothing has not produced its result.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_empty: bool,
 }
 
 /// The directory an artifact's path is relative to.
@@ -348,11 +373,20 @@ pub enum ArtifactBase {
     #[default]
     Output,
     Work,
+    /// The CLI's complete standard output, saved as `output/<path>`.
+    Stdout,
+    /// The CLI's complete standard error, saved as `output/<path>`.
+    Stderr,
 }
 
 impl ArtifactBase {
     pub fn is_output(&self) -> bool {
         *self == ArtifactBase::Output
+    }
+
+    /// True for the stream bases, whose file the server writes (under the output directory).
+    pub fn is_stream(&self) -> bool {
+        matches!(self, ArtifactBase::Stdout | ArtifactBase::Stderr)
     }
 }
 

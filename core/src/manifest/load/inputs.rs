@@ -1,0 +1,199 @@
+//! Load-time checks of `[[workflow.input]]`: ids, formats, counts, and that templates name
+//! only declared inputs and every required input reaches the CLI somewhere.
+
+use std::collections::BTreeSet;
+
+use super::{Checker, Seg, Template, is_id};
+use crate::manifest::inputs::{InputKind, InputSpec};
+use crate::manifest::template::Placeholder;
+use crate::manifest::types::Workflow;
+
+/// Every input of workflow `i`.
+pub(super) fn check_inputs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
+    let mut seen = BTreeSet::new();
+    let used = used_inputs(wf);
+    for (j, input) in wf.inputs.iter().enumerate() {
+        let at = |k| {
+            [
+                Seg::Key("workflow"),
+                Seg::Index(i),
+                Seg::Key("input"),
+                Seg::Index(j),
+                Seg::Key(k),
+            ]
+        };
+        if !is_id(&input.id) {
+            c.error(
+                &at("id"),
+                format!("'{}' is not a valid input id", input.id),
+                Some("use lower-case letters, digits and '_', starting with a letter".into()),
+            );
+        } else if !seen.insert(input.id.clone()) {
+            c.error(
+                &at("id"),
+                format!("input id '{}' is declared twice in this workflow", input.id),
+                None,
+            );
+        }
+        if input.summary.trim().is_empty() || input.summary.len() > 500 {
+            c.error(&at("summary"), "summary must be 1 to 500 characters", None);
+        }
+        if input.formats.is_empty() {
+            c.error(
+                &at("formats"),
+                format!("input '{}' accepts no format", input.id),
+                Some("list file extensions (lower case, no dot) or media types, e.g. formats = [\"pdbqt\"] or [\"chemical/x-pdb\"]".into()),
+            );
+        }
+        let mut formats = BTreeSet::new();
+        for f in &input.formats {
+            if let Some(problem) = format_problem(f) {
+                c.error(
+                    &at("formats"),
+                    format!("input '{}': format {f:?} {problem}", input.id),
+                    Some("an extension is lower case without the dot (\"fasta\", \"tar.gz\"); a media type is type/subtype (\"chemical/x-pdb\")".into()),
+                );
+            } else if !formats.insert(f.as_str()) {
+                c.error(
+                    &at("formats"),
+                    format!("input '{}': format {f:?} is listed twice", input.id),
+                    None,
+                );
+            }
+        }
+        check_counts(c, input, &at);
+        if input.required && is_id(&input.id) && !used.contains(input.id.as_str()) {
+            c.error(
+                &at("id"),
+                format!(
+                    "required input '{}' is used by no argument, stdin line or input file",
+                    input.id
+                ),
+                Some(format!(
+                    "pass it to the CLI, e.g. argv = [\"--in\", \"{{input.{}}}\"], or make it required = false",
+                    input.id
+                )),
+            );
+        }
+    }
+}
+
+fn check_counts(c: &mut Checker<'_>, input: &InputSpec, at: &dyn Fn(&'static str) -> [Seg; 5]) {
+    match input.kind {
+        InputKind::Files => {
+            if input.min_count == Some(0) {
+                c.error(
+                    &at("min_count"),
+                    format!("input '{}': min_count must be at least 1", input.id),
+                    Some("an input that may be left out is required = false".into()),
+                );
+            }
+            if let (Some(min), Some(max)) = (input.min_count, input.max_count)
+                && min > max
+            {
+                c.error(
+                    &at("max_count"),
+                    format!(
+                        "input '{}': min_count {min} is above max_count {max}",
+                        input.id
+                    ),
+                    None,
+                );
+            }
+            if input.max_count == Some(0) {
+                c.error(
+                    &at("max_count"),
+                    format!("input '{}': max_count must be at least 1", input.id),
+                    None,
+                );
+            }
+        }
+        InputKind::File | InputKind::Directory => {
+            for (key, value) in [("min_count", input.min_count), ("max_count", input.max_count)] {
+                if value.is_some() {
+                    c.error(
+                        &at(key),
+                        format!(
+                            "input '{}': {key} applies only to kind = \"files\" (this input is kind = \"{}\")",
+                            input.id,
+                            input.kind.as_str()
+                        ),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Why `f` is not a well-formed format, if it is not.
+fn format_problem(f: &str) -> Option<&'static str> {
+    if f.is_empty() || f.len() > 100 {
+        return Some("must be 1 to 100 characters");
+    }
+    if let Some((ty, sub)) = f.split_once('/') {
+        let token = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
+        };
+        return (!token(ty) || !token(sub) || f.chars().any(|c| c.is_ascii_uppercase()))
+            .then_some("is not a lower-case media type");
+    }
+    if f.starts_with('.') {
+        return Some("starts with a dot");
+    }
+    let ok = f.split('.').all(|part| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+    });
+    (!ok).then_some("is not a lower-case extension")
+}
+
+/// `{input.<id>}` in one template: `id` must be a declared input and take no filter.
+pub(super) fn check_input_placeholder(
+    c: &mut Checker<'_>,
+    wf: &Workflow,
+    path: &[Seg],
+    p: &Placeholder,
+    id: &str,
+) {
+    if !wf.inputs.iter().any(|input| input.id == id) {
+        let declared: Vec<&str> = wf.inputs.iter().map(|i| i.id.as_str()).collect();
+        c.error(
+            path,
+            format!("placeholder {{{}}} names no input '{id}' of this workflow", p.name),
+            Some(if declared.is_empty() {
+                format!("declare it: [[workflow.input]] id = \"{id}\", formats = [\"…\"]")
+            } else {
+                format!("declared inputs: {}", declared.join(", "))
+            }),
+        );
+    }
+    if !p.filters.is_empty() {
+        c.error(
+            path,
+            format!("input placeholder {{{}}} takes no filter", p.name),
+            None,
+        );
+    }
+}
+
+/// Inputs named by a placeholder anywhere the CLI reads: argv, stdin, input files.
+fn used_inputs(wf: &Workflow) -> BTreeSet<String> {
+    let mut texts: Vec<String> = wf.argv.iter().chain(&wf.stdin).cloned().collect();
+    for f in &wf.input_files {
+        super::collect_strings(&f.template, &mut texts);
+    }
+    texts
+        .iter()
+        .filter_map(|t| Template::parse(t).ok())
+        .flat_map(|t| {
+            t.placeholder_parts()
+                .filter_map(|p| p.input_id().map(String::from))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
