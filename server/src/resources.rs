@@ -59,7 +59,8 @@ pub fn result_uri(run_id: &str) -> String {
 /// `artifacts/` for the output directory, `work/` for the working directory.
 pub fn artifact_uri(run_id: &str, base: ArtifactBase, path: &str) -> String {
     let under = match base {
-        ArtifactBase::Output => "artifacts",
+        // Stream artifacts are files the server writes into the output directory.
+        ArtifactBase::Output | ArtifactBase::Stdout | ArtifactBase::Stderr => "artifacts",
         ArtifactBase::Work => "work",
     };
     format!("{RUNS_PREFIX}{run_id}/{under}/{}", encode_path(path))
@@ -423,7 +424,9 @@ pub fn read(ctx: &ServerContext, uri: &str) -> Result<ReadResourceResult, McpErr
                     )
                 })?;
             let dir = match base {
-                ArtifactBase::Output => PathBuf::from(&result.output_dir),
+                ArtifactBase::Output | ArtifactBase::Stdout | ArtifactBase::Stderr => {
+                    PathBuf::from(&result.output_dir)
+                }
                 // The run's working directory (every plan's `working_dir`).
                 ArtifactBase::Work => Path::new(&result.run_dir).join("work"),
             };

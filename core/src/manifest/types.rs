@@ -388,6 +388,15 @@ impl ArtifactBase {
     pub fn is_stream(&self) -> bool {
         matches!(self, ArtifactBase::Stdout | ArtifactBase::Stderr)
     }
+
+    /// The directory the file lies in: a stream's copy is written into the output directory.
+    pub fn directory(self) -> ArtifactBase {
+        if self.is_stream() {
+            ArtifactBase::Output
+        } else {
+            self
+        }
+    }
 }
 
 impl ArtifactSpec {

@@ -96,13 +96,13 @@ pub fn collect(
     for (base, rel) in files {
         let found = matchers
             .iter()
-            .position(|m| m.spec.base == base && m.matches(&rel));
+            .position(|m| m.spec.base.directory() == base && m.matches(&rel));
         if base == ArtifactBase::Work && found.is_none() {
             continue;
         }
         let path = match base {
-            ArtifactBase::Output => output_dir.join(&rel),
             ArtifactBase::Work => work_dir.join(&rel),
+            _ => output_dir.join(&rel),
         };
         let Ok(meta) = fs_err::symlink_metadata(&path) else {
             continue;
@@ -293,6 +293,8 @@ mod tests {
             min_count: None,
             max_count: None,
             base: Default::default(),
+            step: None,
+            allow_empty: false,
         }
     }
 
