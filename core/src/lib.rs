@@ -16,6 +16,7 @@ pub mod limits;
 pub mod lock;
 pub mod manifest;
 pub mod pins;
+pub mod program_identity;
 pub mod run_env;
 pub mod runtime_probe;
 pub mod version;
