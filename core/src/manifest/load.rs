@@ -455,6 +455,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
         }
         check_artifacts(c, i, wf, m.effective_limits());
         inputs::check_inputs(c, i, wf);
+        outputs::check_outputs(c, i, wf);
         check_env(
             c,
             &[Seg::Key("workflow"), Seg::Index(i), Seg::Key("env")],
@@ -1409,6 +1410,7 @@ fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {
 }
 
 mod inputs;
+mod outputs;
 mod programs;
 #[cfg(test)]
 mod tests;
