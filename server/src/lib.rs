@@ -23,6 +23,7 @@ pub mod envelope;
 mod grants;
 pub mod guard;
 pub mod http;
+pub mod inputs;
 pub mod paging;
 pub mod plan;
 pub mod request;

@@ -117,7 +117,12 @@ pub struct Plan {
     /// Working directory, relative to the run directory.
     pub working_dir: String,
     pub output_dir: String,
-    pub dataset: PlannedDataset,
+    /// The table the run reads, for workflows that take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<PlannedDataset>,
+    /// The named file inputs, each file with its copy's path and SHA-256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<crate::inputs::PlannedInput>,
     /// Artifacts the run must produce, as the manifest declares them.
     #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
     pub artifacts: Vec<ArtifactSpec>,
@@ -150,7 +155,10 @@ pub fn value_text(value: &Value) -> String {
 /// Renders templates for one run: run values, parameters, and their filters.
 struct Renderer<'a> {
     params: &'a serde_json::Map<String, Value>,
-    run_path: String,
+    /// The dataset copy's path, when the run has a dataset.
+    run_path: Option<String>,
+    /// The named inputs given (an optional input left out is absent).
+    inputs: &'a [crate::inputs::PlannedInput],
     /// The dataset's column names, in file order (for the column filters).
     columns: Option<&'a [String]>,
 }
@@ -158,8 +166,16 @@ struct Renderer<'a> {
 impl Renderer<'_> {
     /// The text of `p`: a run value, or a parameter through its filters.
     fn text(&self, p: &Placeholder) -> Result<String, String> {
+        if let Some(id) = p.input_id() {
+            return Ok(self.input_paths(id).unwrap_or_default().join(" "));
+        }
         match p.name.as_str() {
-            "dataset" => return Ok(self.run_path.clone()),
+            "dataset" => {
+                return self
+                    .run_path
+                    .clone()
+                    .ok_or_else(|| "the run has no dataset".to_string());
+            }
             "output_dir" => return Ok(OUTPUT_DIR.to_string()),
             // Absolute paths stay symbolic in the plan; the run substitutes them.
             name @ ("work_dir" | "state_dir") => return Ok(format!("{{{name}}}")),
@@ -174,6 +190,45 @@ impl Renderer<'_> {
             current = Value::String(self.filter(&p.name, f, &current)?);
         }
         Ok(current.as_str().unwrap_or_default().to_string())
+    }
+
+    /// The copies `{input.<id>}` stands for; `None` when the input was left out.
+    fn input_paths(&self, id: &str) -> Option<Vec<String>> {
+        self.inputs
+            .iter()
+            .find(|i| i.id == id)
+            .map(crate::inputs::PlannedInput::rendered)
+    }
+
+    /// One argument (or stdin line) template rendered to what the CLI receives: nothing when
+    /// it names an optional input that was left out, and one per file when it names a
+    /// `files` input (`--ligand={input.ligands}` → `--ligand=a`, `--ligand=b`).
+    fn expand(&self, text: &str) -> Result<Vec<String>, String> {
+        let t = Template::parse(text).map_err(|e| e.to_string())?;
+        let mut lists: Vec<(&str, Vec<String>)> = Vec::new();
+        for id in t.placeholder_parts().filter_map(Placeholder::input_id) {
+            let Some(paths) = self.input_paths(id) else {
+                return Ok(Vec::new());
+            };
+            if paths.len() != 1 && !lists.iter().any(|(i, _)| *i == id) {
+                lists.push((id, paths));
+            }
+        }
+        match lists.as_slice() {
+            [] => Ok(vec![t.render(|p| self.text(p))?]),
+            [(id, paths)] => paths
+                .iter()
+                .map(|path| {
+                    t.render(|p| match p.input_id() {
+                        Some(i) if i == *id => Ok(path.clone()),
+                        _ => self.text(p),
+                    })
+                })
+                .collect(),
+            _ => Err(format!(
+                "the template {text:?} names several inputs with several files; one argument can repeat for one list only"
+            )),
+        }
     }
 
     fn value(&self, name: &str) -> Result<&Value, String> {
@@ -242,6 +297,7 @@ impl Renderer<'_> {
         })
     }
 
+    #[cfg(test)]
     fn render(&self, text: &str) -> Result<String, String> {
         Template::parse(text)
             .map_err(|e| e.to_string())?
@@ -257,6 +313,19 @@ impl Renderer<'_> {
                 let t = Template::parse(s).map_err(|e| e.to_string())?;
                 match t.sole_placeholder() {
                     Some(p) if p.name == NULL => Value::Null,
+                    // A list input is a JSON list of its copies; one left out is null.
+                    Some(p) if p.input_id().is_some() => {
+                        let id = p.input_id().unwrap_or_default();
+                        match (self.input_paths(id), self.inputs.iter().find(|i| i.id == id)) {
+                            (Some(paths), Some(i))
+                                if i.kind == scimcp_core::manifest::InputKind::Files =>
+                            {
+                                Value::Array(paths.into_iter().map(Value::String).collect())
+                            }
+                            (Some(paths), _) => Value::String(paths.join(" ")),
+                            (None, _) => Value::Null,
+                        }
+                    }
                     Some(p) if !p.yields_text() && self.params.contains_key(&p.name) => {
                         self.params[&p.name].clone()
                     }
@@ -309,22 +378,23 @@ pub fn compile(
     adapter: &Adapter,
     workflow: &Workflow,
     params: &serde_json::Map<String, Value>,
-    dataset: &ResolvedDataset,
+    dataset: Option<&ResolvedDataset>,
+    inputs: &[crate::inputs::PlannedInput],
     columns: Option<&[String]>,
     program: &str,
     launch: &[String],
     env: BTreeMap<String, String>,
 ) -> Result<Plan, String> {
-    let run_path = format!("{INPUTS_DIR}/{}", dataset.file_name);
+    let run_path = dataset.map(|d| format!("{INPUTS_DIR}/{}", d.file_name));
     let renderer = Renderer {
         params,
         run_path: run_path.clone(),
+        inputs,
         columns,
     };
-    let render = |text: &str| renderer.render(text);
     let mut args: Vec<String> = launch.to_vec();
     for arg in &workflow.argv {
-        args.push(render(arg)?);
+        args.extend(renderer.expand(arg)?);
     }
     for opt in &workflow.options {
         let Some(value) = params.get(&opt.param).filter(|v| !v.is_null()) else {
@@ -346,11 +416,10 @@ pub fn compile(
             }
         }
     }
-    let stdin = workflow
-        .stdin
-        .iter()
-        .map(|l| render(l))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut stdin = Vec::new();
+    for line in &workflow.stdin {
+        stdin.extend(renderer.expand(line)?);
+    }
     let mut input_files = Vec::new();
     for spec in &workflow.input_files {
         let rendered = renderer.structured(&spec.template)?;
@@ -389,12 +458,13 @@ pub fn compile(
         env_passthrough: ENV_PASSTHROUGH.iter().map(|s| s.to_string()).collect(),
         working_dir: "work".into(),
         output_dir: OUTPUT_DIR.into(),
-        dataset: PlannedDataset {
+        dataset: dataset.zip(run_path).map(|(dataset, run_path)| PlannedDataset {
             reference: dataset.reference.clone(),
             run_path,
             sha256: dataset.sha256.clone(),
             size_bytes: dataset.size_bytes,
-        },
+        }),
+        inputs: inputs.to_vec(),
         artifacts: workflow.artifacts.clone(),
         success: workflow.success.clone(),
         timeout_s: adapter.manifest.effective_limits().run_timeout_s,
@@ -412,7 +482,8 @@ mod tests {
     ) -> Renderer<'a> {
         Renderer {
             params,
-            run_path: "inputs/Data 1.xlsx".into(),
+            run_path: Some("inputs/Data 1.xlsx".into()),
+            inputs: &[],
             columns: Some(columns),
         }
     }

@@ -12,8 +12,15 @@ pub struct AnalysisRequest {
     /// Workflow id, as listed by get_capabilities.
     pub workflow: String,
     /// `builtin:<id>` for a built-in dataset, or the path of a CSV file (absolute, or
-    /// relative to the server's start directory) inside an allowed directory.
-    pub dataset: String,
+    /// relative to the server's start directory) inside an allowed directory. Required by
+    /// workflows that read a table (`{dataset}` or column parameters); refused by workflows
+    /// that take only named `inputs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// Named file inputs, by the workflow's input ids: a path, `{path, sha256}`, or
+    /// `{run_id, artifact}` (an artifact of an earlier run); a list for `kind = "files"`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inputs: crate::inputs::RequestInputs,
     /// The workflow's parameters; get_capabilities(workflow=…) gives their exact schema.
     #[serde(default)]
     pub parameters: serde_json::Map<String, serde_json::Value>,
@@ -29,7 +36,11 @@ pub struct StartRequest {
     /// Workflow id, as listed by get_capabilities.
     pub workflow: String,
     /// Dataset reference, as for validate_analysis.
-    pub dataset: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// Named file inputs, as for validate_analysis.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inputs: crate::inputs::RequestInputs,
     /// The workflow's parameters.
     #[serde(default)]
     pub parameters: serde_json::Map<String, serde_json::Value>,
@@ -55,6 +66,7 @@ impl StartRequest {
         AnalysisRequest {
             workflow: self.workflow.clone(),
             dataset: self.dataset.clone(),
+            inputs: self.inputs.clone(),
             parameters: self.parameters.clone(),
             expected_dataset_sha256: self.expected_dataset_sha256.clone(),
         }

@@ -76,7 +76,12 @@ pub struct Validation {
     pub workflow: String,
     /// The parameters after schema defaults were applied.
     pub resolved_parameters: Map<String, Value>,
-    pub dataset: ResolvedDataset,
+    /// The table the run reads, for workflows that take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<ResolvedDataset>,
+    /// The named file inputs, each file checked and hashed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<crate::inputs::ResolvedInput>,
     pub request_sha256: String,
     pub plan_sha256: String,
     pub adapter_sha256: String,
@@ -132,20 +137,37 @@ pub async fn validate(
     let mut resolved = with_defaults(&req.parameters, &workflow.parameters_schema);
     integers_as_integers(&mut resolved, &workflow.parameters_schema);
     check_shape_preserving(&resolved, workflow)?;
-    let dataset = datasets.resolve(&req.dataset, runtime).await?;
+    let dataset = match crate::inputs::dataset_reference(workflow, req)? {
+        Some(reference) => Some(datasets.resolve(reference, runtime).await?),
+        None => None,
+    };
     if let Some(expected) = &req.expected_dataset_sha256
+        && let Some(dataset) = &dataset
         && !expected.eq_ignore_ascii_case(&dataset.sha256)
     {
         return Err(ToolError::new(
             ErrorCode::DatasetChanged,
             format!(
                 "dataset '{}' has sha256 {}, not the expected {expected}",
-                req.dataset, dataset.sha256
+                dataset.reference, dataset.sha256
             ),
             "check that this is the intended file, or drop expected_dataset_sha256",
         )
         .field("expected_dataset_sha256"));
     }
+    let limits = adapter.manifest.effective_limits();
+    let inputs = crate::inputs::resolve_inputs(
+        workflow,
+        &req.inputs,
+        datasets,
+        crate::inputs::resolve::InputLimits {
+            max_bytes: limits.max_dataset_bytes,
+            max_files: limits.max_artifacts,
+        },
+    )
+    .await?;
+    crate::inputs::check_dataset_apart(dataset.as_ref(), &inputs)?;
+    let planned_inputs: Vec<_> = inputs.iter().map(|i| i.planned()).collect();
     let mut blockers = Vec::new();
     let (program, launch) = match runtime.command_prefix() {
         Ok((p, l)) => (p.to_string_lossy().into_owned(), l.to_vec()),
@@ -158,17 +180,19 @@ pub async fn validate(
             (String::new(), adapter.manifest.runtime.launch.clone())
         }
     };
-    let columns = if uses_columns(workflow) {
-        Some(check_columns(workflow, &resolved, &dataset, datasets.max_bytes()).await?)
-    } else {
-        None
+    let columns = match &dataset {
+        Some(dataset) if uses_columns(workflow) => {
+            Some(check_columns(workflow, &resolved, dataset, datasets.max_bytes()).await?)
+        }
+        _ => None,
     };
     let env = runtime.run_env(&adapter.manifest, workflow);
     let plan = plan::compile(
         adapter,
         workflow,
         &resolved,
-        &dataset,
+        dataset.as_ref(),
+        &planned_inputs,
         columns.as_deref(),
         &program,
         &launch,
@@ -176,22 +200,28 @@ pub async fn validate(
     )
     .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
     let plan_sha256 = plan.sha256();
-    let request_sha256 = canonical_sha256(&serde_json::json!({
+    let mut hashed = serde_json::json!({
         "workflow": workflow.id,
-        "dataset": req.dataset,
         "parameters": Value::Object(resolved.clone()),
-    }));
-    let validation_id = format!(
-        "val-{}",
-        &sha256_hex(
-            format!(
-                "{}\n{request_sha256}\n{}\n{plan_sha256}",
-                adapter.sha256(),
-                dataset.sha256
-            )
-            .as_bytes()
-        )[..16]
+    });
+    // Only what the request has: a request without inputs hashes as it always did.
+    if let Some(reference) = &req.dataset {
+        hashed["dataset"] = Value::String(reference.clone());
+    }
+    if !inputs.is_empty() {
+        hashed["inputs"] = crate::inputs::hashed_view(&inputs);
+    }
+    let request_sha256 = canonical_sha256(&hashed);
+    let mut bound = format!(
+        "{}\n{request_sha256}\n{}\n{plan_sha256}",
+        adapter.sha256(),
+        dataset.as_ref().map_or("", |d| d.sha256.as_str())
     );
+    for file in inputs.iter().flat_map(|i| &i.files) {
+        bound.push('\n');
+        bound.push_str(&file.planned.sha256);
+    }
+    let validation_id = format!("val-{}", &sha256_hex(bound.as_bytes())[..16]);
     Ok(Validation {
         validation_id,
         ready: blockers.is_empty(),
@@ -199,6 +229,7 @@ pub async fn validate(
         workflow: workflow.id.clone(),
         resolved_parameters: resolved,
         dataset,
+        inputs,
         request_sha256,
         plan_sha256,
         adapter_sha256: adapter.sha256().to_string(),
@@ -223,7 +254,7 @@ fn with_defaults(params: &Map<String, Value>, schema: &Value) -> Map<String, Val
 
 /// Does the workflow read the dataset's columns (a parameter marked as columns, or a column
 /// filter in a template)?
-fn uses_columns(workflow: &Workflow) -> bool {
+pub(crate) fn uses_columns(workflow: &Workflow) -> bool {
     let marked = workflow
         .parameters_schema
         .get("properties")

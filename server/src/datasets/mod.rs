@@ -149,6 +149,14 @@ impl DatasetCatalog {
         roots
     }
 
+    /// The runs directory beside the datasets' (`<data root>/runs`), whose published
+    /// results name the artifacts a request may take as inputs.
+    pub(crate) fn runs_dir(&self) -> PathBuf {
+        self.datasets_root
+            .parent()
+            .map_or_else(|| self.datasets_root.join("runs"), |p| p.join("runs"))
+    }
+
     /// The largest dataset this adapter accepts.
     pub fn max_bytes(&self) -> u64 {
         self.adapter.manifest.effective_limits().max_dataset_bytes
@@ -176,7 +184,7 @@ impl DatasetCatalog {
 
     /// Split a path reference into an allowed directory and the plain path below it,
     /// refusing `..`, paths outside every root and secret-bearing places. Nothing is opened.
-    fn confined(&self, reference: &str) -> Result<(PathBuf, PathBuf), ToolError> {
+    pub(crate) fn confined(&self, reference: &str) -> Result<(PathBuf, PathBuf), ToolError> {
         let dataset_field = |e: ToolError| e.field("dataset");
         if reference.trim().is_empty() {
             return Err(dataset_field(ToolError::new(

@@ -180,10 +180,11 @@ impl RunManager {
                 })
         };
         prepared.map_err(|e| {
-            let reason = if e.code == ErrorCode::DatasetChanged {
-                "dataset_changed"
-            } else {
-                "internal"
+            let input = e.field.as_deref().is_some_and(|f| f.starts_with("inputs."));
+            let reason = match e.code {
+                ErrorCode::DatasetChanged if input => crate::inputs::copy::INPUT_CHANGED,
+                ErrorCode::DatasetChanged => "dataset_changed",
+                _ => "internal",
             };
             Finish::new(RunState::Failed, reason, &e.message)
         })
@@ -372,16 +373,31 @@ impl RunManager {
             };
         }
         // The copy the CLI read must still be the validated bytes when the result is published.
-        let input_copy = work.join(&v.plan.dataset.run_path);
-        let input_now = scimcp_core::hash::sha256_file(&input_copy)
-            .map(|(h, _)| h)
-            .ok();
-        if f.state == RunState::Succeeded && input_now.as_deref() != Some(v.dataset.sha256.as_str())
+        let input_now = v.plan.dataset.as_ref().and_then(|d| {
+            scimcp_core::hash::sha256_file(&work.join(&d.run_path))
+                .map(|(h, _)| h)
+                .ok()
+        });
+        if f.state == RunState::Succeeded
+            && let Some(dataset) = &v.plan.dataset
+            && input_now.as_deref() != Some(dataset.sha256.as_str())
         {
             f = Finish {
                 state: RunState::Failed,
                 reason: "dataset_changed".into(),
                 message: "the run's copy of the dataset changed while the CLI ran".into(),
+                ..f
+            };
+        }
+        let inputs_now = crate::inputs::copy::hashes_now(&work, &v.plan.inputs);
+        if f.state == RunState::Succeeded
+            && let Some(message) =
+                crate::inputs::copy::changed_since_validation(&v.plan.inputs, &inputs_now)
+        {
+            f = Finish {
+                state: RunState::Failed,
+                reason: crate::inputs::copy::INPUT_CHANGED.into(),
+                message,
                 ..f
             };
         }
@@ -406,6 +422,7 @@ impl RunManager {
             request_sha256: v.request_sha256.clone(),
             plan_sha256: v.plan_sha256.clone(),
             dataset: v.plan.dataset.clone(),
+            inputs: v.plan.inputs.clone(),
             exit_code: f.exit_code,
             signal: f.signal,
             started_at: status_now.started_at.clone(),
@@ -422,7 +439,14 @@ impl RunManager {
         let mut bytes = serde_json::to_vec_pretty(&result).expect("result serializes");
         bytes.push(b'\n');
         match publish_once(&dir.join("result.json"), &bytes) {
-            Ok(()) => write_run_manifest(dir, v, &result, &bytes, runtime, input_now),
+            Ok(()) => write_run_manifest(
+                dir,
+                v,
+                &result,
+                &bytes,
+                runtime,
+                (input_now, &inputs_now),
+            ),
             Err(e) => tracing::error!(
                 run_id = result.run_id,
                 "cannot publish the run's result: {e}"
@@ -487,7 +511,7 @@ fn write_run_manifest(
     result: &RunResult,
     result_bytes: &[u8],
     runtime: Option<&RuntimeProbe>,
-    input_sha256: Option<String>,
+    (input_sha256, inputs_now): (Option<String>, &[(String, Option<String>)]),
 ) {
     let work = dir.join(&v.plan.working_dir);
     let input_files: Vec<serde_json::Value> = v
@@ -513,13 +537,13 @@ fn write_run_manifest(
             "package": runtime.and_then(|r| r.package.clone()),
             "versions": runtime.map(|r| r.versions.clone()),
         },
-        "inputs": [{
-            "reference": v.plan.dataset.reference,
-            "path": v.plan.dataset.run_path,
-            "validated_sha256": v.dataset.sha256,
+        "inputs": v.plan.dataset.iter().map(|d| serde_json::json!({
+            "reference": d.reference,
+            "path": d.run_path,
+            "validated_sha256": d.sha256,
             "sha256_at_end": input_sha256,
-            "size_bytes": v.dataset.size_bytes,
-        }],
+            "size_bytes": d.size_bytes,
+        })).chain(crate::inputs::copy::manifest_records(&v.plan.inputs, inputs_now)).collect::<Vec<_>>(),
         "input_files": input_files,
         "artifacts": result.artifacts.iter().map(|a| serde_json::json!({"path": a.path, "sha256": a.sha256, "size_bytes": a.size_bytes})).collect::<Vec<_>>(),
         "result_sha256": scimcp_core::hash::sha256_hex(result_bytes),
@@ -546,29 +570,32 @@ fn prepare(
         create_private_dir(&work.join(dir)).map_err(|e| internal(&e))?;
     }
     create_private_dir(&paths.state_dir).map_err(|e| internal(&e))?;
-    let target = work.join(&v.plan.dataset.run_path);
-    if let Some(parent) = target.parent() {
-        create_private_dir(parent).map_err(|e| internal(&e))?;
+    if let (Some(planned), Some(dataset)) = (&v.plan.dataset, &v.dataset) {
+        let target = work.join(&planned.run_path);
+        if let Some(parent) = target.parent() {
+            create_private_dir(parent).map_err(|e| internal(&e))?;
+        }
+        #[cfg(test)]
+        super::copy_gate::wait(&dataset.path);
+        // Opened again the way it was validated, and copied through that handle: what the
+        // run gets is exactly the bytes hashed here.
+        let copied = dataset.reopen(max_dataset_bytes)?.copy_to(
+            &target,
+            &dataset.reference,
+            max_dataset_bytes,
+        )?;
+        if copied != dataset.sha256 {
+            return Err(ToolError::new(
+                ErrorCode::DatasetChanged,
+                format!(
+                    "dataset '{}' changed after validation: sha256 was {}, now {copied}",
+                    dataset.reference, dataset.sha256
+                ),
+                "validate the analysis again",
+            ));
+        }
     }
-    #[cfg(test)]
-    super::copy_gate::wait(&v.dataset.path);
-    // Opened again the way it was validated, and copied through that handle: what the run
-    // gets is exactly the bytes hashed here.
-    let copied = v.dataset.reopen(max_dataset_bytes)?.copy_to(
-        &target,
-        &v.dataset.reference,
-        max_dataset_bytes,
-    )?;
-    if copied != v.dataset.sha256 {
-        return Err(ToolError::new(
-            ErrorCode::DatasetChanged,
-            format!(
-                "dataset '{}' changed after validation: sha256 was {}, now {copied}",
-                v.dataset.reference, v.dataset.sha256
-            ),
-            "validate the analysis again",
-        ));
-    }
+    crate::inputs::copy::copy_inputs(work, &v.inputs, max_dataset_bytes)?;
     for file in &v.plan.input_files {
         let path = work.join(&file.path);
         if let Some(parent) = path.parent() {

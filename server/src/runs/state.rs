@@ -136,7 +136,13 @@ pub struct RunResult {
     pub validation_id: String,
     pub request_sha256: String,
     pub plan_sha256: String,
-    pub dataset: PlannedDataset,
+    /// The table the run read, for workflows that take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<PlannedDataset>,
+    /// The named file inputs the run read, each file with its hash (and the run it came
+    /// from, for an earlier run's artifact).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<crate::inputs::PlannedInput>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -29,7 +29,9 @@ pub struct StartOutput {
     pub state: Option<RunState>,
     pub validation_id: String,
     pub plan_sha256: String,
-    pub dataset_sha256: String,
+    /// SHA-256 of the dataset, for workflows that read one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset_sha256: Option<String>,
     /// What a confirmed start would do (previews only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<StartPreview>,
@@ -76,6 +78,9 @@ pub struct EstimatedResources {
     pub timeout_s: u64,
     /// Bytes of the dataset copy the run reads.
     pub dataset_bytes: u64,
+    /// Bytes of the named input files copied into the run.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub input_bytes: u64,
     /// Bytes kept of each of stdout and stderr.
     pub max_log_bytes: u64,
     /// Files indexed at most, and the largest indexed.
@@ -111,7 +116,9 @@ fn grant(ctx: &ServerContext, call: &Call, v: &Validation) -> String {
         GrantKind::Analysis,
         &call.grantee(),
         &v.validation_id,
-        Some((v.dataset.reference.clone(), v.dataset.sha256.clone())),
+        v.dataset
+            .as_ref()
+            .map(|d| (d.reference.clone(), d.sha256.clone())),
     )
 }
 
@@ -120,13 +127,14 @@ fn refused(given: &str, refusal: Refusal, validation: &Validation) -> ToolError 
     if let Refusal::OtherContent {
         dataset: Some((reference, sha256)),
     } = &refusal
-        && sha256 != &validation.dataset.sha256
+        && let Some(dataset) = &validation.dataset
+        && sha256 != &dataset.sha256
     {
         return ToolError::new(
             ErrorCode::DatasetChanged,
             format!(
                 "dataset '{reference}' changed since validation {given}: sha256 was {sha256}, now {}",
-                validation.dataset.sha256
+                dataset.sha256
             ),
             "call validate_analysis again so the new bytes are checked, review the plan, then start with the new validation_id",
         )
@@ -235,7 +243,7 @@ pub(super) async fn start(
         state: Some(status.state),
         validation_id: validation.validation_id,
         plan_sha256: validation.plan_sha256,
-        dataset_sha256: validation.dataset.sha256,
+        dataset_sha256: validation.dataset.map(|d| d.sha256),
         preview: None,
         next_action: format!("call get_run_result with run_id \"{}\"", status.run_id),
     })
@@ -264,7 +272,7 @@ fn preview(
         state: None,
         validation_id: validation.validation_id,
         plan_sha256: validation.plan_sha256,
-        dataset_sha256: validation.dataset.sha256.clone(),
+        dataset_sha256: validation.dataset.as_ref().map(|d| d.sha256.clone()),
         preview: Some(StartPreview {
             confirmation_required: required,
             ready: validation.ready,
@@ -284,7 +292,13 @@ fn preview(
                 .collect(),
             estimated_resources: EstimatedResources {
                 timeout_s: plan.timeout_s,
-                dataset_bytes: validation.dataset.size_bytes,
+                dataset_bytes: validation.dataset.as_ref().map_or(0, |d| d.size_bytes),
+                input_bytes: validation
+                    .inputs
+                    .iter()
+                    .flat_map(|i| &i.files)
+                    .map(|f| f.planned.size_bytes)
+                    .sum(),
                 max_log_bytes: limits.max_log_bytes,
                 max_artifacts: limits.max_artifacts,
                 max_artifact_bytes: limits.max_artifact_bytes,
@@ -319,6 +333,10 @@ fn quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

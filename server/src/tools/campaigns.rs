@@ -243,7 +243,8 @@ pub(super) async fn start(
     for (i, item) in items.iter().enumerate() {
         let analysis = AnalysisRequest {
             workflow: req.workflow.clone(),
-            dataset: item.dataset.clone(),
+            dataset: Some(item.dataset.clone()),
+            inputs: Default::default(),
             parameters: item.parameters.clone(),
             expected_dataset_sha256: None,
         };

@@ -44,7 +44,11 @@ pub struct ResultView {
     pub validation_id: String,
     pub request_sha256: String,
     pub plan_sha256: String,
-    pub dataset: PlannedDataset,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<PlannedDataset>,
+    /// The named file inputs the run read, each file with its SHA-256.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<crate::inputs::PlannedInput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,6 +107,7 @@ impl ResultView {
             request_sha256: r.request_sha256,
             plan_sha256: r.plan_sha256,
             dataset: r.dataset,
+            inputs: r.inputs,
             exit_code: r.exit_code,
             signal: r.signal,
             started_at: r.started_at,

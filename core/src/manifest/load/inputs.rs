@@ -66,7 +66,7 @@ pub(super) fn check_inputs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
             c.error(
                 &at("id"),
                 format!(
-                    "required input '{}' is used by no argument, stdin line or input file",
+                    "required input '{}' is used by no argument, step argument, stdin line or input file",
                     input.id
                 ),
                 Some(format!(
@@ -181,9 +181,11 @@ pub(super) fn check_input_placeholder(
     }
 }
 
-/// Inputs named by a placeholder anywhere the CLI reads: argv, stdin, input files.
+/// Inputs named by a placeholder anywhere the CLI reads: argv (the workflow's and its
+/// steps'), stdin, input files.
 fn used_inputs(wf: &Workflow) -> BTreeSet<String> {
     let mut texts: Vec<String> = wf.argv.iter().chain(&wf.stdin).cloned().collect();
+    texts.extend(wf.steps.iter().flat_map(|s| s.argv.iter().cloned()));
     for f in &wf.input_files {
         super::collect_strings(&f.template, &mut texts);
     }
