@@ -42,6 +42,22 @@ pub static EMBEDDED_ADAPTERS: &[EmbeddedAdapter] = &[
             adapter_file!("geochemistrypi/schemas/clustering_kmeans.json"),
         ],
     },
+    EmbeddedAdapter {
+        name: "vina",
+        manifest_path: "vina.toml",
+        files: &[
+            adapter_file!("vina.toml"),
+            adapter_file!("vina/schemas/dock.json"),
+        ],
+    },
+    EmbeddedAdapter {
+        name: "mafft",
+        manifest_path: "mafft.toml",
+        files: &[
+            adapter_file!("mafft.toml"),
+            adapter_file!("mafft/schemas/align.json"),
+        ],
+    },
 ];
 
 /// Names of the embedded adapters.
