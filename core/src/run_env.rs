@@ -62,8 +62,17 @@ pub const DEFAULT_RUN_ENV: &[(&str, &str)] = &[
 ];
 
 /// The directories inside the working directory that [`DEFAULT_RUN_ENV`] points at, created
-/// before a run starts.
-pub const DEFAULT_RUN_DIRS: &[&str] = &["home", "tmp"];
+/// before a run starts: a CLI that finds its cache or config directory missing warns (astropy)
+/// or fails, and one that creates it itself may race a sibling process.
+pub const DEFAULT_RUN_DIRS: &[&str] = &[
+    "home",
+    "tmp",
+    "home/.cache",
+    "home/.config",
+    "home/.config/matplotlib",
+    "home/.local/share",
+    "home/.local/state",
+];
 
 /// The variables that set how many threads numerical libraries (OpenMP, OpenBLAS, MKL,
 /// Apple Accelerate, numexpr) use. A reduction split over another number of threads sums
@@ -142,6 +151,18 @@ pub fn manifest_env_problem(name: &str, value: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_default_directory_is_created_before_the_run() {
+        for (name, value) in DEFAULT_RUN_ENV {
+            if let Some(rel) = value.strip_prefix("{work_dir}/") {
+                assert!(
+                    DEFAULT_RUN_DIRS.contains(&rel),
+                    "{name} points at {rel}, which DEFAULT_RUN_DIRS does not create"
+                );
+            }
+        }
+    }
 
     #[test]
     fn names_that_undo_isolation_or_override_the_suite_are_refused() {
