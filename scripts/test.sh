@@ -11,6 +11,13 @@ if ! scripts/geochemistrypi-env.sh; then
   if [ -n "${SCIMCP_REQUIRE_GEOCHEMISTRYPI:-}" ]; then exit 1; fi
   echo "test.sh: no GeochemistryPi runtime; its tests skip" >&2
 fi
+# AutoDock Vina and MAFFT, the CLIs of the shipped executable adapters (apt on Debian/Ubuntu).
+# Without them their tests skip with a notice, unless SCIMCP_REQUIRE_SCIENCE_CLIS is set
+# (.ci/run sets it).
+if ! scripts/science-clis.sh; then
+  if [ -n "${SCIMCP_REQUIRE_SCIENCE_CLIS:-}" ]; then exit 1; fi
+  echo "test.sh: no vina/mafft; their tests skip" >&2
+fi
 if [ -x .venv/bin/python ]; then vpy=.venv/bin/python; else vpy=.venv/Scripts/python.exe; fi
 # Integration tests drive the real binaries, which `cargo test` does not rebuild.
 cargo build --workspace --bins
