@@ -213,6 +213,21 @@ pub fn against_recorded(
             numeric: None,
         });
     }
+    // Values the server read from text: numbers within tolerance, like the metrics.
+    match (&recorded.reported, &now.reported) {
+        (Some(r), Some(n)) => {
+            let mut reported = ContentComparison::default();
+            compare_values("reported", r, n, tolerances, &mut reported);
+            content.absorb(reported.finish("reported"));
+        }
+        (None, None) => {}
+        (r, n) => content.drift.push(FieldDiff {
+            field: "reported".into(),
+            left: presence(r.is_some()),
+            right: presence(n.is_some()),
+            numeric: None,
+        }),
+    }
     for path in all_paths(recorded, now) {
         let (r, n) = match (recorded.artifact(path), now.artifact(path)) {
             (Some(r), Some(n)) => (r, n),
@@ -377,6 +392,29 @@ mod tests {
             (c.drift[0].left.as_str(), c.drift[0].right.as_str()),
             ("present", "absent")
         );
+    }
+    #[test]
+    fn reported_values_compare_with_the_record_within_tolerance_and_not_in_the_same_run() {
+        let s = scenario();
+        let with = |best: f64| Evidence {
+            reported: Some(json!({"stdout": {"best_affinity": best, "affinity": [best, -3.0]}})),
+            ..evidence(0.5, "a")
+        };
+        let c = against_recorded(&s, &with(-4.536), &with(-4.536 * (1.0 + 1e-12)));
+        assert!(c.drift.is_empty(), "{:?}", c.drift);
+        let c = against_recorded(&s, &with(-4.536), &with(-4.397));
+        let fields: Vec<&str> = c.drift.iter().map(|d| d.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "reported.stdout.affinity[0]",
+                "reported.stdout.best_affinity"
+            ]
+        );
+        let c = against_recorded(&s, &with(-4.536), &evidence(0.5, "a"));
+        assert_eq!(c.drift[0].field, "reported");
+        // The direct side never has `reported`: the same-run comparison leaves it out.
+        assert!(same_run(&s, &evidence(0.5, "a"), &with(-4.536)).0.is_empty());
     }
 }
 

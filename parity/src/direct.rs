@@ -77,17 +77,31 @@ pub struct DirectPaths {
     pub python: PathBuf,
     pub datasets: PathBuf,
     pub work: PathBuf,
+    /// The adapters directory: the request's input files are below it.
+    pub adapters: PathBuf,
+    /// The adapter's runtime is a Python interpreter (it gets [`DIRECT_ENV`]).
+    pub python_runtime: bool,
     /// The gate's `--env` variables (the MCP side's server gets the same).
     pub extra_env: BTreeMap<String, String>,
 }
 
 /// The variables the direct command runs with on top of the inherited environment, in the
-/// order they apply: [`DIRECT_ENV`], the scenario's `direct.env`, the gate's `--env`.
+/// order they apply: [`DIRECT_ENV`] (for a Python runtime), the scenario's `direct.env`,
+/// the gate's `--env`.
+///
+/// A scientist typing `vina …` or `mafft …` exports no Python or BLAS settings, and the
+/// server sets none for an executable runtime unless its manifest says so; giving them to
+/// one side only would be a difference of the gate's making.
 pub fn environment(
     scenario: &Scenario,
     extra: &BTreeMap<String, String>,
+    python_runtime: bool,
 ) -> BTreeMap<String, String> {
-    let mut env = environment_of_gate(&BTreeMap::new());
+    let mut env = if python_runtime {
+        environment_of_gate(&BTreeMap::new())
+    } else {
+        BTreeMap::new()
+    };
     env.extend(scenario.direct.env.clone());
     env.extend(extra.clone());
     env
@@ -115,6 +129,7 @@ impl DirectPaths {
             ("{datasets}", self.datasets.display().to_string()),
             ("{work}", self.work.display().to_string()),
             ("{out}", self.out().display().to_string()),
+            ("{adapters}", self.adapters.display().to_string()),
         ])
     }
 }
@@ -132,6 +147,9 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     let cwd = PathBuf::from(scenario::expand(&scenario.direct.cwd, &values));
     fs_err::create_dir_all(&paths.work)?;
     fs_err::create_dir_all(&cwd)?;
+    // As the server's run has its output directory before the CLI starts, so does this one
+    // (a CLI told `--out out/poses.pdbqt` does not create the directory).
+    fs_err::create_dir_all(paths.out())?;
     for file in &scenario.direct.files {
         let target = paths.work.join(&file.path);
         if let Some(parent) = target.parent() {
@@ -149,7 +167,7 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .current_dir(&cwd)
-        .envs(environment(scenario, &paths.extra_env))
+        .envs(environment(scenario, &paths.extra_env, paths.python_runtime))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -239,6 +257,19 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     let text = |b: &Arc<Mutex<Vec<u8>>>| {
         String::from_utf8_lossy(&b.lock().expect("output buffer")).into_owned()
     };
+    // What a shell redirect would have left in the file: the stream's bytes, complete.
+    for (target, stream) in [
+        (&scenario.direct.stdout, &stdout),
+        (&scenario.direct.stderr, &stderr),
+    ] {
+        if let Some(rel) = target {
+            let file = paths.out().join(rel);
+            if let Some(parent) = file.parent() {
+                fs_err::create_dir_all(parent)?;
+            }
+            fs_err::write(&file, &*stream.lock().expect("output buffer"))?;
+        }
+    }
     Ok(DirectRun {
         ending,
         out_dir: paths.out(),
@@ -343,6 +374,7 @@ pub fn evidence(
         process_tree_ended: run.tree_ended,
         artifacts,
         metrics,
+        reported: None,
     })
 }
 

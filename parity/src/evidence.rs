@@ -49,6 +49,12 @@ pub struct Evidence {
     pub artifacts: Vec<Artifact>,
     /// The parsed metrics file (keys sorted), when the run wrote one.
     pub metrics: Option<Value>,
+    /// The MCP side's `reported`, for a workflow that reads values from text
+    /// (`[[workflow.metric]]`). The direct side has no server to read them, so this is held
+    /// against the recorded evidence only; the text it was read from is an artifact, and
+    /// that is compared byte for byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported: Option<Value>,
     /// Where this evidence was taken: never compared, shown when evidence drifts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_on: Option<Machine>,
@@ -87,6 +93,7 @@ impl Evidence {
             process_tree_ended: None,
             artifacts: Vec::new(),
             metrics: None,
+            reported: None,
             recorded_on: None,
         }
     }

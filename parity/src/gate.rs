@@ -117,6 +117,20 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
                 ),
             ));
         };
+        for (id, input) in &s.inputs {
+            for rel in input.paths() {
+                if !settings.adapters_dir.join(rel).is_file() {
+                    return Err(Error::invalid(
+                        &s.path,
+                        format!("request.inputs.{id}"),
+                        format!(
+                            "{rel:?} is not a file below {}; input paths are relative to the adapters directory",
+                            settings.adapters_dir.display()
+                        ),
+                    ));
+                }
+            }
+        }
         if a.adapter.workflow(&s.workflow).is_none() {
             return Err(Error::invalid(
                 &s.path,
@@ -627,7 +641,7 @@ async fn run_scenario(
         report.same_run_tolerated = tolerated;
         if let Some(plan_env) = &plan_env {
             parity.extend(thread_env_differences(
-                &direct::environment(s, &settings.extra_env),
+                &direct::environment(s, &settings.extra_env, is_python(adapter)),
                 plan_env,
             ));
         }
@@ -670,6 +684,8 @@ async fn both_sides(
         python: settings.python_for(&s.adapter).to_path_buf(),
         datasets: direct_root.join("datasets"),
         work: direct_root.join("work"),
+        adapters: settings.adapters_dir.clone(),
+        python_runtime: is_python(adapter),
         extra_env: settings.extra_env.clone(),
     };
     copy_dir(exported, &paths.datasets)?;
@@ -703,6 +719,17 @@ async fn both_sides(
         extra_env: settings.extra_env.clone(),
     };
     copy_dir(exported, &mpaths.start.join("data"))?;
+    // The request names each input by its path below the adapters directory; the server
+    // resolves it below its start directory, where the same path holds a copy.
+    for input in s.inputs.values() {
+        for rel in input.paths() {
+            let target = mpaths.start.join(rel);
+            if let Some(parent) = target.parent() {
+                fs_err::create_dir_all(parent)?;
+            }
+            fs_err::copy(settings.adapters_dir.join(rel), &target)?;
+        }
+    }
     let mcp_side: McpSide = async {
         let run = mcp::run(s, &mpaths).await?;
         let globs = adapter
@@ -710,11 +737,20 @@ async fn both_sides(
             .workflow(&s.workflow)
             .map(crate::evidence::work_globs)
             .unwrap_or_default();
-        let ev = mcp::evidence(s, &run, name, &globs);
+        let reads_text = adapter
+            .adapter
+            .workflow(&s.workflow)
+            .is_some_and(|w| !w.metrics.is_empty());
+        let ev = mcp::evidence(s, &run, name, &globs, reads_text);
         Ok((run, ev))
     }
     .await;
     Ok((direct_side, mcp_side))
+}
+
+/// Does the adapter run a Python interpreter (whose direct side gets [`direct::DIRECT_ENV`])?
+fn is_python(adapter: &LoadedAdapter) -> bool {
+    adapter.adapter.manifest.runtime.kind == scimcp_core::RuntimeKind::Python
 }
 
 /// The numerical threading variables must be the same on both paths (unset on both is the

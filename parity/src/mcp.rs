@@ -280,6 +280,7 @@ pub fn evidence(
     run: &McpRun,
     adapter: &str,
     work_globs: &[globset::GlobMatcher],
+    reads_text: bool,
 ) -> anyhow::Result<(Evidence, Vec<String>)> {
     let r = &run.result;
     let state = r["state"]
@@ -382,6 +383,10 @@ pub fn evidence(
             process_tree_ended: run.tree_ended,
             artifacts,
             metrics,
+            reported: reads_text
+                .then(|| r.get("reported").cloned())
+                .flatten()
+                .filter(|v| !v.is_null()),
         },
         index_problems,
     ))

@@ -17,7 +17,8 @@
 //! timeout_s = 600                 # default, per side
 //!
 //! [request]                       # the MCP request (validate_analysis / start_analysis)
-//! dataset = "data/diabetes.csv"
+//! dataset = "data/diabetes.csv"   # optional for a workflow that takes only named inputs
+//! inputs = { ligand = "vina/examples/aspirin.pdbqt" }   # below the adapters directory
 //! parameters = { target = "target", model = "ridge" }
 //!
 //! [direct]                        # what a scientist types
@@ -26,6 +27,8 @@
 //! stdin = []                      # answers to interactive prompts, one per line
 //! cwd = "{work}"                  # default
 //! env = {}                        # added to the inherited environment
+//! stdout = "alignment.fasta"      # the command's stdout saved as {out}/alignment.fasta
+//! stderr = "log.txt"              # the same for stderr
 //!
 //! platforms = ["linux", "macos"]  # default: every platform
 //!
@@ -77,6 +80,10 @@ pub const DIRECT_PLACEHOLDERS: &[(&str, &str)] = &[
     (
         "{out}",
         "the direct run's output directory ({work}/out), whose files are the artifacts",
+    ),
+    (
+        "{adapters}",
+        "the adapters directory (--adapters), which the request's `inputs` paths are relative to",
     ),
 ];
 
@@ -186,9 +193,21 @@ pub const PLATFORMS: &[&str] = &["linux", "macos", "windows"];
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRequest {
-    dataset: String,
+    #[serde(default)]
+    dataset: Option<String>,
+    /// Named file inputs: one path or a list of paths per input id, relative to the adapters
+    /// directory.
+    #[serde(default)]
+    inputs: BTreeMap<String, RawInput>,
     #[serde(default)]
     parameters: toml::Table,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum RawInput {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Debug, Deserialize)]
@@ -205,6 +224,12 @@ struct RawDirect {
     env: BTreeMap<String, String>,
     #[serde(default)]
     file: Vec<RawFile>,
+    /// Where the command's stdout goes, under `{out}` (a scientist's `> out/FILE`).
+    #[serde(default)]
+    stdout: Option<String>,
+    /// Where the command's stderr goes, under `{out}` (`2> out/FILE`).
+    #[serde(default)]
+    stderr: Option<String>,
 }
 
 /// A file the scientist writes (or copies) into the working directory before the command.
@@ -258,8 +283,12 @@ pub struct Scenario {
     pub expect: Expect,
     pub metrics_file: String,
     pub timeout_s: u64,
-    /// The MCP request's `dataset`.
-    pub dataset: String,
+    /// The MCP request's `dataset`, when the workflow takes one.
+    pub dataset: Option<String>,
+    /// The MCP request's `inputs`, by input id: paths relative to the adapters directory,
+    /// sent as written (the gate copies each file to the same relative path below the
+    /// server's start directory).
+    pub inputs: BTreeMap<String, InputPaths>,
     /// The MCP request's `parameters` (a JSON object).
     pub parameters: Value,
     pub direct: Direct,
@@ -286,6 +315,33 @@ pub struct Direct {
     pub env: BTreeMap<String, String>,
     /// Files written into `{work}` before the command runs.
     pub files: Vec<DirectFile>,
+    /// `{out}`-relative files that receive the command's stdout and stderr.
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+}
+
+/// One request input: a single path or a list (an input of kind `files`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputPaths {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl InputPaths {
+    /// Every path, in order.
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            InputPaths::One(p) => vec![p.as_str()],
+            InputPaths::Many(ps) => ps.iter().map(String::as_str).collect(),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            InputPaths::One(p) => Value::String(p.clone()),
+            InputPaths::Many(ps) => Value::from(ps.clone()),
+        }
+    }
 }
 
 /// A file of the direct side's working directory.
@@ -321,11 +377,22 @@ pub struct Cancel {
 impl Scenario {
     /// The MCP request object for `validate_analysis` and `start_analysis`.
     pub fn request(&self) -> Value {
-        serde_json::json!({
+        let mut request = serde_json::json!({
             "workflow": self.workflow,
-            "dataset": self.dataset,
             "parameters": self.parameters,
-        })
+        });
+        if let Some(dataset) = &self.dataset {
+            request["dataset"] = Value::String(dataset.clone());
+        }
+        if !self.inputs.is_empty() {
+            request["inputs"] = self
+                .inputs
+                .iter()
+                .map(|(id, p)| (id.clone(), p.to_json()))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+        }
+        request
     }
 
     /// How artifact `path` compares with recorded evidence: the first declared glob that
@@ -381,6 +448,17 @@ impl Scenario {
     }
 }
 
+/// Is `p` a non-empty relative path of plain components (no root, `.` or `..`)?
+fn plain_relative(p: &str) -> bool {
+    let rel = Path::new(p);
+    !p.is_empty()
+        && !rel.is_absolute()
+        && !p.starts_with(['/', '\\'])
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
 /// Is `name` usable as a scenario (and snapshot) name?
 fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -414,6 +492,60 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             path,
             "direct.argv",
             "is empty; write the arguments a scientist types after the interpreter",
+        ));
+    }
+    let mut inputs = BTreeMap::new();
+    for (id, input) in &raw.request.inputs {
+        let value = match input {
+            RawInput::One(p) => InputPaths::One(p.clone()),
+            RawInput::Many(ps) => InputPaths::Many(ps.clone()),
+        };
+        if value.paths().is_empty() {
+            return Err(Error::invalid(
+                path,
+                format!("request.inputs.{id}"),
+                "is an empty list: give at least one path",
+            ));
+        }
+        for p in value.paths() {
+            if !plain_relative(p) {
+                return Err(Error::invalid(
+                    path,
+                    format!("request.inputs.{id}"),
+                    format!(
+                        "{p:?} must be a plain relative path below the adapters directory (e.g. \"vina/examples/receptor.pdbqt\"), without `..`"
+                    ),
+                ));
+            }
+        }
+        inputs.insert(id.clone(), value);
+    }
+    if raw.request.dataset.is_none() && inputs.is_empty() && raw.request.parameters.is_empty() {
+        return Err(Error::invalid(
+            path,
+            "request",
+            "names no dataset, no inputs and no parameters: say what the analysis runs on",
+        ));
+    }
+    for (field, target) in [
+        ("direct.stdout", &raw.direct.stdout),
+        ("direct.stderr", &raw.direct.stderr),
+    ] {
+        if let Some(t) = target
+            && !plain_relative(t)
+        {
+            return Err(Error::invalid(
+                path,
+                field,
+                "must be a plain relative path inside {out} (the artifact's path)",
+            ));
+        }
+    }
+    if raw.direct.stdout.is_some() && raw.direct.stdout == raw.direct.stderr {
+        return Err(Error::invalid(
+            path,
+            "direct.stderr",
+            "names the same file as direct.stdout; give each stream its own file",
         ));
     }
     let fields = [
@@ -461,13 +593,7 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
                 ));
             }
         };
-        let rel = std::path::Path::new(&f.path);
-        if f.path.is_empty()
-            || rel.is_absolute()
-            || rel
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
+        if !plain_relative(&f.path) {
             return Err(Error::invalid(
                 path,
                 format!("direct.file[{i}].path"),
@@ -555,6 +681,7 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
         metrics_file: raw.metrics_file,
         timeout_s: raw.timeout_s,
         dataset: raw.request.dataset,
+        inputs,
         parameters,
         direct: Direct {
             program: raw.direct.program,
@@ -563,6 +690,8 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             cwd: raw.direct.cwd,
             env: raw.direct.env,
             files,
+            stdout: raw.direct.stdout,
+            stderr: raw.direct.stderr,
         },
         platforms: raw.platforms,
         tolerance,
@@ -594,7 +723,10 @@ fn tolerances(path: &Path, raw: &RawTolerance) -> Result<Tolerances, Error> {
     let mut fields = BTreeMap::new();
     for (name, t) in &raw.fields {
         let at = |k: &str| format!("tolerance.fields.{name:?}.{k}");
-        if !(name.starts_with("metrics") || name.starts_with("artifacts[")) {
+        if !(name.starts_with("metrics")
+            || name.starts_with("reported")
+            || name.starts_with("artifacts["))
+        {
             return Err(Error::invalid(
                 path,
                 format!("tolerance.fields.{name:?}"),
@@ -729,6 +861,80 @@ argv = ["-m", "refsci", "regress", "--data", "{datasets}/diabetes.csv", "--param
         ))
         .unwrap_err();
         assert!(e.to_string().contains("only allowed"), "{e}");
+    }
+
+    const INPUTS: &str = r#"
+description = "d"
+adapter = "vina"
+workflow = "dock"
+expect = "succeeded"
+[request]
+inputs = { receptor = "vina/examples/receptor.pdbqt", ligands = ["vina/examples/a.pdbqt", "vina/examples/b.pdbqt"] }
+parameters = { center_x = 1.5 }
+[direct]
+program = "vina"
+argv = ["--receptor", "inputs/receptor/receptor.pdbqt", "--out", "out/poses.pdbqt"]
+stdout = "scores.txt"
+[[direct.file]]
+path = "inputs/receptor/receptor.pdbqt"
+copy = "{adapters}/vina/examples/receptor.pdbqt"
+"#;
+
+    #[test]
+    fn a_scenario_with_named_inputs_needs_no_dataset_and_keeps_stdout() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = load(&write(dir.path(), "dock.toml", INPUTS)).unwrap();
+        assert_eq!(s.dataset, None);
+        assert_eq!(s.direct.stdout.as_deref(), Some("scores.txt"));
+        assert_eq!(s.direct.stderr, None);
+        assert_eq!(
+            s.request(),
+            serde_json::json!({"workflow": "dock", "parameters": {"center_x": 1.5},
+                "inputs": {"receptor": "vina/examples/receptor.pdbqt",
+                           "ligands": ["vina/examples/a.pdbqt", "vina/examples/b.pdbqt"]}})
+        );
+        assert_eq!(
+            s.inputs["ligands"].paths(),
+            ["vina/examples/a.pdbqt", "vina/examples/b.pdbqt"]
+        );
+    }
+
+    #[test]
+    fn input_paths_and_stream_files_must_stay_inside_their_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        for (bad, field) in [
+            (
+                INPUTS.replace("\"vina/examples/a.pdbqt\"", "\"../secret.pdbqt\""),
+                "request.inputs.ligands",
+            ),
+            (
+                INPUTS.replace("\"vina/examples/receptor.pdbqt\", ligands", "\"/etc/receptor.pdbqt\", ligands"),
+                "request.inputs.receptor",
+            ),
+            (
+                INPUTS.replace("stdout = \"scores.txt\"", "stdout = \"../scores.txt\""),
+                "direct.stdout",
+            ),
+            (
+                INPUTS.replace("stdout = \"scores.txt\"", "stdout = \"s.txt\"\nstderr = \"s.txt\""),
+                "direct.stderr",
+            ),
+            (
+                INPUTS.replace("ligands = [\"vina/examples/a.pdbqt\", \"vina/examples/b.pdbqt\"]", "ligands = []"),
+                "request.inputs.ligands",
+            ),
+        ] {
+            assert_ne!(bad, INPUTS, "{field}: the edit did not apply");
+            let e = load(&write(dir.path(), "bad.toml", &bad)).unwrap_err();
+            assert!(e.to_string().contains(field), "{field}: {e}");
+        }
+        let e = load(&write(
+            dir.path(),
+            "typo.toml",
+            &INPUTS.replace("{adapters}", "{adapter}"),
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("{adapter}"), "{e}");
     }
 
     #[test]
