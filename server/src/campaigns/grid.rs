@@ -11,12 +11,14 @@ pub fn size(grid: &CampaignGrid) -> Option<usize> {
     grid.vary
         .values()
         .map(Vec::len)
-        .try_fold(grid.datasets.len(), usize::checked_mul)?
+        .chain(grid.inputs.values().map(Vec::len))
+        .try_fold(grid.datasets.len().max(1), usize::checked_mul)?
         .checked_mul(grid.parameter_sets.len().max(1))
 }
 
-/// Every dataset × every parameter set × every combination of the varied values (names
-/// sorted, the last changing fastest), each with the fixed parameters; `Err` names a
+/// Every dataset × every combination of the inputs × every parameter set × every
+/// combination of the varied values (names sorted, the last changing fastest), each with
+/// the fixed parameters; `Err` names a
 /// parameter given twice for one item, or a grid above [`MAX_ITEMS`], refused before
 /// anything is expanded: a few hundred bytes of `vary` lists can name more combinations than
 /// memory holds.
@@ -25,6 +27,16 @@ pub fn expand(grid: &CampaignGrid) -> Result<Vec<CampaignItem>, String> {
         if values.is_empty() {
             return Err(format!("grid.vary.{name} lists no value"));
         }
+    }
+    for (id, refs) in &grid.inputs {
+        if refs.is_empty() {
+            return Err(format!("grid.inputs.{id} lists no reference"));
+        }
+    }
+    if grid.datasets.is_empty() && grid.inputs.is_empty() {
+        return Err(
+            "the grid names no dataset and no input: give grid.datasets or grid.inputs".into(),
+        );
     }
     match size(grid) {
         Some(n) if n <= MAX_ITEMS => {}
@@ -56,8 +68,30 @@ pub fn expand(grid: &CampaignGrid) -> Result<Vec<CampaignItem>, String> {
             })
             .collect();
     }
+    // Inputs combine like varied values: input ids sorted, the last changing fastest.
+    let mut input_combos: Vec<crate::inputs::RequestInputs> = vec![Default::default()];
+    for (id, refs) in &grid.inputs {
+        input_combos = input_combos
+            .into_iter()
+            .flat_map(|c| {
+                refs.iter().map(move |r| {
+                    let mut c = c.clone();
+                    c.insert(id.clone(), r.clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    let datasets: Vec<Option<String>> = if grid.datasets.is_empty() {
+        vec![None]
+    } else {
+        grid.datasets.iter().cloned().map(Some).collect()
+    };
     let mut items = Vec::new();
-    for dataset in &grid.datasets {
+    for (dataset, inputs) in datasets
+        .iter()
+        .flat_map(|d| input_combos.iter().map(move |i| (d, i)))
+    {
         for set in &sets {
             for combo in &combos {
                 let mut parameters = grid.fixed.clone();
@@ -70,6 +104,7 @@ pub fn expand(grid: &CampaignGrid) -> Result<Vec<CampaignItem>, String> {
                 }
                 items.push(CampaignItem {
                     dataset: dataset.clone(),
+                    inputs: inputs.clone(),
                     parameters,
                 });
             }
@@ -94,18 +129,55 @@ mod tests {
         .unwrap();
         let items = expand(&grid).unwrap();
         assert_eq!(items.len(), 12);
-        assert_eq!(items[4].dataset, "a");
+        assert_eq!(items[4].dataset.as_deref(), Some("a"));
         assert_eq!(
             Value::Object(items[4].parameters.clone()),
             json!({"model": "y", "params": {"k": 1}, "seed": 1, "target": "t"})
         );
-        assert_eq!(items[11].dataset, "b");
+        assert_eq!(items[11].dataset.as_deref(), Some("b"));
         let mut twice = grid.clone();
         twice.fixed.insert("seed".into(), json!(9));
         assert!(
             expand(&twice)
                 .unwrap_err()
                 .contains("'seed' is given twice")
+        );
+    }
+
+    #[test]
+    fn a_grid_varies_inputs_ligands_by_seeds() {
+        let grid: CampaignGrid = serde_json::from_value(json!({
+            "inputs": {"receptor": ["r.pdbqt"], "ligand": ["a.pdbqt", "b.pdbqt"]},
+            "vary": {"seed": [1, 2, 3]},
+            "fixed": {"exhaustiveness": 8}
+        }))
+        .unwrap();
+        assert_eq!(size(&grid), Some(6));
+        let items = expand(&grid).unwrap();
+        assert_eq!(items.len(), 6);
+        // Ligand is the outer loop, seed the inner; the receptor is on every item.
+        let seen: Vec<(Value, Value)> = items
+            .iter()
+            .map(|i| {
+                (
+                    serde_json::to_value(&i.inputs["ligand"]).unwrap(),
+                    i.parameters["seed"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(seen[0], (json!("a.pdbqt"), json!(1)));
+        assert_eq!(seen[2], (json!("a.pdbqt"), json!(3)));
+        assert_eq!(seen[3], (json!("b.pdbqt"), json!(1)));
+        assert!(items.iter().all(|i| i.dataset.is_none()
+            && serde_json::to_value(&i.inputs["receptor"]).unwrap() == json!("r.pdbqt")));
+        let mut empty = grid.clone();
+        empty.inputs.insert("ligand".into(), Vec::new());
+        assert!(expand(&empty).unwrap_err().contains("grid.inputs.ligand"));
+        let nothing: CampaignGrid = serde_json::from_value(json!({"vary": {"seed": [1]}})).unwrap();
+        assert!(
+            expand(&nothing)
+                .unwrap_err()
+                .contains("no dataset and no input")
         );
     }
 

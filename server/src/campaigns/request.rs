@@ -7,23 +7,34 @@ use serde_json::{Map, Value};
 
 use crate::paging::Detail;
 
-/// One item: a dataset and the workflow's parameters for it.
+/// One item: a dataset and/or named inputs, and the workflow's parameters for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CampaignItem {
-    /// Dataset reference, as for validate_analysis.
-    pub dataset: String,
+    /// Dataset reference, as for validate_analysis (for workflows that read a table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// Named file inputs, as for validate_analysis.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inputs: crate::inputs::RequestInputs,
     /// The workflow's parameters for this item.
     #[serde(default)]
     pub parameters: Map<String, Value>,
 }
 
-/// Items as a grid: every dataset × every parameter set × every combination of the varied
-/// values, in that order (varied names sorted; the last one changes fastest).
+/// Items as a grid: every dataset × every combination of the inputs × every parameter set ×
+/// every combination of the varied values, in that order (input ids and varied names
+/// sorted; the last one changes fastest).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CampaignGrid {
+    /// Dataset references (for workflows that read a table; empty for one that does not).
+    #[serde(default)]
     pub datasets: Vec<String>,
+    /// Named inputs and the references each takes, e.g. `{"ligand": ["a.pdbqt",
+    /// "b.pdbqt"], "receptor": ["r.pdbqt"]}` (a list of one fixes an input).
+    #[serde(default)]
+    pub inputs: std::collections::BTreeMap<String, Vec<crate::inputs::InputValue>>,
     /// Parameter sets (e.g. one per model with its options); default: one empty set.
     #[serde(default)]
     pub parameter_sets: Vec<Map<String, Value>>,

@@ -219,6 +219,9 @@ pub fn dataset_reference<'r>(
     req: &'r crate::request::AnalysisRequest,
 ) -> Result<Option<&'r str>, crate::envelope::ToolError> {
     use crate::envelope::{ErrorCode, ToolError};
+    // Input ids first: a request naming inputs the workflow lacks is wrong whatever its
+    // dataset, and says so before any file is read.
+    resolve::check_ids(workflow, &req.inputs)?;
     match (req.dataset.as_deref(), takes_dataset(workflow)) {
         (Some(reference), true) => Ok(Some(reference)),
         (None, true) => Err(ToolError::new(

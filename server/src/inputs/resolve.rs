@@ -76,12 +76,15 @@ fn field(id: &str) -> String {
 }
 
 /// Every given id is a declared input.
-fn check_ids(workflow: &Workflow, given: &RequestInputs) -> Result<(), ToolError> {
+pub(crate) fn check_ids(workflow: &Workflow, given: &RequestInputs) -> Result<(), ToolError> {
     let declared: Vec<&str> = workflow.inputs.iter().map(|i| i.id.as_str()).collect();
     for id in given.keys() {
         if !declared.contains(&id.as_str()) {
             let message = if declared.is_empty() {
-                format!("workflow '{}' takes no named inputs, but '{id}' was given", workflow.id)
+                format!(
+                    "workflow '{}' takes no named inputs, but '{id}' was given",
+                    workflow.id
+                )
             } else {
                 format!("workflow '{}' has no input '{id}'", workflow.id)
             };
@@ -210,7 +213,10 @@ fn locate_run_artifact(
     let runs_dir = fs_err::canonicalize(runs_dir).map_err(|_| {
         refuse(
             ErrorCode::UnknownRun,
-            format!("input '{}': this server has no runs yet, so no run '{run_id}'", spec.id),
+            format!(
+                "input '{}': this server has no runs yet, so no run '{run_id}'",
+                spec.id
+            ),
             "list_runs lists the runs whose artifacts can be inputs",
         )
     })?;
@@ -230,7 +236,10 @@ fn locate_run_artifact(
         Err(e) => {
             return Err(refuse(
                 ErrorCode::DatasetUnreadable,
-                format!("input '{}': cannot read the result of run '{run_id}': {e}", spec.id),
+                format!(
+                    "input '{}': cannot read the result of run '{run_id}': {e}",
+                    spec.id
+                ),
                 "check the run with get_run_result",
             ));
         }
@@ -238,7 +247,10 @@ fn locate_run_artifact(
     let result: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         refuse(
             ErrorCode::DatasetUnreadable,
-            format!("input '{}': the result of run '{run_id}' is not readable JSON: {e}", spec.id),
+            format!(
+                "input '{}': the result of run '{run_id}' is not readable JSON: {e}",
+                spec.id
+            ),
             "pick another run",
         )
     })?;
@@ -255,16 +267,27 @@ fn locate_run_artifact(
     }
     let records: Vec<&serde_json::Value> = result["artifacts"]
         .as_array()
-        .map(|a| a.iter().filter(|r| r["id"].as_str() == Some(artifact)).collect())
+        .map(|a| {
+            a.iter()
+                .filter(|r| r["id"].as_str() == Some(artifact))
+                .collect()
+        })
         .unwrap_or_default();
     if records.is_empty() {
         let ids: BTreeSet<String> = result["artifacts"]
             .as_array()
-            .map(|a| a.iter().filter_map(|r| r["id"].as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| r["id"].as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         return Err(refuse(
             ErrorCode::InvalidRequest,
-            format!("input '{}': run '{run_id}' recorded no artifact '{artifact}'", spec.id),
+            format!(
+                "input '{}': run '{run_id}' recorded no artifact '{artifact}'",
+                spec.id
+            ),
             "pass one of the run's artifact ids (get_run_result lists them)",
         )
         .allowed(ids));
@@ -381,7 +404,10 @@ fn open_file(
     limits: InputLimits,
 ) -> Result<ResolvedInputFile, ToolError> {
     let name = file_name(relative);
-    let media_type = loc.media_type.clone().or_else(|| media_type_of(&name).map(String::from));
+    let media_type = loc
+        .media_type
+        .clone()
+        .or_else(|| media_type_of(&name).map(String::from));
     if !spec.accepts(&name, media_type.as_deref()) {
         return Err(ToolError::new(
             ErrorCode::InvalidRequest,
@@ -392,7 +418,10 @@ fn open_file(
                 spec.id,
                 spec.formats.join(", ")
             ),
-            format!("pass a file of one of the formats {}", spec.formats.join(", ")),
+            format!(
+                "pass a file of one of the formats {}",
+                spec.formats.join(", ")
+            ),
         )
         .field(field(&spec.id))
         .allowed(spec.formats.iter().cloned()));
@@ -474,7 +503,10 @@ fn open_directory(
         Ok(_) => {
             return Err(refuse(
                 ErrorCode::DatasetNotRegular,
-                format!("input '{}' is a directory input, but '{}' is not a directory", spec.id, loc.reference),
+                format!(
+                    "input '{}' is a directory input, but '{}' is not a directory",
+                    spec.id, loc.reference
+                ),
                 "pass the path of a directory",
             ));
         }
@@ -503,7 +535,11 @@ fn open_directory(
         for entry in entries {
             let rel = sub.join(entry.file_name());
             let kind = entry.file_type().map_err(|e| {
-                refuse(ErrorCode::DatasetUnreadable, format!("input '{}': {e}", spec.id), "check the directory")
+                refuse(
+                    ErrorCode::DatasetUnreadable,
+                    format!("input '{}': {e}", spec.id),
+                    "check the directory",
+                )
             })?;
             if kind.is_dir() {
                 stack.push(rel);
@@ -521,7 +557,13 @@ fn open_directory(
             }
             // Links and special files are refused by the confined open itself.
             let run_name = rel.to_string_lossy().replace('\\', "/");
-            files.push(open_file(spec, loc, &loc.relative.join(&rel), run_name, limits)?);
+            files.push(open_file(
+                spec,
+                loc,
+                &loc.relative.join(&rel),
+                run_name,
+                limits,
+            )?);
         }
     }
     files.sort_by(|a, b| a.planned.run_path.cmp(&b.planned.run_path));

@@ -62,7 +62,10 @@ pub struct CampaignPreview {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PreviewItem {
     pub index: usize,
-    pub dataset: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inputs: crate::inputs::RequestInputs,
     pub parameters: serde_json::Map<String, Value>,
     pub validation_id: String,
     pub plan_sha256: String,
@@ -243,8 +246,8 @@ pub(super) async fn start(
     for (i, item) in items.iter().enumerate() {
         let analysis = AnalysisRequest {
             workflow: req.workflow.clone(),
-            dataset: Some(item.dataset.clone()),
-            inputs: Default::default(),
+            dataset: item.dataset.clone(),
+            inputs: item.inputs.clone(),
             parameters: item.parameters.clone(),
             expected_dataset_sha256: None,
         };
@@ -373,6 +376,7 @@ pub(super) async fn start(
             .map(|(index, (item, v))| PreviewItem {
                 index,
                 dataset: item.dataset.clone(),
+                inputs: item.inputs.clone(),
                 parameters: item.parameters.clone(),
                 validation_id: v.validation_id.clone(),
                 plan_sha256: v.plan_sha256.clone(),
@@ -399,15 +403,22 @@ pub(super) async fn start(
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            serde_json::json!({
+            let mut request = serde_json::json!({
                 "workflow": req.workflow,
-                "dataset": item.dataset,
                 "parameters": item.parameters,
                 "started_by": call.caller.name(),
                 "confirmed": req.confirm == Some(true),
                 "campaign_id": campaign_id,
                 "campaign_item": i,
-            })
+            });
+            // Only what the item has, so a dataset item's request reads as it always did.
+            if let Some(dataset) = &item.dataset {
+                request["dataset"] = Value::String(dataset.clone());
+            }
+            if !item.inputs.is_empty() {
+                request["inputs"] = serde_json::to_value(&item.inputs).expect("inputs serialize");
+            }
+            request
         })
         .collect();
     let record = CampaignRecord {
@@ -428,7 +439,7 @@ pub(super) async fn start(
             .enumerate()
             .map(|(index, (item, v))| ItemRecord {
                 index,
-                dataset: item.dataset.clone(),
+                dataset: item.dataset.clone().unwrap_or_default(),
                 parameters: item.parameters.clone(),
                 validation_id: v.validation_id.clone(),
                 run_id: None,

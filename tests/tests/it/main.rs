@@ -15,6 +15,7 @@ mod http_remote;
 mod http_transport;
 mod human_output;
 mod mcp_server;
+mod named_inputs;
 mod release_bundle;
 mod remote_registration;
 mod resources;

@@ -109,7 +109,10 @@ fn check_counts(c: &mut Checker<'_>, input: &InputSpec, at: &dyn Fn(&'static str
             }
         }
         InputKind::File | InputKind::Directory => {
-            for (key, value) in [("min_count", input.min_count), ("max_count", input.max_count)] {
+            for (key, value) in [
+                ("min_count", input.min_count),
+                ("max_count", input.max_count),
+            ] {
                 if value.is_some() {
                     c.error(
                         &at(key),
@@ -164,7 +167,10 @@ pub(super) fn check_input_placeholder(
         let declared: Vec<&str> = wf.inputs.iter().map(|i| i.id.as_str()).collect();
         c.error(
             path,
-            format!("placeholder {{{}}} names no input '{id}' of this workflow", p.name),
+            format!(
+                "placeholder {{{}}} names no input '{id}' of this workflow",
+                p.name
+            ),
             Some(if declared.is_empty() {
                 format!("declare it: [[workflow.input]] id = \"{id}\", formats = [\"…\"]")
             } else {
