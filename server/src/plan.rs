@@ -131,6 +131,14 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub success: Option<SuccessSpec>,
+    /// Values read from the run's text outputs into `reported` (`[[workflow.metric]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
+    pub metrics: Vec<scimcp_core::manifest::MetricSpec>,
+    /// Success predicates checked after exit 0 (`[[workflow.require]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
+    pub requires: Vec<scimcp_core::manifest::RequireSpec>,
     pub timeout_s: u64,
 }
 
@@ -467,6 +475,8 @@ pub fn compile(
         inputs: inputs.to_vec(),
         artifacts: workflow.artifacts.clone(),
         success: workflow.success.clone(),
+        metrics: workflow.metrics.clone(),
+        requires: workflow.requires.clone(),
         timeout_s: adapter.manifest.effective_limits().run_timeout_s,
     })
 }

@@ -6,6 +6,15 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A metric or requirement pattern as the server runs it, line by line, and the loader
+/// checks it: Rust `regex` syntax (linear time), compiled size bounded.
+pub fn output_regex(pattern: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| format!("invalid regular expression: {e}"))
+}
+
 /// `[[workflow.metric]]`: one value (or list of values) read after the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -15,8 +24,8 @@ pub struct MetricSpec {
     /// `stdout`, `stderr`, or the id of one of the workflow's artifacts. The value lands in
     /// `reported[<from>][<id>]`.
     pub from: String,
-    /// A regular expression (Rust `regex` syntax, linear time) run over the text, line
-    /// anchors (`^`, `$`) matching at each line. With a group named `value` the metric is
+    /// A regular expression (Rust `regex` syntax, linear time) matched against each line
+    /// of the text (so `^` and `$` are the line's ends). With a group named `value` the metric is
     /// that group's text; otherwise every named group gives one value (an object by group
     /// name).
     #[serde(default, skip_serializing_if = "Option::is_none")]

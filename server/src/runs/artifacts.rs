@@ -129,6 +129,15 @@ pub fn collect(
             Some(i) => {
                 counts[i] += 1;
                 let spec = matchers[i].spec;
+                if size_bytes == 0 && spec.required && !spec.allow_empty {
+                    out.problems.push(ArtifactProblem {
+                        id: spec.id.clone(),
+                        path: rel.clone(),
+                        problem: "empty (0 bytes): the CLI wrote nothing into this required \
+                                  artifact (allow_empty = true accepts an empty file)"
+                            .into(),
+                    });
+                }
                 if !spec.json_keys.is_empty() {
                     check_json(&path, &rel, spec, &mut out);
                 }

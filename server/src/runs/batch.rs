@@ -57,6 +57,8 @@ impl RunManager {
             self.state_dir.display().to_string(),
             "--max-log-bytes".into(),
             self.limits.max_log_bytes.to_string(),
+            "--max-artifact-bytes".into(),
+            self.limits.max_artifact_bytes.to_string(),
         ]
     }
 

@@ -137,14 +137,17 @@ impl RunManager {
         // off the async workers, so the end of a large run never holds up other tool calls.
         let collected = {
             let work = dir.join(&v.plan.working_dir);
-            let (output, specs, limits) = (
-                v.plan.output_dir.clone(),
-                v.plan.artifacts.clone(),
-                self.limits,
-            );
-            tokio::task::spawn_blocking(move || artifacts::collect(&work, &output, &specs, &limits))
-                .await
-                .unwrap_or_default()
+            let (plan, limits) = (v.plan.clone(), self.limits);
+            tokio::task::spawn_blocking(move || {
+                // Stream copies are cut to their bound before they are hashed.
+                let cut = super::stream_copy::settle(&plan, &work, limits.max_artifact_bytes);
+                let mut c = artifacts::collect(&work, &plan.output_dir, &plan.artifacts, &limits);
+                c.problems.extend(cut);
+                super::metrics::read_metrics(&plan, &work, &mut c);
+                c
+            })
+            .await
+            .unwrap_or_default()
         };
         let run_id = live.status.borrow().run_id.clone();
         let manager = Arc::clone(self);
@@ -281,7 +284,19 @@ impl RunManager {
             s.pid = pid;
         })
         .await;
-        let streams = Streams::attach(&mut child, (stdout_log, stderr_log), &v.plan.stdin, &paths);
+        let copies = super::stream_copy::stream_copies(
+            &v.plan,
+            0,
+            &work,
+            self.limits.max_artifact_bytes,
+        );
+        let streams = Streams::attach(
+            &mut child,
+            (stdout_log, stderr_log),
+            &v.plan.stdin,
+            &paths,
+            copies,
+        );
         let timeout = Duration::from_secs(v.plan.timeout_s);
         let ending = tokio::select! {
             status = child.wait() => match status {
@@ -356,17 +371,23 @@ impl RunManager {
         if let Some(success) = &v.plan.success {
             f = success_predicate(&work, success, f);
         }
+        f = super::require::check_requires(&v.plan, &work, &collected.reported, f);
         if f.state == RunState::Succeeded && !collected.problems.is_empty() {
             let list: Vec<String> = collected
                 .problems
                 .iter()
                 .map(|p| format!("{} ({}): {}", p.id, p.path, p.problem))
                 .collect();
+            let metrics = collected
+                .problems
+                .iter()
+                .any(|p| p.problem.starts_with("missing metric"));
             f = Finish {
                 state: RunState::PartialFailure,
                 reason: "missing_artifacts".into(),
                 message: format!(
-                    "the CLI succeeded but declared artifacts are missing or invalid: {}",
+                    "the CLI succeeded but declared {} missing or invalid: {}",
+                    if metrics { "artifacts or metrics are" } else { "artifacts are" },
                     list.join("; ")
                 ),
                 ..f

@@ -43,6 +43,10 @@ pub(crate) struct JobArgs {
     /// Bytes of stdout and of stderr kept (head plus tail).
     #[arg(long)]
     max_log_bytes: u64,
+    /// Bytes of a complete stream copy (a `base = "stdout"` artifact) kept; absent from
+    /// scripts written before stream artifacts, which then get the suite default.
+    #[arg(long)]
+    max_artifact_bytes: Option<u64>,
 }
 
 pub(crate) fn run(args: JobArgs) -> ExitCode {
@@ -133,7 +137,20 @@ async fn job(args: JobArgs) -> ExitCode {
         Err(e) => return fail(&format!("cannot start {}: {e}", plan.program)),
     };
     let pid = child.id();
-    let streams = Streams::attach(&mut child, (stdout_log, stderr_log), &plan.stdin, &paths);
+    let copies = super::stream_copy::stream_copies(
+        &plan,
+        0,
+        &work,
+        args.max_artifact_bytes
+            .unwrap_or(scimcp_core::Limits::DEFAULT.max_artifact_bytes),
+    );
+    let streams = Streams::attach(
+        &mut child,
+        (stdout_log, stderr_log),
+        &plan.stdin,
+        &paths,
+        copies,
+    );
     let status = tokio::select! {
         status = child.wait() => status,
         _ = terms.recv() => {

@@ -60,7 +60,7 @@ impl LogCapture {
         }))))
     }
 
-    fn feed(&self, chunk: &[u8]) {
+    pub(super) fn feed(&self, chunk: &[u8]) {
         let mut s = self.0.lock().expect("log lock");
         s.total += chunk.len() as u64;
         let room = s.head_cap.saturating_sub(s.head_written);

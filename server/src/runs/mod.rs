@@ -20,6 +20,9 @@ pub mod progress;
 mod recovery;
 pub mod slurm;
 pub mod state;
+mod metrics;
+mod require;
+pub mod stream_copy;
 mod streams;
 
 use std::collections::HashMap;

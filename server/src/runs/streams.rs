@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 
 use super::child::{Signal, signal_tree};
 use super::logs::LogCapture;
+use super::stream_copy::{CopyWriter, StreamCopies, tee};
 use crate::plan::{Escape, RunPaths};
 
 /// How long log readers may keep draining after the process is gone.
@@ -22,26 +23,33 @@ pub(super) struct Streams {
 }
 
 impl Streams {
-    /// Copy `child`'s stdout and stderr into `logs` and feed it the plan's `stdin` lines
-    /// (placeholders substituted, one per line), closing the pipe after them. `child` must
-    /// have been spawned with all three streams piped.
+    /// Copy `child`'s stdout and stderr into `logs` (and, complete up to their bound, into
+    /// the files `copies` names: see [`stream_copies`](super::stream_copy::stream_copies))
+    /// and feed it the plan's `stdin` lines (placeholders substituted, one per line),
+    /// closing the pipe after them. `child` must have been spawned with all three streams
+    /// piped.
     pub(super) fn attach(
         child: &mut Child,
         logs: (LogCapture, LogCapture),
         stdin: &[String],
         paths: &RunPaths,
+        copies: StreamCopies,
     ) -> Streams {
+        let open = |p: &Option<std::path::PathBuf>| {
+            p.as_deref()
+                .and_then(|p| CopyWriter::open(p, copies.max_bytes))
+        };
         let pumps = [
-            tokio::spawn(
-                logs.0
-                    .clone()
-                    .pump(child.stdout.take().expect("piped stdout")),
-            ),
-            tokio::spawn(
-                logs.1
-                    .clone()
-                    .pump(child.stderr.take().expect("piped stderr")),
-            ),
+            tokio::spawn(tee(
+                logs.0.clone(),
+                open(&copies.stdout),
+                child.stdout.take().expect("piped stdout"),
+            )),
+            tokio::spawn(tee(
+                logs.1.clone(),
+                open(&copies.stderr),
+                child.stderr.take().expect("piped stderr"),
+            )),
         ];
         if let Some(mut pipe) = child.stdin.take() {
             let answers: Vec<u8> = stdin

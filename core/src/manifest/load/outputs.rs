@@ -303,13 +303,8 @@ fn check_pattern(c: &mut Checker<'_>, at: &[Seg], pattern: &str) -> Option<Metri
     }
 }
 
-/// The metric and requirement patterns, as the server runs them: `^`/`$` at line ends.
-pub(crate) fn compile(pattern: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(pattern)
-        .multi_line(true)
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| format!("invalid regular expression: {e}"))
+fn compile(pattern: &str) -> Result<regex::Regex, String> {
+    crate::manifest::outputs::output_regex(pattern)
 }
 
 fn check_requires(
