@@ -26,6 +26,8 @@ pub mod http;
 pub mod inputs;
 pub mod paging;
 pub mod plan;
+mod plan_steps;
+pub mod programs;
 pub mod request;
 pub mod resources;
 pub mod runs;

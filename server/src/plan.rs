@@ -140,6 +140,14 @@ pub struct Plan {
     #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
     pub requires: Vec<scimcp_core::manifest::RequireSpec>,
     pub timeout_s: u64,
+    /// Each step of a stepped workflow, in order (absent for a single program).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::plan_steps::PlannedStep>,
+    /// The identity of every program the run starts (absent for a python runtime's
+    /// interpreter, which the runtime probe identifies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
+    pub programs: Vec<scimcp_core::program_identity::ProgramIdentity>,
 }
 
 impl Plan {
@@ -478,6 +486,8 @@ pub fn compile(
         metrics: workflow.metrics.clone(),
         requires: workflow.requires.clone(),
         timeout_s: adapter.manifest.effective_limits().run_timeout_s,
+        steps: crate::plan_steps::compile(adapter, workflow, params, &|t| renderer.expand(t))?,
+        programs: Vec::new(),
     })
 }
 

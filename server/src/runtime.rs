@@ -34,6 +34,10 @@ pub struct ScientificRuntime {
     /// manifest's `[runtime] env`, the operator's, the suite's fixed variables.
     env: BTreeMap<String, String>,
     probe: OnceCell<Result<RuntimeProbe, String>>,
+    /// The executable runtime's program and every `[programs.<id>]` a workflow names.
+    programs: crate::programs::ProgramTable,
+    /// Where runs and the state directory live (checked for spaces at validation).
+    run_root: Option<PathBuf>,
 }
 
 impl ScientificRuntime {
@@ -61,7 +65,20 @@ impl ScientificRuntime {
                 )),
                 Some(p) => Ok(std::path::absolute(&p).unwrap_or(p)),
             },
-            RuntimeKind::Executable => Ok(PathBuf::from(rt.executable.clone().unwrap_or_default())),
+            // Resolved below, with the other programs.
+            RuntimeKind::Executable => Err(String::new()),
+        };
+        let programs = crate::programs::ProgramTable::resolve(
+            &adapter.manifest,
+            program.as_ref().ok().map(PathBuf::as_path),
+        );
+        let program = match rt.kind {
+            RuntimeKind::Python => program,
+            RuntimeKind::Executable => match programs.get(scimcp_core::manifest::RUNTIME_PROGRAM) {
+                Some(Ok(identity)) => Ok(PathBuf::from(&identity.executable)),
+                Some(Err(problem)) => Err(problem.to_string()),
+                None => Err("the executable runtime names no program".into()),
+            },
         };
         ScientificRuntime {
             kind: rt.kind,
@@ -81,7 +98,25 @@ impl ScientificRuntime {
             },
             operator_env,
             probe: OnceCell::new(),
+            programs,
+            run_root: None,
         }
+    }
+
+    /// Record where runs live (`SCIMCP_HOME` or `--data-root`), for the space check.
+    pub fn with_run_root(mut self, root: PathBuf) -> ScientificRuntime {
+        self.run_root = Some(root);
+        self
+    }
+
+    /// Where runs live, when the server said.
+    pub fn run_root(&self) -> Option<&Path> {
+        self.run_root.as_deref()
+    }
+
+    /// The resolved programs.
+    pub fn programs(&self) -> &crate::programs::ProgramTable {
+        &self.programs
     }
 
     /// The variables every process of this runtime gets outside a workflow (e.g. the

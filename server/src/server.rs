@@ -169,7 +169,8 @@ impl ServerContext {
                 adapter.sha256();
             }
         }));
-        let runtime = ScientificRuntime::resolve(&adapter, settings.python, settings.run_env);
+        let runtime = ScientificRuntime::resolve(&adapter, settings.python, settings.run_env)
+            .with_run_root(settings.data_root.clone());
         if let Some(problem) = runtime.problem() {
             tracing::warn!("{problem}");
         }

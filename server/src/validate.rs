@@ -169,16 +169,15 @@ pub async fn validate(
     crate::inputs::check_dataset_apart(dataset.as_ref(), &inputs)?;
     let planned_inputs: Vec<_> = inputs.iter().map(|i| i.planned()).collect();
     let mut blockers = Vec::new();
-    let (program, launch) = match runtime.command_prefix() {
-        Ok((p, l)) => (p.to_string_lossy().into_owned(), l.to_vec()),
-        Err(e) => {
-            blockers.push(Issue {
-                field: "runtime".into(),
-                message: e.message,
-                allowed: Vec::new(),
-            });
-            (String::new(), adapter.manifest.runtime.launch.clone())
-        }
+    // A stepped workflow's programs are bound per step (`plan_steps::bind`).
+    let (program, launch) = if workflow.steps.is_empty() {
+        crate::plan_steps::workflow_command(adapter, workflow, runtime).unwrap_or_else(|issue| {
+            blockers.push(issue);
+            let launch = adapter.manifest.workflow_program(workflow).launch.to_vec();
+            (String::new(), launch)
+        })
+    } else {
+        (String::new(), Vec::new())
     };
     let columns = match &dataset {
         Some(dataset) if uses_columns(workflow) => {
@@ -187,7 +186,7 @@ pub async fn validate(
         _ => None,
     };
     let env = runtime.run_env(&adapter.manifest, workflow);
-    let plan = plan::compile(
+    let mut plan = plan::compile(
         adapter,
         workflow,
         &resolved,
@@ -199,6 +198,7 @@ pub async fn validate(
         env,
     )
     .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
+    blockers.extend(crate::plan_steps::bind(&mut plan, adapter, workflow, runtime));
     let plan_sha256 = plan.sha256();
     let mut hashed = serde_json::json!({
         "workflow": workflow.id,

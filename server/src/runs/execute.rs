@@ -3,7 +3,6 @@
 //! manifest that binds request, validation, plan, runtime identity, inputs and artifacts.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,10 +11,8 @@ use scimcp_core::fs::{
     write_json_atomic_batched,
 };
 
-use super::child::{Signal, isolated_command, signal_tree};
 use super::logs::{LogCapture, file_tail};
 use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
-use super::streams::{Streams, terminate};
 use super::{LiveRun, RunManager, artifacts};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::runtime::RuntimeProbe;
@@ -24,13 +21,6 @@ use crate::validate::Validation;
 /// Bytes of stderr copied into a failed run's result.
 const RESULT_STDERR_TAIL: usize = 2048;
 
-/// Why the wait for the child ended.
-enum Ending {
-    Exited,
-    TimedOut,
-    Cancelled,
-}
-
 /// How a run ends, decided before the result is written.
 pub(super) struct Finish {
     pub(super) state: RunState,
@@ -38,6 +28,8 @@ pub(super) struct Finish {
     pub(super) message: String,
     pub(super) exit_code: Option<i32>,
     pub(super) signal: Option<i32>,
+    /// The step of a stepped run that failed (and ended it).
+    pub(super) failed_step: Option<String>,
 }
 
 impl Finish {
@@ -48,6 +40,7 @@ impl Finish {
             message: message.into(),
             exit_code: None,
             signal: None,
+            failed_step: None,
         }
     }
 }
@@ -243,118 +236,8 @@ impl RunManager {
             }
         };
         *live.logs.lock().expect("logs lock") = Some((stdout_log.clone(), stderr_log.clone()));
-        // The CLI runs under the guard (same process group), which ends the group should
-        // this server die; the plan still names the CLI, and its status is the CLI's own.
-        let status_file = dir.join("cli-status.json");
-        let args: Vec<String> = v
-            .plan
-            .args
-            .iter()
-            .map(|a| paths.substitute(a, crate::plan::Escape::None))
-            .collect();
-        let env: std::collections::BTreeMap<String, String> = v
-            .plan
-            .env
-            .iter()
-            .map(|(k, val)| (k.clone(), paths.substitute(val, crate::plan::Escape::None)))
-            .collect();
-        let mut cmd = match crate::guard::wrap(Path::new(&v.plan.program), &args, &status_file) {
-            Some((guard, argv)) => {
-                let mut cmd = isolated_command(&guard, &[], &work, &env);
-                cmd.args(argv);
-                cmd
-            }
-            None => isolated_command(Path::new(&v.plan.program), &args, &work, &env),
-        };
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                let msg = format!("cannot start {}: {e}", v.plan.program);
-                return Finish::new(RunState::Failed, "spawn_failed", &msg);
-            }
-        };
-        let pid = child.id();
-        self.transition_off_workers(dir, live, |s| {
-            s.state = RunState::Running;
-            s.started_at = Some(now());
-            s.pid = pid;
-        })
-        .await;
-        let copies = super::stream_copy::stream_copies(
-            &v.plan,
-            0,
-            &work,
-            self.limits.max_artifact_bytes,
-        );
-        let streams = Streams::attach(
-            &mut child,
-            (stdout_log, stderr_log),
-            &v.plan.stdin,
-            &paths,
-            copies,
-        );
-        let timeout = Duration::from_secs(v.plan.timeout_s);
-        let ending = tokio::select! {
-            status = child.wait() => match status {
-                Ok(_) => Ending::Exited,
-                Err(e) => {
-                    tracing::error!("waiting for the run failed: {e}");
-                    Ending::Cancelled
-                }
-            },
-            _ = tokio::time::sleep(timeout) => Ending::TimedOut,
-            _ = cancel_rx.wait_for(|c| *c) => Ending::Cancelled,
-        };
-        if let Some(pid) = pid {
-            if !matches!(ending, Ending::Exited) {
-                terminate(&mut child, pid, scimcp_process::TERMINATE_GRACE).await;
-            }
-            // Whatever the CLI left behind in its group (workers, daemons) ends with it.
-            signal_tree(pid, Signal::Kill);
-        }
-        let exit = child.wait().await.ok();
-        // The CLI's own ending, as the guard recorded it; the guard's when it could not.
-        let cli = crate::guard::take_status(&status_file).or_else(|| {
-            exit.map(|status| crate::guard::CliStatus {
-                exit_code: status.code(),
-                #[cfg(unix)]
-                signal: std::os::unix::process::ExitStatusExt::signal(&status),
-                #[cfg(not(unix))]
-                signal: None,
-            })
-        });
-        streams.drain().await;
-        let mut finish = match ending {
-            Ending::TimedOut => Finish::new(
-                RunState::Failed,
-                "timeout",
-                &format!(
-                    "the run exceeded its {}s timeout and was killed",
-                    v.plan.timeout_s
-                ),
-            ),
-            Ending::Cancelled if self.is_stopping() => Finish::new(
-                RunState::Failed,
-                "interrupted",
-                "the server stopped while the run was running (its client disconnected or it was \
-                 asked to stop); the process tree was ended. Start the analysis again",
-            ),
-            Ending::Cancelled => Finish::new(
-                RunState::Cancelled,
-                "cancelled",
-                "cancelled at the client's request; the process tree was ended",
-            ),
-            Ending::Exited => exited(cli),
-        };
-        if let Some(cli) = cli {
-            finish.exit_code = cli.exit_code;
-            finish.signal = cli.signal;
-        }
-        finish
+        self.run_steps(dir, live, v, &paths, (stdout_log, stderr_log), &mut cancel_rx)
+            .await
     }
 
     fn finish(
@@ -444,6 +327,7 @@ impl RunManager {
             plan_sha256: v.plan_sha256.clone(),
             dataset: v.plan.dataset.clone(),
             inputs: v.plan.inputs.clone(),
+            failed_step: f.failed_step.clone(),
             exit_code: f.exit_code,
             signal: f.signal,
             started_at: status_now.started_at.clone(),
@@ -541,7 +425,7 @@ fn write_run_manifest(
         .iter()
         .map(|f| serde_json::json!({"path": f.path, "sha256": scimcp_core::hash::sha256_file(&work.join(&f.path)).map(|(h, _)| h).ok()}))
         .collect();
-    let manifest = serde_json::json!({
+    let mut manifest = serde_json::json!({
         "schema_version": RECORD_SCHEMA_VERSION,
         "run_id": result.run_id,
         "state": result.state,
@@ -569,6 +453,10 @@ fn write_run_manifest(
         "artifacts": result.artifacts.iter().map(|a| serde_json::json!({"path": a.path, "sha256": a.sha256, "size_bytes": a.size_bytes})).collect::<Vec<_>>(),
         "result_sha256": scimcp_core::hash::sha256_hex(result_bytes),
     });
+    // Which binaries ran: absent for a python runtime's interpreter (the probe above says).
+    if !v.plan.programs.is_empty() {
+        manifest["runtime"]["programs"] = serde_json::json!(v.plan.programs);
+    }
     // Its directory is flushed by the terminal status written next.
     if let Err(e) = write_json_atomic_batched(&dir.join("manifest.json"), &manifest) {
         tracing::error!(run_id = result.run_id, "cannot write the run manifest: {e}");

@@ -22,6 +22,7 @@ pub mod slurm;
 pub mod state;
 mod metrics;
 mod require;
+mod steps;
 pub mod stream_copy;
 mod streams;
 

@@ -143,6 +143,9 @@ pub struct RunResult {
     /// from, for an earlier run's artifact).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<crate::inputs::PlannedInput>,
+    /// The step of a stepped workflow that failed and ended the run (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_step: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

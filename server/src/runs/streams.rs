@@ -65,6 +65,14 @@ impl Streams {
         Streams { pumps, logs }
     }
 
+    /// Let the pumps copy what a step that is not the run's last wrote, keeping the logs
+    /// open for the next step (bounded like [`Streams::drain`]).
+    pub(super) async fn drain_open(self) {
+        for pump in self.pumps {
+            let _ = tokio::time::timeout(DRAIN_GRACE, pump).await;
+        }
+    }
+
     /// Let the pumps copy what the CLI wrote before it ended (at most [`DRAIN_GRACE`] each:
     /// a grandchild holding a pipe open must not hold the run), then close both logs.
     pub(super) async fn drain(self) {

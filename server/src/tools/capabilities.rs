@@ -54,6 +54,13 @@ pub struct WorkflowInfo {
     pub parameters_schema: Option<serde_json::Value>,
     pub parameters_schema_sha256: String,
     pub artifacts: Vec<ArtifactInfo>,
+    /// Whether the programs this workflow runs were found when the server started (absent
+    /// for a workflow that runs only a python runtime's interpreter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Which program is missing and how to install it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// `get_capabilities` output.
@@ -99,10 +106,7 @@ pub(super) async fn get(
             summary: m.summary.clone(),
             sha256: ctx.adapter.sha256().to_string(),
         },
-        runtime: Readiness {
-            ready: ctx.runtime.problem().is_none(),
-            problem: ctx.runtime.problem().map(String::from),
-        },
+        runtime: readiness(ctx),
         limits: serde_json::to_value(m.effective_limits()).expect("limits serialize"),
         workflows: selected
             .into_iter()
@@ -121,8 +125,28 @@ pub(super) async fn get(
                         required: a.required,
                     })
                     .collect(),
+                ready: m
+                    .workflow_uses_programs(w)
+                    .then(|| ctx.runtime.programs().workflow_problem(m, w).is_none()),
+                problem: ctx.runtime.programs().workflow_problem(m, w),
             })
             .collect(),
         builtin_dataset_prefix: crate::datasets::BUILTIN_PREFIX.into(),
     })
+}
+
+/// The runtime's readiness: its interpreter or executable, then every program a workflow
+/// runs (each missing one with the packages that provide it).
+fn readiness(ctx: &ServerContext) -> Readiness {
+    let mut problems: Vec<String> = ctx.runtime.problem().map(String::from).into_iter().collect();
+    for p in ctx.runtime.programs().problems() {
+        let text = p.to_string();
+        if !problems.contains(&text) {
+            problems.push(text);
+        }
+    }
+    Readiness {
+        ready: problems.is_empty(),
+        problem: (!problems.is_empty()).then(|| problems.join("; ")),
+    }
 }

@@ -30,8 +30,18 @@ pub struct EnvironmentOutput {
     pub mismatches: Vec<Mismatch>,
     /// What the interpreter itself reported: its version, executable, implementation, the
     /// installed version of each pinned distribution, and the adapter package's identity.
-    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
-    pub probe: RuntimeProbe,
+    /// Absent for an executable runtime, whose programs are listed in `programs` instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub probe: Option<RuntimeProbe>,
+    /// Each program the workflows run, as resolved when the server started: `id`, the
+    /// `executable` path, its `sha256` and the `version` its probe printed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
+    pub programs: Vec<scimcp_core::program_identity::ProgramIdentity>,
+    /// Programs that were not found or did not answer, each with its remedy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub program_problems: Vec<String>,
     /// scimcp's data directory (runs live in `runs/`).
     pub data_root: String,
     /// Where runs execute, and for a cluster, what it says about itself.
@@ -92,12 +102,17 @@ pub(super) async fn executor_report(ctx: &ServerContext) -> ExecutorReport {
 }
 
 pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolError> {
-    let probe = ctx.runtime.probe().await?;
     let rt = &ctx.adapter.manifest.runtime;
+    let probe = match rt.kind {
+        scimcp_core::RuntimeKind::Python => Some(ctx.runtime.probe().await?),
+        scimcp_core::RuntimeKind::Executable => None,
+    };
+    let programs = ctx.runtime.programs();
+    let program_problems: Vec<String> = programs.problems().iter().map(ToString::to_string).collect();
     let mismatches: Vec<Mismatch> = scimcp_core::pins::applicable(&rt.requirements)
         .into_iter()
         .filter_map(|pin| {
-            let installed = probe.versions.get(&pin.name).cloned().flatten();
+            let installed = probe.as_ref()?.versions.get(&pin.name).cloned().flatten();
             let differs = installed.as_deref() != Some(pin.version.as_str());
             differs.then_some(Mismatch {
                 name: pin.name,
@@ -106,12 +121,15 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
             })
         })
         .collect();
-    let interpreter_ok = match (&rt.python, semver::Version::parse(&probe.python)) {
-        (Some(req), Ok(v)) => semver::VersionReq::parse(req)
-            .map(|r| r.matches(&v))
-            .unwrap_or(false),
+    let interpreter_ok = match (&rt.python, &probe) {
+        (Some(req), Some(probe)) => match semver::Version::parse(&probe.python) {
+            Ok(v) => semver::VersionReq::parse(req)
+                .map(|r| r.matches(&v))
+                .unwrap_or(false),
+            Err(_) => false,
+        },
         (None, _) => true,
-        _ => false,
+        (Some(_), None) => false,
     };
     Ok(EnvironmentOutput {
         server_version: scimcp_core::version::SUITE_VERSION.into(),
@@ -119,9 +137,13 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
         adapter_sha256: ctx.adapter.sha256().to_string(),
         runtime_kind: format!("{:?}", rt.kind).to_lowercase(),
         python_requirement: rt.python.clone(),
-        requirements_satisfied: interpreter_ok && mismatches.is_empty(),
+        requirements_satisfied: interpreter_ok
+            && mismatches.is_empty()
+            && program_problems.is_empty(),
         mismatches,
         probe,
+        programs: programs.identities(),
+        program_problems,
         data_root: ctx.data_root.display().to_string(),
         executor: executor_report(ctx).await,
     })

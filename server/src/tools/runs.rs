@@ -49,6 +49,9 @@ pub struct ResultView {
     /// The named file inputs the run read, each file with its SHA-256.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<crate::inputs::PlannedInput>,
+    /// The step of a stepped workflow that failed and ended the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_step: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,6 +111,7 @@ impl ResultView {
             plan_sha256: r.plan_sha256,
             dataset: r.dataset,
             inputs: r.inputs,
+            failed_step: r.failed_step,
             exit_code: r.exit_code,
             signal: r.signal,
             started_at: r.started_at,

@@ -1,0 +1,195 @@
+//! The programs a plan runs: a workflow's own program and launch, its `[[workflow.step]]`s
+//! rendered one by one, and the identity (`{id, executable, sha256, version}`) of every
+//! program it needs, bound into the plan so its hash changes when a binary does.
+//!
+//! Single-step workflows keep today's plan shape (`program`, `args`, `stdin`) and, for
+//! python runtimes without `[programs]`, today's hash: `steps` and `programs` are absent.
+//! A stepped plan lists each step in `steps`; its `program`/`args`/`stdin` repeat the first
+//! step's, for readers that know only those.
+//!
+//! Stream artifacts of a step (`base = "stdout"`, `step = …`) are copied by
+//! `runs::stream_copy::stream_copies` for the step's index; the step loop is `runs/steps.rs`.
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use scimcp_core::Adapter;
+use scimcp_core::manifest::{RUNTIME_PROGRAM, Workflow};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::envelope::Issue;
+use crate::plan::Plan;
+use crate::runtime::ScientificRuntime;
+
+/// One step of a stepped plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PlannedStep {
+    pub id: String,
+    /// The program id: `runtime` or a `[programs.<id>]`.
+    pub program_id: String,
+    /// The executable started (resolved when the server started).
+    pub program: String,
+    /// Every argument after the program (launch prefix, argv, options).
+    pub args: Vec<String>,
+    /// Lines written to the step's stdin, then it is closed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stdin: Vec<String>,
+}
+
+/// The program and launch prefix of a single-step workflow: the runtime's (as before), or
+/// the workflow's `program`, with the workflow's `launch` over the program's own.
+pub(crate) fn workflow_command(
+    adapter: &Adapter,
+    workflow: &Workflow,
+    runtime: &ScientificRuntime,
+) -> Result<(String, Vec<String>), Issue> {
+    let m = &adapter.manifest;
+    let chosen = m.workflow_program(workflow);
+    let launch = chosen.launch.to_vec();
+    if chosen.id == RUNTIME_PROGRAM {
+        return match runtime.command_prefix() {
+            Ok((p, _)) => Ok((p.to_string_lossy().into_owned(), launch)),
+            Err(e) => Err(Issue {
+                field: "runtime".into(),
+                message: e.message,
+                allowed: Vec::new(),
+            }),
+        };
+    }
+    match program_path(runtime, chosen.id) {
+        Ok(path) => Ok((path, launch)),
+        Err(issue) => Err(issue),
+    }
+}
+
+/// The resolved executable of program `id`, or the blocker naming it with the remedy.
+fn program_path(runtime: &ScientificRuntime, id: &str) -> Result<String, Issue> {
+    if id == RUNTIME_PROGRAM {
+        return runtime
+            .command_prefix()
+            .map(|(p, _)| p.to_string_lossy().into_owned())
+            .map_err(|e| Issue {
+                field: "runtime".into(),
+                message: e.message,
+                allowed: Vec::new(),
+            });
+    }
+    match runtime.programs().get(id) {
+        Some(Ok(identity)) => Ok(identity.executable.clone()),
+        Some(Err(problem)) => Err(Issue {
+            field: format!("programs.{id}"),
+            message: problem.to_string(),
+            allowed: Vec::new(),
+        }),
+        None => Err(Issue {
+            field: format!("programs.{id}"),
+            message: format!("program '{id}' was not resolved when the server started"),
+            allowed: Vec::new(),
+        }),
+    }
+}
+
+/// Each step rendered: the launch prefix in force, then the argv with the step's options
+/// placed (`{options}`, else last). The programs are bound later, by [`bind`].
+pub(crate) fn compile(
+    adapter: &Adapter,
+    workflow: &Workflow,
+    params: &serde_json::Map<String, Value>,
+    expand: &dyn Fn(&str) -> Result<Vec<String>, String>,
+) -> Result<Vec<PlannedStep>, String> {
+    let m = &adapter.manifest;
+    workflow
+        .steps
+        .iter()
+        .map(|step| {
+            let chosen = m.step_program(workflow, step);
+            let mut args = chosen.launch.to_vec();
+            args.extend(crate::plan_argv::assemble(
+                &step.argv,
+                crate::plan_argv::options(&step.options, params),
+                expand,
+            )?);
+            let mut stdin = Vec::new();
+            for line in &step.stdin {
+                stdin.extend(expand(line)?);
+            }
+            Ok(PlannedStep {
+                id: step.id.clone(),
+                program_id: chosen.id.to_string(),
+                program: String::new(),
+                args,
+                stdin,
+            })
+        })
+        .collect()
+}
+
+/// Bind the programs into `plan` (each step's executable, every program's identity) and
+/// return what blocks the run: a program that is missing, or one that cannot take the
+/// spaces in the runs directory's path.
+pub(crate) fn bind(
+    plan: &mut Plan,
+    adapter: &Adapter,
+    workflow: &Workflow,
+    runtime: &ScientificRuntime,
+) -> Vec<Issue> {
+    let m = &adapter.manifest;
+    let mut blockers = Vec::new();
+    if m.workflow_uses_programs(workflow) {
+        match runtime.programs().for_workflow(m, workflow) {
+            Ok(identities) => plan.programs = identities,
+            Err(problems) => {
+                for p in problems {
+                    // A single-step workflow's runtime problem is already its `runtime` blocker.
+                    if p.id != RUNTIME_PROGRAM || !workflow.steps.is_empty() {
+                        blockers.push(Issue {
+                            field: format!("programs.{}", p.id),
+                            message: p.to_string(),
+                            allowed: Vec::new(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for step in &mut plan.steps {
+        step.program = program_path(runtime, &step.program_id).unwrap_or_default();
+    }
+    if let Some(first) = plan.steps.first() {
+        plan.program = first.program.clone();
+        plan.args = first.args.clone();
+        plan.stdin = first.stdin.clone();
+    }
+    blockers.extend(space_blockers(adapter, workflow, runtime.run_root()));
+    blockers
+}
+
+/// A program declared `paths_with_spaces = false` cannot be given `{work_dir}`,
+/// `{state_dir}` or an input's path when the runs directory has a space (macOS's
+/// "Application Support" has one): refused before any run, with the way out.
+fn space_blockers(adapter: &Adapter, workflow: &Workflow, run_root: Option<&Path>) -> Vec<Issue> {
+    let Some(root) = run_root else {
+        return Vec::new();
+    };
+    let text = root.to_string_lossy();
+    if !text.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    let m = &adapter.manifest;
+    m.workflow_program_ids(workflow)
+        .into_iter()
+        .filter_map(|id| {
+            let facts = m.program_facts(id)?;
+            (!facts.paths_with_spaces).then(|| Issue {
+                field: if id == RUNTIME_PROGRAM { "runtime".into() } else { format!("programs.{id}") },
+                message: format!(
+                    "program '{id}' ({}) cannot take paths with spaces, and the runs directory {text:?} has one: \
+                     set SCIMCP_HOME to a directory whose path has no spaces (e.g. ~/scimcp) and restart the server",
+                    facts.executable
+                ),
+                allowed: Vec::new(),
+            })
+        })
+        .collect()
+}
