@@ -109,10 +109,11 @@ pub struct NoArguments {}
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InspectRequest {
-    /// Dataset reference (`builtin:<id>` or a CSV path).
+    /// Data file reference (`builtin:<id>` or a path list_datasets gives): a table, a
+    /// sequence, structure or FITS file, or any other file.
     pub dataset: String,
-    /// How many leading rows to include (0-10, default 3), restricted to the columns of
-    /// this page.
+    /// Tables: how many leading rows to include (0-10, default 3), restricted to the
+    /// columns of this page.
     #[serde(default = "default_sample_rows")]
     #[schemars(range(min = 0, max = 10))]
     pub sample_rows: u8,

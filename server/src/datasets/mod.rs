@@ -6,6 +6,8 @@
 //! non-regular files, size) runs before a byte of content is read.
 
 mod inspect;
+pub mod kinds;
+mod listing;
 pub(crate) mod open;
 pub mod roots;
 
@@ -76,6 +78,12 @@ pub struct DatasetEntry {
     pub source: DatasetSource,
     pub file_name: String,
     pub size_bytes: u64,
+    /// `table`, `sequences`, `structure`, `fits` or `file` (by extension; inspect_dataset
+    /// looks inside).
+    pub kind: kinds::FileKind,
+    /// The named workflow inputs (`<workflow>.<input>`) whose formats include this file's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accepted_by: Vec<String>,
 }
 
 /// The datasets a server may read.
@@ -340,8 +348,9 @@ impl DatasetCatalog {
         Ok((dir, entries))
     }
 
-    /// Built-in datasets (when the runtime can export them) and the CSV files at the top of
-    /// each allowed directory, sorted by reference.
+    /// Built-in datasets (when the runtime can export them) and the files at the top of each
+    /// allowed directory that some workflow accepts (tables when one reads a dataset, the
+    /// formats of the named inputs), sorted by reference.
     pub async fn list(&self, runtime: &ScientificRuntime) -> (Vec<DatasetEntry>, Vec<String>) {
         let mut entries = Vec::new();
         let mut notes = Vec::new();
@@ -350,14 +359,24 @@ impl DatasetCatalog {
                 Ok((_, builtins)) => entries.extend(builtins.into_iter().map(|b| DatasetEntry {
                     reference: format!("{BUILTIN_PREFIX}{}", b.id),
                     source: DatasetSource::Builtin,
+                    kind: kinds::by_name(&b.file_name)
+                        .map_or(kinds::FileKind::File, |f| f.kind),
                     file_name: b.file_name,
                     size_bytes: b.size,
+                    accepted_by: Vec::new(),
                 })),
                 Err(e) => notes.push(e.message),
             }
         }
+        let acceptance = listing::Acceptance::of(&self.adapter);
         for (i, root) in self.file_roots.iter().enumerate() {
-            for (name, size) in list_data_files(root) {
+            for listing::Listed {
+                name,
+                size,
+                kind,
+                accepted_by,
+            } in acceptance.files_in(root, MAX_LISTED)
+            {
                 if roots::secret_component(&root.join(&name)).is_some() {
                     continue;
                 }
@@ -372,6 +391,8 @@ impl DatasetCatalog {
                     source: DatasetSource::File,
                     file_name: name,
                     size_bytes: size,
+                    kind,
+                    accepted_by,
                 });
             }
         }

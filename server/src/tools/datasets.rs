@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::datasets::kinds::{self, FileKind};
 use crate::datasets::{ColumnInfo, DatasetEntry, ResolvedDataset};
 use crate::envelope::ToolError;
 use crate::paging::Page;
@@ -25,16 +26,41 @@ pub struct DatasetsOutput {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct InspectOutput {
     pub dataset: ResolvedDataset,
+    /// What kind of file it is: `table`, `sequences`, `structure`, `fits` or `file`. Only a
+    /// table has rows and columns; each other kind has its own facts below.
+    pub kind: FileKind,
+    /// The format recognised (`csv`, `xlsx`, `fasta`, `fastq`, `pdb`, `pdbqt`, `mmcif`,
+    /// `fits`, `votable`, `text`, …, `unknown`), by extension first, then by content.
+    pub format: String,
+    pub media_type: String,
     /// For a spreadsheet, every sheet (name, data rows, columns); the columns below are the
     /// first sheet's, which is what a CLI reads unless told otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sheets: Vec<crate::datasets::SheetInfo>,
-    pub row_count: u64,
-    pub column_count: usize,
-    /// A page of the columns, in file order.
-    pub columns: Page<ColumnInfo>,
-    /// The first rows, restricted to the columns of this page, each cell cut to 120 characters.
-    pub sample_rows: Vec<Vec<String>>,
+    /// Tables: data rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column_count: Option<usize>,
+    /// Tables: a page of the columns, in file order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub columns: Option<Page<ColumnInfo>>,
+    /// Tables: the first rows, restricted to the columns of this page, each cell cut to 120
+    /// characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_rows: Option<Vec<Vec<String>>>,
+    /// FASTA/FASTQ: records, lengths, alphabet, first ids (FASTQ: quality range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequences: Option<kinds::SequenceFacts>,
+    /// PDB/PDBQT/mmCIF: models, chains, residues, atoms, elements, bounding box.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure: Option<kinds::StructureFacts>,
+    /// FITS: every HDU's type, shape, BITPIX and descriptive header keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fits: Option<kinds::FitsFacts>,
+    /// Any other file: whether it is text, its line count and first lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<kinds::FileFacts>,
 }
 
 pub(super) async fn list(
@@ -72,19 +98,41 @@ pub(super) async fn inspect(
     let offset = req.column_offset;
     let sample_columns = offset..offset.saturating_add(limit);
     let max = ctx.datasets.max_bytes();
-    let full = tokio::task::spawn_blocking(move || {
-        crate::datasets::inspect(resolved, rows, sample_columns, max)
+    let inspected = tokio::task::spawn_blocking(move || {
+        kinds::inspect_dataset(resolved, rows, sample_columns, max)
     })
     .await
     .map_err(|e| ToolError::internal(format!("inspection panicked: {e}")))??;
-    let columns = Page::of(&full.columns, req.column_offset, limit);
-    let sample_rows = full.sample_rows;
-    Ok(InspectOutput {
-        sheets: full.sheets,
-        dataset: full.dataset,
-        row_count: full.row_count,
-        column_count: full.column_count,
-        columns,
-        sample_rows,
+    Ok(match inspected {
+        kinds::Inspected::Table(format, full) => InspectOutput {
+            kind: FileKind::Table,
+            format: format.name.to_string(),
+            media_type: format.media_type.to_string(),
+            columns: Some(Page::of(&full.columns, req.column_offset, limit)),
+            sheets: full.sheets,
+            dataset: full.dataset,
+            row_count: Some(full.row_count),
+            column_count: Some(full.column_count),
+            sample_rows: Some(full.sample_rows),
+            sequences: None,
+            structure: None,
+            fits: None,
+            file: None,
+        },
+        kinds::Inspected::Other(dataset, facts) => InspectOutput {
+            dataset,
+            kind: facts.kind,
+            format: facts.format,
+            media_type: facts.media_type,
+            sheets: Vec::new(),
+            row_count: None,
+            column_count: None,
+            columns: None,
+            sample_rows: None,
+            sequences: facts.sequences,
+            structure: facts.structure,
+            fits: facts.fits,
+            file: facts.file,
+        },
     })
 }

@@ -339,12 +339,12 @@ pub fn generate_catalog() -> Vec<Tool> {
         ),
         tool::<DatasetsRequest, DatasetsOutput>(
             "list_datasets",
-            "Datasets the server may read: the adapter's built-in datasets (`builtin:<id>`) and CSV files in the allowed directories. Pass a `reference` to the other tools.",
+            "Data files the server may read: the adapter's built-in datasets (`builtin:<id>`) and the files at the top of the allowed directories whose format a workflow accepts (tables for workflows that read a dataset, the formats of named inputs), each with its kind and the inputs that accept it. Pass a `reference` as `dataset` or as an input.",
             true,
         ),
         tool::<InspectRequest, InspectOutput>(
             "inspect_dataset",
-            "Columns (with inferred types and missing counts), row count, size, SHA-256 and the first rows of one dataset.",
+            "What one data file is and holds, with its size and SHA-256: its `kind` and format (by extension, then content), and for a table its columns (inferred types, missing counts), rows and first rows; for FASTA/FASTQ the records, lengths and alphabet; for PDB/PDBQT/mmCIF the models, chains, residues, atoms, elements and bounding box; for FITS every HDU's type, shape and header keys; for any other file whether it is text and its first lines. A non-table is never read as CSV.",
             true,
         ),
         tool::<AnalysisRequest, crate::validate::Validation>(
