@@ -16,6 +16,7 @@ mod http_transport;
 mod human_output;
 mod mcp_server;
 mod named_inputs;
+mod outputs;
 mod programs;
 mod release_bundle;
 mod remote_registration;

@@ -1,0 +1,291 @@
+//! Outputs read from text through the real `scimcp serve`, as an MCP client drives it. The
+//! test adapters run coreutils (`cat`, `head`), never a shell: a CLI whose only output is
+//! its stdout gets it as an artifact with its SHA-256 (and values read from it and from the
+//! artifact as a table into `reported`); a requirement that does not hold ends the run
+//! `failed`/`success_predicate` with its message; an empty required artifact is
+//! `partial_failure` naming it; a stream longer than `max_artifact_bytes` is cut to the
+//! bound and reported.
+
+use std::path::PathBuf;
+
+use scimcp_client::McpSession;
+use serde_json::{Value, json};
+
+const MANIFEST: &str = r#"schema_version = 1
+name = "streams"
+version = "0.1.0"
+summary = "Coreutils programs whose results are on stdout."
+
+[runtime]
+kind = "executable"
+executable = "cat"
+
+[programs.head]
+executable = "head"
+
+[[workflow]]
+id = "show"
+summary = "The table on stdout, kept as an artifact and read as a table and as text."
+parameters = "params.json"
+argv = ["{dataset}"]
+
+[[workflow.artifact]]
+id = "copy"
+base = "stdout"
+path = "copy.csv"
+media_type = "text/csv"
+
+[[workflow.metric]]
+id = "first_value"
+from = "copy"
+column = "value"
+
+[[workflow.metric]]
+id = "values"
+from = "copy"
+column = "value"
+all = true
+
+[[workflow.metric]]
+id = "b_value"
+from = "stdout"
+pattern = '^b,(?P<value>\d+)$'
+
+[[workflow.require]]
+metric = "first_value"
+ge = 1.0
+
+[[workflow.require]]
+from = "stderr"
+absent = 'error'
+
+[[workflow]]
+id = "strict"
+summary = "The same, held to a requirement the table does not meet."
+parameters = "params.json"
+argv = ["{dataset}"]
+
+[[workflow.metric]]
+id = "b_value"
+from = "stdout"
+pattern = '^b,(?P<value>\d+)$'
+
+[[workflow.require]]
+metric = "b_value"
+lt = 0.0
+message = "every value must be negative; is this the right table?"
+
+[[workflow]]
+id = "nothing"
+summary = "Prints nothing: its required stdout artifact is empty."
+parameters = "params.json"
+program = "head"
+argv = ["-c", "0", "{dataset}"]
+
+[[workflow.artifact]]
+id = "out"
+base = "stdout"
+path = "out.txt"
+media_type = "text/plain"
+
+[[workflow]]
+id = "nothing_allowed"
+summary = "Prints nothing, and says an empty output is fine."
+parameters = "params.json"
+program = "head"
+argv = ["-c", "0", "{dataset}"]
+
+[[workflow.artifact]]
+id = "out"
+base = "stdout"
+path = "out.txt"
+media_type = "text/plain"
+allow_empty = true
+"#;
+
+/// A stdout artifact over a 10-byte bound.
+const TINY: &str = r#"schema_version = 1
+name = "tiny"
+version = "0.1.0"
+summary = "A stdout artifact longer than its bound."
+
+[runtime]
+kind = "executable"
+executable = "cat"
+
+[limits]
+max_artifact_bytes = 10
+
+[[workflow]]
+id = "show"
+summary = "The table on stdout."
+parameters = "params.json"
+argv = ["{dataset}"]
+
+[[workflow.artifact]]
+id = "copy"
+base = "stdout"
+path = "copy.csv"
+media_type = "text/csv"
+"#;
+
+const PARAMS: &str = r#"{"type": "object", "additionalProperties": false, "properties": {}}"#;
+
+const TABLE: &str = "sample,value\na,1\nb,2\n";
+
+struct Server {
+    _root: tempfile::TempDir,
+    table: PathBuf,
+    session: McpSession,
+}
+
+impl Server {
+    async fn start(manifest: &str) -> Server {
+        let root = tempfile::Builder::new()
+            .prefix("scimcp-outputs-")
+            .tempdir()
+            .unwrap();
+        let cwd = root.path().join("project");
+        let home = root.path().join("home");
+        fs_err::create_dir_all(cwd.join("data")).unwrap();
+        fs_err::create_dir_all(&home).unwrap();
+        let table = cwd.join("data").join("table.csv");
+        fs_err::write(&table, TABLE).unwrap();
+        let adapter_dir = root.path().join("adapter");
+        fs_err::create_dir_all(&adapter_dir).unwrap();
+        fs_err::write(adapter_dir.join("adapter.toml"), manifest).unwrap();
+        fs_err::write(adapter_dir.join("params.json"), PARAMS).unwrap();
+        let session = McpSession::spawn(
+            &scimcp_e2e::sibling_binary("scimcp").unwrap(),
+            &[
+                "serve".to_string(),
+                "--adapter".into(),
+                adapter_dir.join("adapter.toml").display().to_string(),
+            ],
+            &[
+                ("SCIMCP_HOME".to_string(), home.display().to_string()),
+                ("SCIMCP_LOG".to_string(), "warn".to_string()),
+            ],
+            &cwd,
+        )
+        .await
+        .unwrap();
+        Server {
+            _root: root,
+            table,
+            session,
+        }
+    }
+
+    fn request(&self, workflow: &str) -> Value {
+        json!({"workflow": workflow, "dataset": self.table.display().to_string()})
+    }
+
+    async fn ok(&self, tool: &str, args: Value) -> Value {
+        scimcp_e2e::harness::ok_on(&self.session, tool, args).await
+    }
+
+    /// Validate, start, and wait for the terminal result.
+    async fn run(&self, workflow: &str) -> (Value, Value) {
+        let validation = self.ok("validate_analysis", self.request(workflow)).await;
+        assert_eq!(validation["ready"], true, "{validation:#}");
+        let mut start = self.request(workflow);
+        start["validation_id"] = validation["validation_id"].clone();
+        let started = self.ok("start_analysis", start).await;
+        let run_id = started["run_id"].as_str().unwrap().to_string();
+        for _ in 0..10 {
+            let out = self
+                .ok("get_run_result", json!({"run_id": run_id, "wait_s": 30}))
+                .await;
+            if out["terminal"] == true {
+                return (validation, out["result"].clone());
+            }
+        }
+        panic!("run {run_id} did not end within 5 minutes");
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    scimcp_core::hash::sha256_hex(bytes)
+}
+
+#[tokio::test]
+async fn a_stdout_only_cli_has_its_output_as_a_hashed_artifact_and_metrics_in_reported() {
+    let s = Server::start(MANIFEST).await;
+    let (validation, result) = s.run("show").await;
+    assert_eq!(result["state"], "succeeded", "{result:#}");
+    let items = result["artifacts"]["items"].as_array().unwrap();
+    let copy = items
+        .iter()
+        .find(|a| a["id"] == "copy")
+        .unwrap_or_else(|| panic!("no stdout artifact in {result:#}"));
+    assert_eq!(copy["path"], "copy.csv");
+    assert_eq!(copy["sha256"], sha256_hex(TABLE.as_bytes()), "{copy:#}");
+    assert_eq!(copy["size_bytes"], TABLE.len());
+    let output = PathBuf::from(result["output_dir"].as_str().unwrap());
+    assert_eq!(fs_err::read_to_string(output.join("copy.csv")).unwrap(), TABLE);
+    assert_eq!(result["reported"]["copy"]["first_value"], json!(1), "{result:#}");
+    assert_eq!(result["reported"]["copy"]["values"], json!([1, 2]));
+    assert_eq!(result["reported"]["stdout"]["b_value"], json!(2));
+    // The plan binds what is read and required, so its hash covers them.
+    assert_eq!(validation["plan"]["metrics"].as_array().unwrap().len(), 3);
+    assert_eq!(validation["plan"]["requires"].as_array().unwrap().len(), 2);
+    // The log still has the stream too.
+    let run_dir = PathBuf::from(result["run_dir"].as_str().unwrap());
+    assert_eq!(fs_err::read_to_string(run_dir.join("stdout.log")).unwrap(), TABLE);
+}
+
+#[tokio::test]
+async fn a_requirement_that_does_not_hold_fails_the_run_with_its_message() {
+    let s = Server::start(MANIFEST).await;
+    let (_, result) = s.run("strict").await;
+    assert_eq!(result["state"], "failed", "{result:#}");
+    assert_eq!(result["reason"], "success_predicate", "{result:#}");
+    assert_eq!(result["exit_code"], 0);
+    let message = result["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        "the CLI exited 0 but the requirement 'b_value lt 0' does not hold: the value found \
+         is 2 (every value must be negative; is this the right table?)"
+    );
+    // The value read is still reported, for the scientist to see.
+    assert_eq!(result["reported"]["stdout"]["b_value"], json!(2));
+}
+
+#[tokio::test]
+async fn an_empty_required_artifact_is_a_partial_failure_naming_it() {
+    let s = Server::start(MANIFEST).await;
+    let (_, result) = s.run("nothing").await;
+    assert_eq!(result["state"], "partial_failure", "{result:#}");
+    assert_eq!(result["reason"], "missing_artifacts");
+    let problem = &result["problems"]["items"][0];
+    assert_eq!(problem["id"], "out", "{result:#}");
+    assert_eq!(problem["path"], "out.txt");
+    assert!(
+        problem["problem"].as_str().unwrap().starts_with("empty (0 bytes)"),
+        "{problem:#}"
+    );
+    assert!(
+        result["message"].as_str().unwrap().contains("out (out.txt): empty (0 bytes)"),
+        "{result:#}"
+    );
+    let (_, allowed) = s.run("nothing_allowed").await;
+    assert_eq!(allowed["state"], "succeeded", "{allowed:#}");
+    assert_eq!(allowed["artifacts"]["items"][0]["size_bytes"], 0);
+}
+
+#[tokio::test]
+async fn a_stream_over_max_artifact_bytes_is_cut_to_the_bound_and_reported() {
+    let s = Server::start(TINY).await;
+    let (_, result) = s.run("show").await;
+    assert_eq!(result["state"], "partial_failure", "{result:#}");
+    let copy = &result["artifacts"]["items"][0];
+    assert_eq!(copy["size_bytes"], 10, "{result:#}");
+    assert_eq!(copy["sha256"], sha256_hex(&TABLE.as_bytes()[..10]));
+    let problem = result["problems"]["items"][0]["problem"].as_str().unwrap();
+    assert!(
+        problem.contains("longer than max_artifact_bytes = 10"),
+        "{result:#}"
+    );
+    assert_eq!(result["problems"]["items"][0]["id"], "copy");
+}
