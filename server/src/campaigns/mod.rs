@@ -8,9 +8,14 @@
 //! running; on Slurm every item is submitted at once as one job array whose throttle is the
 //! bound (`--array=0-N%bound`). States, counts and the summary table are read from the runs
 //! themselves, so they stay true across server restarts.
+//!
+//! The server scheduling a campaign holds its `owner.lock`; a server that starts finds the
+//! campaigns nobody owns any more and resumes them (see [`resume`]).
 
 mod grid;
+mod owner;
 pub mod request;
+pub mod resume;
 mod view;
 
 use std::collections::HashMap;
@@ -60,6 +65,10 @@ pub struct CampaignRecord {
     pub array_job_id: Option<String>,
     #[serde(default)]
     pub cancelled: bool,
+    /// The adapter the items were validated against: a server resuming the campaign
+    /// refuses to start its items under another one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_sha256: Option<String>,
     pub items: Vec<ItemRecord>,
 }
 
@@ -76,6 +85,28 @@ pub struct ItemRecord {
     /// Why the item never became a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_error: Option<String>,
+    /// What a restarted server needs to start the item as it was approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<ItemResume>,
+}
+
+/// An item's request and the hashes its validation had, kept until it becomes a run: a
+/// server resuming the campaign validates the item again and starts it only when nothing
+/// changed, else names what did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemResume {
+    /// What the item's run records as its request.
+    pub request: Value,
+    pub request_sha256: String,
+    pub dataset_sha256: String,
+    pub plan_sha256: String,
+}
+
+/// An item still to start: its place in the campaign, its validation and its run's request.
+pub(crate) struct Pending {
+    pub index: usize,
+    pub validation: Validation,
+    pub request: Value,
 }
 
 /// `camp-` and 16 lower-case hex digits; anything else never touches the file system.
@@ -99,6 +130,8 @@ fn unknown_campaign(id: &str) -> ToolError {
 struct LiveCampaign {
     record: Mutex<CampaignRecord>,
     cancel: watch::Sender<bool>,
+    /// Held while this server may still start items; released once none is left.
+    owner: Mutex<Option<fs_err::File>>,
 }
 
 /// The campaigns of one adapter.
@@ -168,7 +201,7 @@ impl CampaignManager {
         runtime: Option<RuntimeProbe>,
     ) -> Result<CampaignRecord, ToolError> {
         let Prepared {
-            record,
+            mut record,
             validations,
             requests,
         } = prepared;
@@ -181,10 +214,55 @@ impl CampaignManager {
             .chain([self.root.as_path(), dir.as_path()])
             .try_for_each(create_private_dir)
             .map_err(|e| ToolError::internal(format!("cannot create {}: {e}", dir.display())))?;
+        let owner = owner::try_own(&dir)
+            .map_err(|e| ToolError::internal(format!("cannot lock {}: {e}", dir.display())))?
+            .ok_or_else(|| {
+                ToolError::internal(format!("the new campaign {} is locked", dir.display()))
+            })?;
+        record.adapter_sha256 = validations.first().map(|v| v.adapter_sha256.clone());
+        for (item, (v, request)) in record
+            .items
+            .iter_mut()
+            .zip(validations.iter().zip(&requests))
+        {
+            item.resume = Some(ItemResume {
+                request: request.clone(),
+                request_sha256: v.request_sha256.clone(),
+                dataset_sha256: resume::dataset_sha256(v),
+                plan_sha256: v.plan_sha256.clone(),
+            });
+        }
+        let pending = validations
+            .into_iter()
+            .zip(requests)
+            .enumerate()
+            .map(|(index, (validation, request))| Pending {
+                index,
+                validation,
+                request,
+            })
+            .collect();
         self.save(&record);
+        let array = runs.executor().slurm().is_some();
+        self.schedule(runs, record.clone(), owner, pending, runtime, array);
+        Ok(record)
+    }
+
+    /// Schedule `pending` of the recorded campaign in the background, holding its owner
+    /// lock: as one Slurm job array (`array`), else through the run queue.
+    fn schedule(
+        self: &Arc<Self>,
+        runs: &Arc<RunManager>,
+        record: CampaignRecord,
+        owner: fs_err::File,
+        pending: Vec<Pending>,
+        runtime: Option<RuntimeProbe>,
+        array: bool,
+    ) {
         let live = Arc::new(LiveCampaign {
             record: Mutex::new(record.clone()),
             cancel: watch::channel(false).0,
+            owner: Mutex::new(Some(owner)),
         });
         self.live
             .lock()
@@ -192,21 +270,19 @@ impl CampaignManager {
             .insert(record.campaign_id.clone(), Arc::clone(&live));
         let manager = Arc::clone(self);
         let runs = Arc::clone(runs);
-        match runs.executor().slurm() {
+        match runs.executor().slurm().filter(|_| array) {
             None => {
-                let items = Arc::new((validations, requests));
-                tokio::spawn(manager.schedule_locally(runs, live, items, runtime));
+                tokio::spawn(manager.schedule_locally(runs, live, Arc::new(pending), runtime));
             }
             Some(exec) => {
                 let exec = Arc::clone(exec);
                 tokio::spawn(async move {
                     manager
-                        .submit_array(&runs, &exec, live, validations, requests, runtime)
+                        .submit_array(&runs, &exec, live, pending, runtime)
                         .await;
                 });
             }
         }
-        Ok(record)
     }
 
     fn update(&self, live: &LiveCampaign, change: impl FnOnce(&mut CampaignRecord)) {
@@ -225,13 +301,15 @@ impl CampaignManager {
         self: Arc<Self>,
         runs: Arc<RunManager>,
         live: Arc<LiveCampaign>,
-        items: Arc<(Vec<Validation>, Vec<Value>)>,
+        items: Arc<Vec<Pending>>,
         runtime: Option<RuntimeProbe>,
     ) {
         let mut cancel = live.cancel.subscribe();
         let mut next = 0;
         loop {
-            if *cancel.borrow() {
+            // A stopping server starts nothing more: its runs end as interrupted, and the
+            // items left waiting are the next server's to resume.
+            if *cancel.borrow() || runs.is_stopping() {
                 break;
             }
             // Reading the items' statuses, creating runs and recording the campaign are
@@ -266,6 +344,12 @@ impl CampaignManager {
                 _ = cancel.changed() => {}
             }
         }
+        self.release(&live);
+    }
+
+    /// This server starts nothing more of the campaign: another server may take it over.
+    fn release(&self, live: &LiveCampaign) {
+        live.owner.lock().expect("owner lock").take();
     }
 
     /// One scheduler tick: start items from `next` while fewer than the bound are active.
@@ -274,7 +358,7 @@ impl CampaignManager {
         &self,
         runs: &Arc<RunManager>,
         live: &LiveCampaign,
-        (validations, requests): &(Vec<Validation>, Vec<Value>),
+        items: &[Pending],
         mut next: usize,
         runtime: Option<RuntimeProbe>,
     ) -> (usize, bool) {
@@ -291,22 +375,33 @@ impl CampaignManager {
             .iter()
             .filter(|id| runs.status(id).is_ok_and(|s| !s.state.is_terminal()))
             .count();
-        while active < bound && next < validations.len() {
-            match runs.start(&validations[next], &requests[next], runtime.clone()) {
+        while active < bound && next < items.len() && !runs.is_stopping() {
+            let Pending {
+                index,
+                validation,
+                request,
+            } = &items[next];
+            match runs.start(validation, request, runtime.clone()) {
                 Ok(status) => {
-                    self.update(live, |r| r.items[next].run_id = Some(status.run_id));
+                    self.update(live, |r| {
+                        r.items[*index].run_id = Some(status.run_id);
+                        r.items[*index].resume = None;
+                    });
                     active += 1;
                     next += 1;
                 }
                 // Other runs hold the places: try again at the next tick.
                 Err(e) if e.code == ErrorCode::TooManyRuns => break,
                 Err(e) => {
-                    self.update(live, |r| r.items[next].start_error = Some(e.message));
+                    self.update(live, |r| {
+                        r.items[*index].start_error = Some(e.message);
+                        r.items[*index].resume = None;
+                    });
                     next += 1;
                 }
             }
         }
-        (next, next >= validations.len() && active == 0)
+        (next, next >= items.len() && active == 0)
     }
 
     /// Slurm: create every item's run, prepare them, and submit them as one job array.
@@ -315,8 +410,7 @@ impl CampaignManager {
         runs: &Arc<RunManager>,
         exec: &Arc<crate::runs::slurm::SlurmExecutor>,
         live: Arc<LiveCampaign>,
-        validations: Vec<Validation>,
-        requests: Vec<Value>,
+        items: Vec<Pending>,
         runtime: Option<RuntimeProbe>,
     ) {
         let (campaign_id, bound) = {
@@ -329,16 +423,21 @@ impl CampaignManager {
             let (manager, runs, live) = (Arc::clone(&self), Arc::clone(runs), Arc::clone(&live));
             tokio::task::spawn_blocking(move || {
                 let mut pending = Vec::new();
-                for (i, (v, request)) in validations.iter().zip(&requests).enumerate() {
-                    match runs.create_unqueued(v, request) {
+                for item in &items {
+                    let i = item.index;
+                    match runs.create_unqueued(&item.validation, &item.request) {
                         Ok(run) => {
                             let run_id = run.run_id.clone();
-                            manager.update(&live, |r| r.items[i].run_id = Some(run_id));
+                            manager.update(&live, |r| {
+                                r.items[i].run_id = Some(run_id);
+                                r.items[i].resume = None;
+                            });
                             pending.push(run);
                         }
-                        Err(e) => {
-                            manager.update(&live, |r| r.items[i].start_error = Some(e.message))
-                        }
+                        Err(e) => manager.update(&live, |r| {
+                            r.items[i].start_error = Some(e.message);
+                            r.items[i].resume = None;
+                        }),
                     }
                 }
                 pending
@@ -349,6 +448,7 @@ impl CampaignManager {
             Ok(pending) => pending,
             Err(e) => {
                 tracing::error!(campaign_id, "creating the campaign's runs panicked: {e}");
+                self.release(&live);
                 return;
             }
         };
@@ -360,8 +460,9 @@ impl CampaignManager {
         {
             Some(array) => {
                 let manager = Arc::clone(&self);
+                let recording = Arc::clone(&live);
                 let recorded = tokio::task::spawn_blocking(move || {
-                    manager.update(&live, |r| r.array_job_id = Some(array))
+                    manager.update(&recording, |r| r.array_job_id = Some(array))
                 })
                 .await;
                 if let Err(e) = recorded {
@@ -370,6 +471,8 @@ impl CampaignManager {
             }
             None => tracing::warn!(campaign_id, "the campaign's job array was not submitted"),
         }
+        // Every item is a run now: the runs carry on (and are re-attached) on their own.
+        self.release(&live);
     }
 
     /// Cancel: items not started never will; every queued or running item's run is

@@ -33,7 +33,14 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
         .enable_all()
         .build()
         .context("cannot start the async runtime")
-        .and_then(|runtime| runtime.block_on(serve(args)));
+        .and_then(|runtime| {
+            let served = runtime.block_on(serve(args));
+            // The blocking read of a stdio client's input never returns while the client
+            // keeps it open (a client that stops its server with SIGTERM): dropping the
+            // runtime would wait for it for ever. Records are written before `serve` returns.
+            runtime.shutdown_timeout(Duration::from_secs(5));
+            served
+        });
     match served {
         Ok(()) => exit::code(exit::SUCCESS),
         Err(e) => {
@@ -109,6 +116,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     );
     let context = ServerContext::open(settings).await?;
+    // Campaigns a stopped server left unfinished go on, as their scientist expects.
+    crate::campaigns::resume::spawn(&context);
     let server = ScimcpServer::new(context.clone());
     let served = match http {
         Some(config) => crate::http::serve(server, config).await,

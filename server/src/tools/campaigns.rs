@@ -433,6 +433,7 @@ pub(super) async fn start(
         started_by: call.caller.name().to_string(),
         array_job_id: None,
         cancelled: false,
+        adapter_sha256: None,
         items: items
             .iter()
             .zip(&validations)
@@ -444,6 +445,7 @@ pub(super) async fn start(
                 validation_id: v.validation_id.clone(),
                 run_id: None,
                 start_error: None,
+                resume: None,
             })
             .collect(),
     };

@@ -1,0 +1,257 @@
+//! Campaigns a stopped server left unfinished, taken up by the next server that starts.
+//!
+//! A campaign is abandoned when it is not cancelled, some of its items never became runs,
+//! and nobody holds its `owner.lock` (the OS releases the lock of a dead process). Items that
+//! had become runs are reported as their runs are (a run its server's stop interrupted reads
+//! `failed`, reason `interrupted`); they are not run again, since that would spend the
+//! resources twice without anybody asking.
+//!
+//! A local campaign's waiting items are validated again, exactly as `start_campaign` did, and
+//! each starts only when its validation is the one approved (same adapter, dataset bytes,
+//! resolved request and plan); an item whose validation changed ends with a `start_error`
+//! naming what changed and what to do. On Slurm every item becomes a run before the job array
+//! is submitted, and submitted array tasks are re-attached run by run; an item the stopped
+//! server had not yet turned into a run ends with a `start_error`, since the array it belongs
+//! to can no longer take it.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{CampaignManager, CampaignRecord, ItemRecord, Pending, is_campaign_id, owner};
+use crate::request::AnalysisRequest;
+use crate::server::ServerContext;
+use crate::validate::Validation;
+
+/// Keys the campaign adds to an item's run request beyond the analysis itself.
+const CAMPAIGN_KEYS: [&str; 4] = ["started_by", "confirmed", "campaign_id", "campaign_item"];
+
+/// The dataset hash a validation pinned (empty for a workflow without a dataset).
+pub(super) fn dataset_sha256(v: &Validation) -> String {
+    v.dataset
+        .as_ref()
+        .map(|d| d.sha256.clone())
+        .unwrap_or_default()
+}
+
+/// Resume, in the background, every campaign of this adapter a stopped server left.
+pub fn spawn(ctx: &Arc<ServerContext>) {
+    let ctx = Arc::clone(ctx);
+    tokio::spawn(async move {
+        let n = resume_all(&ctx).await;
+        if n > 0 {
+            tracing::info!("resumed {n} campaign(s) left unfinished by a stopped server");
+        }
+    });
+}
+
+/// Resume every abandoned campaign; returns how many were taken up.
+pub async fn resume_all(ctx: &Arc<ServerContext>) -> usize {
+    let manager = Arc::clone(&ctx.campaigns);
+    let abandoned = tokio::task::spawn_blocking(move || manager.abandoned())
+        .await
+        .unwrap_or_default();
+    let n = abandoned.len();
+    for (record, lock) in abandoned {
+        resume_one(ctx, record, lock).await;
+    }
+    n
+}
+
+fn is_waiting(item: &ItemRecord) -> bool {
+    item.run_id.is_none() && item.start_error.is_none()
+}
+
+impl CampaignManager {
+    /// The campaigns with waiting items that nobody owns, each with its owner lock now held
+    /// by this server.
+    fn abandoned(&self) -> Vec<(CampaignRecord, fs_err::File)> {
+        let Ok(entries) = fs_err::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let id = entry.file_name().to_string_lossy().into_owned();
+            if !is_campaign_id(&id) || self.live.lock().expect("campaigns lock").contains_key(&id) {
+                continue;
+            }
+            let open = |r: &CampaignRecord| !r.cancelled && r.items.iter().any(is_waiting);
+            if !self.record(&id).is_ok_and(|r| open(&r)) {
+                continue;
+            }
+            let dir = self.dir(&id);
+            match owner::try_own(&dir) {
+                // Read again under the lock: the owner may have moved on before it let go.
+                Ok(Some(lock)) => match self.record(&id) {
+                    Ok(record) if open(&record) => out.push((record, lock)),
+                    _ => {}
+                },
+                Ok(None) => {
+                    tracing::debug!(
+                        campaign_id = id,
+                        "campaign scheduled by another live server"
+                    )
+                }
+                Err(e) => {
+                    tracing::warn!(campaign_id = id, "cannot lock {}: {e}", dir.display())
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Take up one abandoned campaign whose owner lock this server holds.
+async fn resume_one(ctx: &Arc<ServerContext>, mut record: CampaignRecord, lock: fs_err::File) {
+    let campaign_id = record.campaign_id.clone();
+    let waiting: Vec<usize> = record
+        .items
+        .iter()
+        .filter(|i| is_waiting(i))
+        .map(|i| i.index)
+        .collect();
+    let mut pending = Vec::new();
+    for index in waiting {
+        let item = &record.items[index];
+        let outcome =
+            if record.executor == "slurm" {
+                Err("the server stopped before this item became a run of the campaign's job array, \
+                 which cannot take it any more; start a campaign for this item again"
+                .to_string())
+            } else {
+                revalidate(ctx, &record, item).await
+            };
+        match outcome {
+            Ok((validation, request)) => pending.push(Pending {
+                index,
+                validation,
+                request,
+            }),
+            Err(why) => {
+                tracing::warn!(campaign_id, item = index, "not resumed: {why}");
+                let item = &mut record.items[index];
+                item.start_error = Some(why);
+                item.resume = None;
+            }
+        }
+    }
+    tracing::info!(
+        campaign_id,
+        items = pending.len(),
+        "resuming a campaign left unfinished by a stopped server"
+    );
+    if pending.is_empty() {
+        let manager = Arc::clone(&ctx.campaigns);
+        let _ = tokio::task::spawn_blocking(move || {
+            manager.save(&record);
+            drop(lock);
+        })
+        .await;
+        return;
+    }
+    let probe = ctx.runtime.probe().await.ok();
+    let manager = Arc::clone(&ctx.campaigns);
+    let runs = Arc::clone(&ctx.runs);
+    let saved = record.clone();
+    let _ = tokio::task::spawn_blocking({
+        let manager = Arc::clone(&manager);
+        move || manager.save(&saved)
+    })
+    .await;
+    manager.schedule(&runs, record, lock, pending, probe, false);
+}
+
+/// Validate a waiting item again; its validation and run request when it is still exactly
+/// the one approved, else what changed and what to do.
+async fn revalidate(
+    ctx: &ServerContext,
+    record: &CampaignRecord,
+    item: &ItemRecord,
+) -> Result<(Validation, Value), String> {
+    let request = match &item.resume {
+        Some(resume) => resume.request.clone(),
+        // A record written before items kept their request: the same request rebuilt.
+        None => serde_json::json!({
+            "workflow": record.workflow,
+            "dataset": item.dataset,
+            "parameters": item.parameters,
+            "started_by": record.started_by,
+            "campaign_id": record.campaign_id,
+            "campaign_item": item.index,
+        }),
+    };
+    let mut analysis = request.clone();
+    if let Some(obj) = analysis.as_object_mut() {
+        for key in CAMPAIGN_KEYS {
+            obj.remove(key);
+        }
+    }
+    let analysis: AnalysisRequest = serde_json::from_value(analysis).map_err(|e| {
+        format!(
+            "not started after the server restarted: the recorded request cannot be read ({e}); \
+             start a campaign for this item again"
+        )
+    })?;
+    let v = crate::validate::validate(
+        &ctx.adapter,
+        &ctx.validators,
+        &ctx.datasets,
+        &ctx.runtime,
+        &analysis,
+    )
+    .await
+    .map_err(|e| {
+        format!(
+            "not started after the server restarted: the item no longer validates: {} ({}); \
+             fix it, then start a campaign for this item again",
+            e.message, e.next_action
+        )
+    })?;
+    if v.validation_id == item.validation_id {
+        return Ok((v, request));
+    }
+    Err(format!(
+        "not started after the server restarted: {}; the item was approved for what it was \
+         then, so check that this change is intended and start a campaign for this item again",
+        what_changed(record, item, &v)
+    ))
+}
+
+/// What differs between the item as it was validated and its validation now.
+fn what_changed(record: &CampaignRecord, item: &ItemRecord, now: &Validation) -> String {
+    let short = |h: &str| h.chars().take(12).collect::<String>();
+    if let Some(then) = &record.adapter_sha256
+        && *then != now.adapter_sha256
+    {
+        return format!(
+            "the adapter changed since the campaign was validated (sha256 {}… then, {}… now)",
+            short(then),
+            short(&now.adapter_sha256)
+        );
+    }
+    let Some(resume) = &item.resume else {
+        return "the item's validation changed (the adapter, the dataset's bytes or the plan)"
+            .into();
+    };
+    let dataset_now = dataset_sha256(now);
+    if resume.dataset_sha256 != dataset_now {
+        format!(
+            "dataset '{}' changed since the campaign was validated (sha256 {}… then, {}… now)",
+            // Read through serde: the same for a required and an optional dataset.
+            serde_json::to_value(&item.dataset)
+                .ok()
+                .and_then(|d| d.as_str().map(String::from))
+                .unwrap_or_default(),
+            short(&resume.dataset_sha256),
+            short(&dataset_now)
+        )
+    } else if resume.request_sha256 != now.request_sha256 {
+        "the item's request resolves differently now (an input file's bytes or a parameter's \
+         default changed)"
+            .into()
+    } else if resume.plan_sha256 != now.plan_sha256 {
+        "the item's plan changed (the runtime or the command line the adapter builds)".into()
+    } else {
+        "the item's validation changed".into()
+    }
+}
