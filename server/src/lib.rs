@@ -26,6 +26,7 @@ pub mod http;
 pub mod inputs;
 pub mod paging;
 pub mod plan;
+mod plan_argv;
 mod plan_steps;
 pub mod programs;
 pub mod request;

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use scimcp_core::Adapter;
 use scimcp_core::hash::{canonical_json, canonical_sha256_of};
 use scimcp_core::manifest::{
-    ArtifactSpec, Filter, InputFileFormat, NULL, OptionFormat, Placeholder, SuccessSpec, Template,
+    ArtifactSpec, Filter, InputFileFormat, NULL, Placeholder, SuccessSpec, Template,
     Workflow,
 };
 use scimcp_core::run_env::{ENV_PASSTHROUGH, FIXED_RUN_ENV};
@@ -409,29 +409,11 @@ pub fn compile(
         columns,
     };
     let mut args: Vec<String> = launch.to_vec();
-    for arg in &workflow.argv {
-        args.extend(renderer.expand(arg)?);
-    }
-    for opt in &workflow.options {
-        let Some(value) = params.get(&opt.param).filter(|v| !v.is_null()) else {
-            continue;
-        };
-        match opt.format {
-            OptionFormat::Switch => {
-                if value.as_bool() == Some(true) {
-                    args.push(opt.flag.clone());
-                }
-            }
-            OptionFormat::Value => {
-                args.push(opt.flag.clone());
-                args.push(value_text(value));
-            }
-            OptionFormat::Json => {
-                args.push(opt.flag.clone());
-                args.push(canonical_json(value));
-            }
-        }
-    }
+    args.extend(crate::plan_argv::assemble(
+        &workflow.argv,
+        crate::plan_argv::options(&workflow.options, params),
+        |arg| renderer.expand(arg),
+    )?);
     let mut stdin = Vec::new();
     for line in &workflow.stdin {
         stdin.extend(renderer.expand(line)?);

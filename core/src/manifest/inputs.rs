@@ -10,7 +10,7 @@ pub const INPUT_PLACEHOLDER_PREFIX: &str = "input.";
 pub const INPUTS_DIR: &str = "inputs";
 
 /// `[[workflow.input]]`: one named file input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputSpec {
     /// `[a-z][a-z0-9_]*`, unique in the workflow; the request's `inputs` key.
@@ -33,7 +33,9 @@ pub struct InputSpec {
 }
 
 /// What one input holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum InputKind {
     /// Exactly one file.

@@ -11,7 +11,7 @@ use super::COLUMN_KEYWORD;
 use super::embedded::{EMBEDDED_ADAPTERS, EmbeddedAdapter, embedded_names};
 use super::error::{ManifestError, ManifestErrors, line_col};
 use super::template::{
-    ABSOLUTE_RUN_VALUES, Filter, NULL, RUN_VALUES, Template, is_placeholder_name,
+    ABSOLUTE_RUN_VALUES, Filter, NULL, OPTIONS, RUN_VALUES, Template, is_placeholder_name,
 };
 use super::types::{Manifest, OptionFormat, RuntimeKind, Workflow};
 use super::{Adapter, AdapterOrigin};
@@ -320,7 +320,7 @@ fn parse_strict(text: &str, file: &Path) -> Result<Manifest, ManifestErrors> {
         let field = e.path().to_string();
         let inner = e.into_inner();
         let (line, column) = located(inner.span());
-        ManifestErrors(vec![ManifestError {
+        let first = ManifestError {
             file: file.to_path_buf(),
             line,
             column,
@@ -330,7 +330,9 @@ fn parse_strict(text: &str, file: &Path) -> Result<Manifest, ManifestErrors> {
                 "see docs/adapter-manifest.md for every key, its type and whether it is required"
                     .into(),
             ),
-        }])
+        };
+        // Serde stops at its first error; the structural pass finds the others too.
+        ManifestErrors(structure::every_problem(text, file, first))
     })
 }
 
@@ -396,6 +398,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
     }
     check_runtime(c, m);
     programs::check_programs(c, m);
+    placement::check_placement(c, m);
     check_limits(c, m);
     if let Some(ds) = &m.datasets {
         check_datasets(c, m, ds);
@@ -1222,6 +1225,10 @@ fn check_template(c: &mut Checker<'_>, wf: &Workflow, path: &[Seg], text: &str, 
             inputs::check_input_placeholder(c, wf, path, p, id);
             continue;
         }
+        if p.name == OPTIONS {
+            placement::check_marker(c, path, &t);
+            continue;
+        }
         for name in p.parameters() {
             if required.contains(name) {
                 continue;
@@ -1411,6 +1418,8 @@ fn collect_strings(value: &serde_json::Value, out: &mut Vec<String>) {
 
 mod inputs;
 mod outputs;
+mod placement;
 mod programs;
+mod structure;
 #[cfg(test)]
 mod tests;

@@ -33,7 +33,7 @@ pub use progress::{
     CliProgress, PROGRESS_GROUPS, ProgressSpec, ProgressStream, is_unsafe_in_text, safe_text,
 };
 pub use template::{
-    ABSOLUTE_RUN_VALUES, Filter, NULL, Placeholder, RUN_VALUES, Template, TemplatePart,
+    ABSOLUTE_RUN_VALUES, Filter, NULL, OPTIONS, Placeholder, RUN_VALUES, Template, TemplatePart,
 };
 pub use types::{
     ArtifactBase, ArtifactSpec, DatasetsSpec, InputFileFormat, InputFileSpec, Manifest,

@@ -16,7 +16,7 @@ pub fn output_regex(pattern: &str) -> Result<regex::Regex, String> {
 }
 
 /// `[[workflow.metric]]`: one value (or list of values) read after the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetricSpec {
     /// `[a-z][a-z0-9_]*`, unique in the workflow.
@@ -87,7 +87,7 @@ impl MetricSpec {
 /// `[[workflow.require]]`: a success predicate over a metric's value, or over the text of
 /// stdout, stderr or an artifact. The first one that fails makes the run `failed` with
 /// reason `success_predicate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequireSpec {
     /// The id of one of the workflow's metrics.

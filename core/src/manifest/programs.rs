@@ -23,7 +23,7 @@ pub const PACKAGE_MANAGERS: &[&str] = &[
 
 /// `[programs.<id>]`: a program other than the runtime's, run by workflows or steps that
 /// name it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProgramSpec {
     /// A name looked up on PATH when the server starts (for a python runtime, first in the
@@ -47,7 +47,7 @@ pub struct ProgramSpec {
 /// `version = { args = […], pattern = '…(?P<version>…)…' }`: the program run with `args`
 /// (bounded in time and output); the first match of `pattern` in its stdout, then its
 /// stderr, gives the version as group `version`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VersionProbe {
     #[serde(default)]
@@ -57,7 +57,7 @@ pub struct VersionProbe {
 
 /// `[[workflow.step]]`: one program run of a workflow that runs several in order, in one
 /// working directory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
     /// `[a-z][a-z0-9_]*`, unique in the workflow; named in the result as `failed_step`.

@@ -18,7 +18,7 @@ pub const PROGRESS_GROUPS: [&str; 3] = ["done", "total", "message"];
 const MAX_LINE: usize = 4096;
 
 /// Which stream the CLI prints its progress on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProgressStream {
     #[default]
@@ -27,7 +27,7 @@ pub enum ProgressStream {
 }
 
 /// `[workflow.progress]` as written in a manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProgressSpec {
     pub pattern: String,

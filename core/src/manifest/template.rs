@@ -17,6 +17,12 @@
 //! Besides parameters, templates may use the run values ([`RUN_VALUES`]), the run's copy of
 //! a named file input (`{input.<id>}`) and, in structured input files, `{null}` for a JSON
 //! `null`.
+//!
+//! Two rules are about whole argv elements only: an element that is exactly `{options}`
+//! ([`OPTIONS`]) is where the workflow's `options` go (without one, after the argv); and an
+//! element that is exactly one placeholder whose last filter is `map`, mapping the value to
+//! empty text (`{verbose|map:true=--verbose,false=}`), renders no argument at all. Any other
+//! template that renders empty is an empty argument, as before.
 
 use std::fmt;
 
@@ -33,6 +39,9 @@ pub const ABSOLUTE_RUN_VALUES: &[&str] = &["work_dir", "state_dir"];
 
 /// The placeholder that renders JSON `null` in a structured input file.
 pub const NULL: &str = "null";
+
+/// The argv element `{options}`: where the workflow's `options` are placed.
+pub const OPTIONS: &str = "options";
 
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,6 +251,21 @@ impl Template {
         }
     }
 
+    /// Is this the whole-element `{options}` marker?
+    pub fn is_options_marker(&self) -> bool {
+        self.sole_placeholder()
+            .is_some_and(|p| p.name == OPTIONS && p.filters.is_empty())
+    }
+
+    /// Does this argv element render no argument when it renders empty? Only a template
+    /// that is one placeholder whose last filter is `map`: there the empty text is the
+    /// manifest's explicit "nothing" for that value, never an accident of the data.
+    pub fn omitted_when_empty(&self) -> bool {
+        self.sole_placeholder()
+            .and_then(|p| p.filters.last())
+            .is_some_and(|f| matches!(f, Filter::Map(_)))
+    }
+
     /// Render with `lookup` giving each placeholder's text.
     pub fn render<E>(
         &self,
@@ -276,6 +300,30 @@ mod tests {
         assert_eq!(t.parts.len(), 3);
         let rendered: Result<String, ()> = t.render(|p| Ok(format!("<{}>", p.name)));
         assert_eq!(rendered.unwrap(), "--x=<dataset>:{lit}");
+    }
+
+    #[test]
+    fn options_marker_and_empty_map_elements_are_whole_elements_only() {
+        assert!(Template::parse("{options}").unwrap().is_options_marker());
+        assert!(!Template::parse("-{options}").unwrap().is_options_marker());
+        assert!(!Template::parse("{options|text}").unwrap().is_options_marker());
+        assert!(
+            Template::parse("{verbose|map:true=--verbose,false=}")
+                .unwrap()
+                .omitted_when_empty()
+        );
+        // Literal text around it, or a filter after the map: an empty result is an argument.
+        assert!(!Template::parse("-v{verbose|map:true=1,false=}").unwrap().omitted_when_empty());
+        assert!(!Template::parse("{n|map:1=,2=x|text}").unwrap().omitted_when_empty());
+        assert!(!Template::parse("{name}").unwrap().omitted_when_empty());
+        let t = Template::parse("{verbose|map:true=--verbose,false=}").unwrap();
+        assert_eq!(
+            t.sole_placeholder().unwrap().filters,
+            vec![Filter::Map(vec![
+                ("true".into(), "--verbose".into()),
+                ("false".into(), String::new())
+            ])]
+        );
     }
 
     #[test]

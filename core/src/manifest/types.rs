@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::limits::Limits;
 
 /// A whole adapter manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub schema_version: u32,
@@ -49,7 +49,7 @@ impl Manifest {
 }
 
 /// Bounds as written in a manifest: each optional, each at most the suite default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PartialLimits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,7 +69,7 @@ pub struct PartialLimits {
 }
 
 /// How the scientific runtime is launched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RuntimeKind {
     /// A Python interpreter with pinned requirements; argv = interpreter + `launch` + workflow argv.
@@ -79,7 +79,7 @@ pub enum RuntimeKind {
 }
 
 /// The scientific runtime, kept separate from the MCP runtime.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Runtime {
     pub kind: RuntimeKind,
@@ -130,7 +130,7 @@ pub struct Runtime {
 }
 
 /// A native library or program the runtime needs on some platforms (e.g. libomp on macOS).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NativeRequirement {
     pub name: String,
@@ -141,7 +141,7 @@ pub struct NativeRequirement {
 
 /// Where the CLI's built-in datasets come from: an export command that writes them into
 /// `{output_dir}`, or data files shipped inside the runtime's package.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DatasetsSpec {
     /// Arguments after the launch prefix that write the built-in datasets into `{output_dir}`.
@@ -158,7 +158,7 @@ pub struct DatasetsSpec {
 }
 
 /// One analysis the CLI can run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workflow {
     /// `[a-z][a-z0-9_]*`
@@ -228,7 +228,7 @@ pub struct Workflow {
 }
 
 /// `[workflow.resources]`: CPUs, memory and wall-clock time one run asks a scheduler for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resources {
     /// CPUs for the CLI's process (Slurm `--cpus-per-task`); default 1.
@@ -266,7 +266,7 @@ impl Resources {
 
 /// A run succeeds only when the JSON file `json` (relative to the working directory) holds
 /// `equals` at `pointer`; otherwise it fails with the text found at the `message` pointers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SuccessSpec {
     pub json: String,
@@ -289,7 +289,7 @@ impl Manifest {
 }
 
 /// An optional parameter passed as a flag.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OptionSpec {
     pub param: String,
@@ -299,7 +299,7 @@ pub struct OptionSpec {
 }
 
 /// How an option's value is written on the command line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OptionFormat {
     /// `--flag VALUE` with the value as text (strings as-is, numbers in JSON form).
@@ -312,7 +312,7 @@ pub enum OptionFormat {
 }
 
 /// A file the CLI reads, rendered into the run directory before the process starts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputFileSpec {
     /// Relative to the run's working directory.
@@ -323,7 +323,7 @@ pub struct InputFileSpec {
 }
 
 /// The file format of an [`InputFileSpec`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InputFileFormat {
     Json,
@@ -334,7 +334,7 @@ pub enum InputFileFormat {
 }
 
 /// An output the run is expected to produce.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArtifactSpec {
     pub id: String,
@@ -367,7 +367,7 @@ pub struct ArtifactSpec {
 }
 
 /// The directory an artifact's path is relative to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactBase {
     #[default]

@@ -4,6 +4,7 @@
 //! Each module was once its own test binary; one binary links once, and nextest still runs
 //! every test in its own process (filter a group with `-E 'test(/^module::/)'`).
 
+mod adapter_check;
 mod campaign_restart;
 mod confirm;
 mod crate_edges;

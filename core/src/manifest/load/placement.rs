@@ -1,0 +1,57 @@
+//! Load-time checks of option placement: `{options}` is a whole argv element, at most once
+//! per argv (a workflow's, or each step's), and nowhere else.
+
+use super::{Checker, Seg};
+use crate::manifest::template::{OPTIONS, Template};
+use crate::manifest::types::Manifest;
+
+/// At most one `{options}` in each argv.
+pub(super) fn check_placement(c: &mut Checker<'_>, m: &Manifest) {
+    for (i, wf) in m.workflows.iter().enumerate() {
+        let workflow = [Seg::Key("workflow"), Seg::Index(i)];
+        let mut argvs = vec![(workflow.to_vec(), &wf.argv)];
+        for (j, step) in wf.steps.iter().enumerate() {
+            let mut at = workflow.to_vec();
+            at.extend([Seg::Key("step"), Seg::Index(j)]);
+            argvs.push((at, &step.argv));
+        }
+        for (at, argv) in argvs {
+            let marks: Vec<usize> = argv
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| Template::parse(a).is_ok_and(|t| t.is_options_marker()))
+                .map(|(k, _)| k)
+                .collect();
+            if let [_, second, ..] = marks.as_slice() {
+                let mut path = at.clone();
+                path.extend([Seg::Key("argv"), Seg::Index(*second)]);
+                c.error(
+                    &path,
+                    format!(
+                        "{{{OPTIONS}}} appears {} times in this argv; the options are placed once",
+                        marks.len()
+                    ),
+                    Some(format!(
+                        "keep one {{{OPTIONS}}} element where the options go (none: after the argv)"
+                    )),
+                );
+            }
+        }
+    }
+}
+
+/// A placeholder named `options` in the template at `path`: only the whole argv element.
+pub(super) fn check_marker(c: &mut Checker<'_>, path: &[Seg], t: &Template) {
+    let in_argv = matches!(path.iter().rev().nth(1), Some(Seg::Key("argv")));
+    if !(in_argv && t.is_options_marker()) {
+        c.error(
+            path,
+            format!(
+                "{{{OPTIONS}}} marks where the options go: it must be a whole argv element, alone and without filters"
+            ),
+            Some(format!(
+                "write \"{{{OPTIONS}}}\" as its own element of argv (an option's flag and value are separate arguments already)"
+            )),
+        );
+    }
+}
