@@ -166,7 +166,7 @@ fn identify_facts(
             )
         } else {
             format!(
-                "program '{id}': `{}` is not on the server's PATH{}",
+                "program '{id}': `{}` is not on PATH{}",
                 facts.executable,
                 if dirs.is_empty() {
                     ""

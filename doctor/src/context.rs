@@ -305,6 +305,10 @@ impl Context {
                     Some(AdapterSource::File { manifest, .. }) => {
                         scimcp_core::manifest::load_file(manifest)
                     }
+                    // `--adapter PATH` of an adapter that is not installed: that file.
+                    _ if let Some(given) = self.given_manifest(adapter) => {
+                        scimcp_core::manifest::load_file(&given)
+                    }
                     _ => {
                         let shipped = self
                             .layout
@@ -324,6 +328,18 @@ impl Context {
             })
             .as_ref()
             .map_err(String::as_str)
+    }
+
+    /// The manifest file `--adapter` gave for `adapter`, when it was given as a path.
+    fn given_manifest(&self, adapter: &str) -> Option<PathBuf> {
+        self.options
+            .adapters
+            .iter()
+            .filter(|a| a.ends_with(".toml") || a.contains(['/', '\\']))
+            .map(PathBuf::from)
+            .find(|p| {
+                scimcp_core::manifest::load_file(p).is_ok_and(|a| a.manifest.name == adapter)
+            })
     }
 
     /// The runtime probe (interpreter version, pinned distributions, package identity), run

@@ -13,6 +13,7 @@ mod import;
 mod layout;
 mod native;
 mod packages;
+mod programs;
 mod remote;
 mod storage;
 
@@ -44,6 +45,7 @@ enum Kind {
     Import,
     Native,
     Identity,
+    Programs,
     Client(&'static dyn Client),
     Handshake,
     Cluster,
@@ -111,6 +113,10 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
             of("runtime.native", Kind::Native),
             of("runtime.identity", Kind::Identity),
         ]);
+        // Only for adapters that declare programs, so other reports keep their checks.
+        if ctx.manifest(&adapter).is_ok_and(programs::applies) {
+            checks.push(of("runtime.programs", Kind::Programs));
+        }
         let recorded = |id: &str| {
             ctx.record(&adapter)
                 .is_some_and(|a| a.clients.contains_key(id))
@@ -191,6 +197,7 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
         Kind::Import => import::check(ctx, id, adapter),
         Kind::Native => native::check(ctx, id, adapter),
         Kind::Identity => identity::check(ctx, id, adapter),
+        Kind::Programs => programs::check(ctx, id, adapter),
         Kind::Client(client) => clients::check(ctx, id, adapter, *client),
         Kind::Handshake if ctx.options.fast => slow_skipped(),
         Kind::Handshake => handshake::check(ctx, id, adapter),

@@ -338,7 +338,7 @@ async fn a_missing_runtime_program_blocks_everything_with_its_remedy() {
     assert_eq!(caps["runtime"]["ready"], false, "{caps:#}");
     let problem = caps["runtime"]["problem"].as_str().unwrap();
     assert!(
-        problem.contains("`scimcp-test-vanished-tool` is not on the server's PATH"),
+        problem.contains("`scimcp-test-vanished-tool` is not on PATH"),
         "{problem}"
     );
     assert!(
@@ -413,4 +413,63 @@ async fn a_program_that_cannot_take_spaces_is_refused_when_the_state_path_has_on
         .ok("validate_analysis", plain.request("spaceless"))
         .await;
     assert_eq!(v["ready"], true, "{v:#}");
+}
+
+#[tokio::test]
+async fn the_doctor_fails_a_missing_program_with_its_remedy_and_passes_present_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    fs_err::create_dir_all(&home).unwrap();
+    let doctor = |manifest: &str, name: &str| {
+        let adapter = dir.path().join(format!("{name}.toml"));
+        fs_err::write(&adapter, manifest).unwrap();
+        fs_err::write(dir.path().join("params.json"), PARAMS).unwrap();
+        let out = std::process::Command::new(scimcp_e2e::sibling_binary("scimcp-doctor").unwrap())
+            .args([
+                "--adapter",
+                adapter.to_str().unwrap(),
+                "--check",
+                "runtime.programs",
+                "--json",
+            ])
+            .env("SCIMCP_HOME", &home)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), report["checks"][0].clone())
+    };
+    let (code, check) = doctor(MISSING, "vanished");
+    assert_eq!(code, Some(2), "{check:#}");
+    assert_eq!(check["status"], "fail", "{check:#}");
+    assert!(
+        check["finding"]
+            .as_str()
+            .unwrap()
+            .contains("scimcp-test-vanished-tool"),
+        "{check:#}"
+    );
+    let remedy = check["remedy"].as_str().unwrap();
+    assert!(
+        remedy.contains("sudo apt install vanished-tool"),
+        "{remedy}"
+    );
+    assert!(remedy.contains("brew install vanished"), "{remedy}");
+    // Every present program is found, hashed and its version read; only `absent` fails.
+    let (_, check) = doctor(MANIFEST, "chain");
+    let finding = check["finding"].as_str().unwrap();
+    assert!(finding.contains("scimcp-test-no-such-program"), "{check:#}");
+    assert!(!finding.contains("program 'head'"), "{check:#}");
+    let present = MANIFEST.replace(
+        "[programs.absent]\nexecutable = \"scimcp-test-no-such-program\"\n",
+        "[programs.absent]\nexecutable = \"cat\"\n",
+    );
+    let (code, check) = doctor(&present, "chain");
+    assert_eq!(code, Some(0), "{check:#}");
+    let finding = check["finding"].as_str().unwrap();
+    assert!(
+        finding.contains(&format!("head: {}", on_path("head").display())),
+        "{finding}"
+    );
 }
