@@ -205,3 +205,148 @@ fn used_inputs(wf: &Workflow) -> BTreeSet<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::manifest::{InputKind, load_file};
+
+    const SCHEMA: &str = r#"{"type": "object", "additionalProperties": false,
+        "properties": {"seed": {"type": "integer", "default": 1}}}"#;
+
+    const GOOD: &str = r#"schema_version = 1
+name = "dock"
+version = "0.1.0"
+summary = "Docking."
+
+[runtime]
+kind = "executable"
+executable = "vina"
+
+[[workflow]]
+id = "dock"
+summary = "Dock."
+parameters = "p.json"
+argv = ["--receptor", "{input.receptor}", "--ligand={input.ligands}", "--flex", "{input.flex}", "--seed", "{seed}"]
+
+[[workflow.input]]
+id = "receptor"
+summary = "Receptor"
+formats = ["pdbqt", "chemical/x-pdb"]
+
+[[workflow.input]]
+id = "ligands"
+summary = "Ligands"
+formats = ["pdbqt"]
+kind = "files"
+max_count = 4
+
+[[workflow.input]]
+id = "flex"
+summary = "Flexible residues"
+formats = ["pdbqt"]
+required = false
+
+[[workflow.artifact]]
+id = "poses"
+path = "poses.pdbqt"
+media_type = "chemical/x-pdbqt"
+"#;
+
+    fn load(manifest: &str) -> Result<crate::Adapter, crate::manifest::ManifestErrors> {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(dir.path().join("p.json"), SCHEMA).unwrap();
+        let path = dir.path().join("dock.toml");
+        fs_err::write(&path, manifest).unwrap();
+        load_file(&path)
+    }
+
+    fn problems(manifest: &str) -> Vec<String> {
+        load(manifest)
+            .expect_err("manifest must be refused")
+            .0
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.message))
+            .collect()
+    }
+
+    #[test]
+    fn declared_inputs_load_and_stay_out_of_old_canonical_forms() {
+        let a = load(GOOD).unwrap();
+        let wf = a.workflow("dock").unwrap();
+        assert_eq!(wf.inputs.len(), 3);
+        assert_eq!(wf.inputs[1].kind, InputKind::Files);
+        assert!(!wf.inputs[2].required);
+        assert!(a.canonical_json().contains("\"input\":["));
+        // Defaults (kind file, required) are not written out.
+        assert!(!a.canonical_json().contains("\"kind\":\"file\""));
+        assert!(
+            !a.canonical_json()
+                .contains("\"required\":true,\"summary\":\"Receptor\"")
+        );
+    }
+
+    #[test]
+    fn every_input_mistake_is_reported_with_its_field() {
+        let bad = GOOD
+            .replace("id = \"flex\"", "id = \"Flex\"")
+            .replace(
+                "formats = [\"pdbqt\", \"chemical/x-pdb\"]",
+                "formats = [\".PDBQT\", \"Chemical/X\"]",
+            )
+            .replace("max_count = 4", "min_count = 5\nmax_count = 4")
+            .replace("--seed", "{input.nope}");
+        let found = problems(&bad);
+        let has = |field: &str, text: &str| {
+            assert!(
+                found
+                    .iter()
+                    .any(|p| p.starts_with(field) && p.contains(text)),
+                "no {field} problem with {text:?} in {found:#?}"
+            );
+        };
+        has("workflow[0].input[2].id", "not a valid input id");
+        has("workflow[0].input[0].formats", "starts with a dot");
+        has(
+            "workflow[0].input[0].formats",
+            "not a lower-case media type",
+        );
+        has(
+            "workflow[0].input[1].max_count",
+            "min_count 5 is above max_count 4",
+        );
+        has("workflow[0].argv[5]", "names no input 'nope'");
+        // An input renamed away is named where it is still used.
+        has("workflow[0].argv[4]", "names no input 'flex'");
+    }
+
+    #[test]
+    fn duplicates_unused_required_inputs_filters_and_counts_on_files_are_refused() {
+        let bad = GOOD
+            .replace("id = \"flex\"", "id = \"receptor\"")
+            .replace("\"--flex\", \"{input.flex}\", ", "")
+            .replace(
+                "formats = [\"pdbqt\"]\nrequired = false",
+                "formats = []\nmin_count = 2",
+            )
+            .replace("{input.ligands}", "{input.ligands|text}");
+        let found = problems(&bad);
+        let has = |text: &str| {
+            assert!(
+                found.iter().any(|p| p.contains(text)),
+                "no {text:?} in {found:#?}"
+            );
+        };
+        has("input id 'receptor' is declared twice");
+        has("accepts no format");
+        has("min_count applies only to kind = \"files\"");
+        has("takes no filter");
+        let unused = GOOD.replace("\"--ligand={input.ligands}\", ", "");
+        let found = problems(&unused);
+        assert!(
+            found
+                .iter()
+                .any(|p| p.contains("required input 'ligands' is used by no argument")),
+            "{found:#?}"
+        );
+    }
+}
