@@ -58,6 +58,38 @@ path = "copy.fa"
 media_type = "text/x-fasta"
 "#;
 
+const BUNDLE: &str = r#"
+[[workflow]]
+id = "bundle"
+summary = "Copy a list of FASTA files, a directory of them and an optional extra one."
+parameters = "params.json"
+argv = ["-r", "{input.seqs}", "{input.db}", "{input.extra}", "{output_dir}"]
+
+[[workflow.input]]
+id = "seqs"
+summary = "FASTA files"
+formats = ["fa"]
+kind = "files"
+max_count = 3
+
+[[workflow.input]]
+id = "db"
+summary = "A directory of FASTA files"
+formats = ["fa"]
+kind = "directory"
+
+[[workflow.input]]
+id = "extra"
+summary = "One more FASTA file"
+formats = ["fa"]
+required = false
+
+[[workflow.artifact]]
+id = "copies"
+path = "*.fa"
+media_type = "text/x-fasta"
+"#;
+
 const PARAMS: &str = r#"{"type": "object", "additionalProperties": false, "properties": {}}"#;
 
 /// A server on `adapter` started in a project directory whose `data/` holds the files.
@@ -80,7 +112,11 @@ impl Server {
         fs_err::create_dir_all(&home).unwrap();
         let manifest_dir = root.path().join("adapter");
         fs_err::create_dir_all(&manifest_dir).unwrap();
-        fs_err::write(manifest_dir.join("copier.toml"), MANIFEST).unwrap();
+        fs_err::write(
+            manifest_dir.join("copier.toml"),
+            format!("{MANIFEST}{BUNDLE}"),
+        )
+        .unwrap();
         fs_err::write(manifest_dir.join("params.json"), PARAMS).unwrap();
         let adapter = adapter.map_or_else(
             || manifest_dir.join("copier.toml").display().to_string(),
@@ -394,4 +430,79 @@ async fn a_table_workflow_still_requires_its_dataset() {
         )
         .await;
     assert_eq!(e["field"], "inputs.seq", "{e:#}");
+}
+
+#[tokio::test]
+async fn a_list_repeats_its_argument_a_directory_is_copied_whole_and_a_missing_option_vanishes() {
+    let s = Server::start(None).await;
+    let a = s.file("a.fa", ">a\nA\n");
+    let b = s.file("b.fa", ">b\nC\n");
+    fs_err::create_dir_all(s.data.join("db/sub")).unwrap();
+    s.file("db/x.fa", ">x\nG\n");
+    s.file("db/sub/y.fa", ">y\nT\n");
+    let db = s.data.join("db").display().to_string();
+    let request = json!({"workflow": "bundle", "inputs": {"seqs": [a, b], "db": db}});
+    let (validation, result) = s.run(request).await;
+    assert_eq!(result["state"], "succeeded", "{result:#}");
+    let plan = &validation["plan"];
+    assert_eq!(
+        plan["args"],
+        json!([
+            "-r",
+            "inputs/seqs/a.fa",
+            "inputs/seqs/b.fa",
+            "inputs/db",
+            "output"
+        ])
+    );
+    let dir = plan["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == "db")
+        .unwrap();
+    assert_eq!(dir["run_path"], "inputs/db");
+    let copied: Vec<&str> = dir["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["run_path"].as_str().unwrap())
+        .collect();
+    assert_eq!(copied, ["inputs/db/sub/y.fa", "inputs/db/x.fa"]);
+    let output = PathBuf::from(result["output_dir"].as_str().unwrap());
+    assert!(output.join("db/sub/y.fa").is_file());
+    // Changing a file deep in the directory changes the hashes too.
+    let before = validation["request_sha256"].clone();
+    s.file("db/sub/y.fa", ">y\nTT\n");
+    let again = s
+        .ok(
+            "validate_analysis",
+            json!({"workflow": "bundle", "inputs": {"seqs": [a, b], "db": db}}),
+        )
+        .await;
+    assert_ne!(again["request_sha256"], before);
+    // A file of another format inside the directory, and too many files in the list.
+    s.file("db/notes.txt", "not a sequence");
+    let e = s
+        .err(
+            "validate_analysis",
+            json!({"workflow": "bundle", "inputs": {"seqs": [a], "db": db}}),
+        )
+        .await;
+    assert_eq!(e["field"], "inputs.db", "{e:#}");
+    assert!(
+        e["message"].as_str().unwrap().contains("notes.txt"),
+        "{e:#}"
+    );
+    let e = s
+        .err(
+            "validate_analysis",
+            json!({"workflow": "bundle", "inputs": {"seqs": [a, b, a, b], "db": db}}),
+        )
+        .await;
+    assert_eq!(e["field"], "inputs.seqs", "{e:#}");
+    assert!(
+        e["message"].as_str().unwrap().contains("1 to 3 files"),
+        "{e:#}"
+    );
 }
