@@ -5,7 +5,7 @@
 //! | `scimcp://adapter/manifest` | the adapter manifest's canonical JSON (its SHA-256 is the adapter hash every answer carries) |
 //! | `scimcp://adapter/workflows/{workflow}/schema` | a workflow's parameter JSON Schema |
 //! | `scimcp://runs/{run_id}/result` | a finished run's `result.json`, byte for byte |
-//! | `scimcp://runs/{run_id}/artifacts/{path}` | one artifact of the output directory: inline when it is text of at most 256 KiB, otherwise (binary or larger) a JSON description with its size and SHA-256 |
+//! | `scimcp://runs/{run_id}/artifacts/{path}` | one artifact of the output directory: inline when it is text of at most 256 KiB, otherwise (binary or larger) a JSON description with its size and SHA-256; a sequence, structure or FITS file (by extension) also gets a second, JSON content with inspect_dataset's facts |
 //! | `scimcp://runs/{run_id}/work/{path}` | the same for a declared artifact the CLI wrote elsewhere in its working directory (`base = "work"`) |
 //!
 //! `resources/list` pages through them (the adapter's first, then finished runs oldest
@@ -372,6 +372,8 @@ pub fn list(ctx: &ServerContext, cursor: Option<&str>) -> Result<ListResourcesRe
 /// `resources/read`.
 pub fn read(ctx: &ServerContext, uri: &str) -> Result<ReadResourceResult, McpError> {
     let target = parse(uri).ok_or_else(|| unknown_uri(uri))?;
+    // An artifact of a known scientific kind also gets inspect_dataset's facts.
+    let mut facts = None;
     let contents = match target {
         Target::Manifest => ResourceContents::text(ctx.adapter.canonical_json().to_string(), uri)
             .with_mime_type("application/json"),
@@ -430,10 +432,19 @@ pub fn read(ctx: &ServerContext, uri: &str) -> Result<ReadResourceResult, McpErr
                 // The run's working directory (every plan's `working_dir`).
                 ArtifactBase::Work => Path::new(&result.run_dir).join("work"),
             };
+            facts = crate::datasets::kinds::artifact_facts(
+                uri,
+                &dir,
+                &record.path,
+                record.size_bytes,
+                &record.sha256,
+            );
             artifact_contents(uri, &dir, record)?
         }
     };
-    Ok(ReadResourceResult::new(vec![contents]))
+    Ok(ReadResourceResult::new(
+        std::iter::once(contents).chain(facts).collect(),
+    ))
 }
 
 /// The published result of a run that has ended, or why there is none.

@@ -8,6 +8,7 @@ mod adapter_check;
 mod campaign_restart;
 mod confirm;
 mod crate_edges;
+mod file_kinds;
 mod geochemistrypi;
 mod hardening;
 mod hostile;

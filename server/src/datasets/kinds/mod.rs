@@ -8,6 +8,7 @@
 //! caps whatever the file holds, and the whole file is hashed on the way.
 
 mod fits;
+mod resource;
 mod sequences;
 mod structure;
 mod text;
@@ -21,6 +22,7 @@ use serde::Serialize;
 use crate::envelope::{ErrorCode, ToolError};
 
 pub use fits::{FitsFacts, HduFacts};
+pub use resource::artifact_facts;
 pub use sequences::{Alphabet, QualityFacts, SequenceFacts};
 pub use structure::{BoundingBox, StructureFacts};
 pub use text::FileFacts;

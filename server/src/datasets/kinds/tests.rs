@@ -366,3 +366,26 @@ fn other_files_say_whether_text_and_show_safe_first_lines() {
     assert!(!file.is_text);
     assert!(file.first_lines.is_empty());
 }
+
+#[test]
+fn artifacts_of_known_kinds_get_their_facts_only_when_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = fits_bytes();
+    fs_err::write(dir.path().join("image.fits"), &bytes).unwrap();
+    fs_err::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let sha = scimcp_core::hash::sha256_hex(&bytes);
+    let uri = "scimcp://runs/run-0123456789abcdef/artifacts/image.fits";
+    let size = bytes.len() as u64;
+    let Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) =
+        artifact_facts(uri, dir.path(), "image.fits", size, &sha)
+    else {
+        panic!("no facts for a FITS artifact")
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["facts"]["fits"]["hdu_count"], 2, "{v:#}");
+    // Changed since it was recorded: no facts (the artifact's own content says why).
+    assert!(artifact_facts(uri, dir.path(), "image.fits", size, &"0".repeat(64)).is_none());
+    // Not a scientific kind: nothing extra.
+    let text_sha = scimcp_core::hash::sha256_hex(b"hello\n");
+    assert!(artifact_facts(uri, dir.path(), "notes.txt", 6, &text_sha).is_none());
+}
