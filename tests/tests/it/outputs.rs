@@ -289,3 +289,46 @@ async fn a_stream_over_max_artifact_bytes_is_cut_to_the_bound_and_reported() {
     );
     assert_eq!(result["problems"]["items"][0]["id"], "copy");
 }
+
+/// What a Slurm batch job runs on the compute node, `scimcp __job`, makes the same stream
+/// copies as a local run (the server then indexes them from the shared run directory).
+#[test]
+fn the_slurm_job_runner_copies_a_stdout_artifact_complete() {
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    let work = run.join("work");
+    fs_err::create_dir_all(work.join("output")).unwrap();
+    fs_err::write(work.join("table.csv"), TABLE).unwrap();
+    let cat = scimcp_core::program_identity::find_executable("cat", &[], std::env::var_os("PATH"))
+        .expect("cat is on PATH");
+    let plan = json!({
+        "adapter": "streams", "adapter_version": "0.1.0", "adapter_sha256": "0",
+        "workflow": "show", "program": cat.display().to_string(), "args": ["table.csv"],
+        "stdin": [], "input_files": [], "env": {}, "env_passthrough": ["PATH"],
+        "working_dir": "work", "output_dir": "output", "timeout_s": 30,
+        "artifacts": [
+            {"id": "copy", "base": "stdout", "path": "copy.csv", "media_type": "text/csv"}
+        ],
+    });
+    fs_err::write(run.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
+    let job = |max_artifact_bytes: &str| {
+        std::process::Command::new(scimcp_e2e::sibling_binary("scimcp").unwrap())
+            .args(["__job", "--run-dir"])
+            .arg(&run)
+            .arg("--state-dir")
+            .arg(root.path().join("state"))
+            .args(["--max-log-bytes", "1000", "--max-artifact-bytes", max_artifact_bytes])
+            .output()
+            .unwrap()
+    };
+    let out = job("1000");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(fs_err::read_to_string(work.join("output/copy.csv")).unwrap(), TABLE);
+    assert_eq!(fs_err::read_to_string(run.join("stdout.log")).unwrap(), TABLE);
+    // Over the bound the node keeps one byte past it (so the server can tell the stream was
+    // cut, and cuts it), never more.
+    let out = job("5");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(fs_err::read(work.join("output/copy.csv")).unwrap(), &TABLE.as_bytes()[..6]);
+    assert_eq!(fs_err::read_to_string(run.join("stdout.log")).unwrap(), TABLE);
+}
