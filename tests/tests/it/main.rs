@@ -24,6 +24,7 @@ mod programs;
 mod release_bundle;
 mod remote_registration;
 mod resources;
+mod science_clis;
 mod slurm;
 mod slurm_campaigns;
 mod third_sweep;
