@@ -414,7 +414,11 @@ mod tests {
         let c = against_recorded(&s, &with(-4.536), &evidence(0.5, "a"));
         assert_eq!(c.drift[0].field, "reported");
         // The direct side never has `reported`: the same-run comparison leaves it out.
-        assert!(same_run(&s, &evidence(0.5, "a"), &with(-4.536)).0.is_empty());
+        assert!(
+            same_run(&s, &evidence(0.5, "a"), &with(-4.536))
+                .0
+                .is_empty()
+        );
     }
 }
 

@@ -167,7 +167,11 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .current_dir(&cwd)
-        .envs(environment(scenario, &paths.extra_env, paths.python_runtime))
+        .envs(environment(
+            scenario,
+            &paths.extra_env,
+            paths.python_runtime,
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);

@@ -908,7 +908,10 @@ copy = "{adapters}/vina/examples/receptor.pdbqt"
                 "request.inputs.ligands",
             ),
             (
-                INPUTS.replace("\"vina/examples/receptor.pdbqt\", ligands", "\"/etc/receptor.pdbqt\", ligands"),
+                INPUTS.replace(
+                    "\"vina/examples/receptor.pdbqt\", ligands",
+                    "\"/etc/receptor.pdbqt\", ligands",
+                ),
                 "request.inputs.receptor",
             ),
             (
@@ -916,11 +919,17 @@ copy = "{adapters}/vina/examples/receptor.pdbqt"
                 "direct.stdout",
             ),
             (
-                INPUTS.replace("stdout = \"scores.txt\"", "stdout = \"s.txt\"\nstderr = \"s.txt\""),
+                INPUTS.replace(
+                    "stdout = \"scores.txt\"",
+                    "stdout = \"s.txt\"\nstderr = \"s.txt\"",
+                ),
                 "direct.stderr",
             ),
             (
-                INPUTS.replace("ligands = [\"vina/examples/a.pdbqt\", \"vina/examples/b.pdbqt\"]", "ligands = []"),
+                INPUTS.replace(
+                    "ligands = [\"vina/examples/a.pdbqt\", \"vina/examples/b.pdbqt\"]",
+                    "ligands = []",
+                ),
                 "request.inputs.ligands",
             ),
         ] {
