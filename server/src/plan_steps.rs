@@ -193,3 +193,52 @@ fn space_blockers(adapter: &Adapter, workflow: &Workflow, run_root: Option<&Path
         })
         .collect()
 }
+
+/// A stepped plan under the Slurm executor: one batch job runs one program (its job script
+/// has no step loop), so the workflow is refused before anything is submitted.
+pub(crate) fn executor_refusal(plan: &Plan, slurm: bool) -> Option<Issue> {
+    (slurm && !plan.steps.is_empty()).then(|| Issue {
+        field: "workflow".into(),
+        message: format!(
+            "workflow '{}' runs {} steps, and the Slurm executor runs one program per batch job: \
+             serve this adapter with the local executor to run it",
+            plan.workflow,
+            plan.steps.len()
+        ),
+        allowed: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stepped_plans_are_refused_only_under_slurm() {
+        let mut plan: Plan = serde_json::from_value(serde_json::json!({
+            "adapter": "a", "adapter_version": "0.1.0", "adapter_sha256": "x", "workflow": "w",
+            "program": "/bin/cp", "args": [], "stdin": [], "input_files": [], "env": {},
+            "env_passthrough": [], "working_dir": "work", "output_dir": "output",
+            "artifacts": [], "timeout_s": 60
+        }))
+        .unwrap();
+        assert!(executor_refusal(&plan, true).is_none());
+        plan.steps = vec![
+            PlannedStep {
+                id: "one".into(),
+                program_id: "copy".into(),
+                program: "/bin/cp".into(),
+                args: vec![],
+                stdin: vec![],
+            };
+            2
+        ];
+        assert!(executor_refusal(&plan, false).is_none());
+        let refusal = executor_refusal(&plan, true).unwrap();
+        assert!(
+            refusal.message.contains("runs 2 steps"),
+            "{}",
+            refusal.message
+        );
+    }
+}

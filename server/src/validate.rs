@@ -265,6 +265,7 @@ pub(crate) fn uses_columns(workflow: &Workflow) -> bool {
             .argv
             .iter()
             .chain(&workflow.stdin)
+            .chain(workflow.steps.iter().flat_map(|s| s.argv.iter().chain(&s.stdin)))
             .map(String::as_str)
             .collect();
         let mut strings = Vec::new();

@@ -632,6 +632,10 @@ fn prepare(
             }
             None => None,
         };
+        report.notes.extend(crate::runtime::missing_programs(
+            &adapter.manifest,
+            record.as_ref().map(|r| r.interpreter.as_path()),
+        ));
         out.push((adapter, record, packages));
     }
     Ok(out)

@@ -10,8 +10,10 @@
 
 pub mod files;
 mod interpreter;
+mod programs;
 mod provision;
 mod stamp;
 
 pub use interpreter::InterpreterError;
+pub use programs::missing_programs;
 pub use provision::{ProvisionError, Provisioned, Request, provision};

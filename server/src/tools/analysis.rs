@@ -106,6 +106,12 @@ pub(super) async fn validate(
         &req,
     )
     .await?;
+    if let Some(blocker) =
+        crate::plan_steps::executor_refusal(&v.plan, ctx.runs.executor().slurm().is_some())
+    {
+        v.blockers.push(blocker);
+        v.ready = false;
+    }
     v.validation_id = grant(ctx, call, &v);
     Ok(v)
 }
