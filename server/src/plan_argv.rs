@@ -119,6 +119,86 @@ mod tests {
         assert_eq!(out, ["", "B"], "only the map element is dropped");
     }
 
+    /// A MAFFT-style workflow compiled into a plan: options first, the input last, and a
+    /// `map` switch that renders nothing when off.
+    #[test]
+    fn a_plan_places_the_options_where_the_manifest_says() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(
+            dir.path().join("align.json"),
+            r#"{"type": "object", "additionalProperties": false,
+                "properties": {"auto": {"type": "boolean"}, "threads": {"type": "integer"},
+                               "quiet": {"type": "boolean", "default": false}}}"#,
+        )
+        .unwrap();
+        let manifest = |argv: &str| {
+            format!(
+                r#"schema_version = 1
+name = "aligner"
+version = "0.1.0"
+summary = "Aligns sequences."
+
+[runtime]
+kind = "executable"
+executable = "mafft"
+
+[[workflow]]
+id = "align"
+summary = "Align."
+parameters = "align.json"
+argv = {argv}
+options = [{{ param = "auto", flag = "--auto", format = "switch" }}, {{ param = "threads", flag = "--thread" }}]
+"#
+            )
+        };
+        let plan_for = |argv: &str, params: Value| {
+            let path = dir.path().join("aligner.toml");
+            fs_err::write(&path, manifest(argv)).unwrap();
+            let adapter = scimcp_core::manifest::load_file(&path).unwrap();
+            let dataset = crate::datasets::ResolvedDataset {
+                reference: "seqs.fasta".into(),
+                source: crate::datasets::DatasetSource::File,
+                path: dir.path().join("seqs.fasta"),
+                file_name: "seqs.fasta".into(),
+                size_bytes: 0,
+                sha256: "0".repeat(64),
+                root: dir.path().to_path_buf(),
+                relative: "seqs.fasta".into(),
+            };
+            let workflow = adapter.workflow("align").unwrap();
+            crate::plan::compile(
+                &adapter,
+                workflow,
+                params.as_object().unwrap(),
+                Some(&dataset),
+                &[],
+                None,
+                "mafft",
+                &[],
+                Default::default(),
+            )
+            .unwrap()
+        };
+        let params = json!({"auto": true, "threads": 2, "quiet": false});
+        let placed = plan_for(
+            r#"["{options}", "{quiet|map:true=--quiet,false=}", "{dataset}"]"#,
+            params.clone(),
+        );
+        assert_eq!(
+            placed.args,
+            ["--auto", "--thread", "2", "inputs/seqs.fasta"]
+        );
+        let quiet = plan_for(
+            r#"["{options}", "{quiet|map:true=--quiet,false=}", "{dataset}"]"#,
+            json!({"quiet": true}),
+        );
+        assert_eq!(quiet.args, ["--quiet", "inputs/seqs.fasta"]);
+        // Without the marker the options follow the argv, as they always did.
+        let after = plan_for(r#"["{dataset}"]"#, params);
+        assert_eq!(after.args, ["inputs/seqs.fasta", "--auto", "--thread", "2"]);
+        assert_ne!(placed.sha256(), after.sha256());
+    }
+
     #[test]
     fn option_formats_render_as_before() {
         let specs = [

@@ -306,15 +306,27 @@ mod tests {
     fn options_marker_and_empty_map_elements_are_whole_elements_only() {
         assert!(Template::parse("{options}").unwrap().is_options_marker());
         assert!(!Template::parse("-{options}").unwrap().is_options_marker());
-        assert!(!Template::parse("{options|text}").unwrap().is_options_marker());
+        assert!(
+            !Template::parse("{options|text}")
+                .unwrap()
+                .is_options_marker()
+        );
         assert!(
             Template::parse("{verbose|map:true=--verbose,false=}")
                 .unwrap()
                 .omitted_when_empty()
         );
         // Literal text around it, or a filter after the map: an empty result is an argument.
-        assert!(!Template::parse("-v{verbose|map:true=1,false=}").unwrap().omitted_when_empty());
-        assert!(!Template::parse("{n|map:1=,2=x|text}").unwrap().omitted_when_empty());
+        assert!(
+            !Template::parse("-v{verbose|map:true=1,false=}")
+                .unwrap()
+                .omitted_when_empty()
+        );
+        assert!(
+            !Template::parse("{n|map:1=,2=x|text}")
+                .unwrap()
+                .omitted_when_empty()
+        );
         assert!(!Template::parse("{name}").unwrap().omitted_when_empty());
         let t = Template::parse("{verbose|map:true=--verbose,false=}").unwrap();
         assert_eq!(

@@ -55,3 +55,76 @@ pub(super) fn check_marker(c: &mut Checker<'_>, path: &[Seg], t: &Template) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    fn errors(argv: &str, stdin: &str) -> Vec<crate::manifest::ManifestError> {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(
+            dir.path().join("run.json"),
+            r#"{"type": "object", "additionalProperties": false,
+                "properties": {"fast": {"type": "boolean"}}}"#,
+        )
+        .unwrap();
+        let path = dir.path().join("demo.toml");
+        fs_err::write(
+            &path,
+            format!(
+                r#"schema_version = 1
+name = "demo"
+version = "0.1.0"
+summary = "Demo."
+
+[runtime]
+kind = "executable"
+executable = "demo"
+
+[[workflow]]
+id = "run"
+summary = "Run."
+parameters = "run.json"
+argv = {argv}
+stdin = {stdin}
+options = [{{ param = "fast", flag = "--fast", format = "switch" }}]
+"#
+            ),
+        )
+        .unwrap();
+        match crate::manifest::load_file(&path) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.0,
+        }
+    }
+
+    #[test]
+    fn one_whole_options_element_loads() {
+        assert_eq!(errors(r#"["{options}", "in.txt"]"#, "[]"), []);
+        assert_eq!(errors(r#"["in.txt"]"#, "[]"), []);
+    }
+
+    #[test]
+    fn options_twice_or_not_as_a_whole_argv_element_is_refused() {
+        let twice = errors(r#"["{options}", "x", "{options}"]"#, "[]");
+        assert_eq!(twice.len(), 1, "{twice:#?}");
+        assert_eq!(twice[0].field, "workflow[0].argv[2]");
+        assert!(
+            twice[0].message.contains("appears 2 times"),
+            "{}",
+            twice[0].message
+        );
+
+        for (argv, stdin, field) in [
+            (r#"["-{options}"]"#, "[]", "workflow[0].argv[0]"),
+            (r#"["{options|text}"]"#, "[]", "workflow[0].argv[0]"),
+            (r#"["x"]"#, r#"["{options}"]"#, "workflow[0].stdin[0]"),
+        ] {
+            let e = errors(argv, stdin);
+            assert!(
+                e.iter().any(|e| e.field == field
+                    && e.message.contains("must be a whole argv element")
+                    && e.line.is_some()),
+                "{argv} {stdin}: {e:#?}"
+            );
+        }
+    }
+}
