@@ -404,6 +404,18 @@ fn open_file(
     limits: InputLimits,
 ) -> Result<ResolvedInputFile, ToolError> {
     let name = file_name(relative);
+    if let Some(problem) = name_problem(&run_name) {
+        return Err(ToolError::new(
+            ErrorCode::DatasetNotRegular,
+            format!(
+                "input '{}': file '{}' has {problem} in its name",
+                spec.id,
+                run_name.escape_debug()
+            ),
+            "rename the file",
+        )
+        .field(field(&spec.id)));
+    }
     let media_type = loc
         .media_type
         .clone()
@@ -568,6 +580,19 @@ fn open_directory(
     }
     files.sort_by(|a, b| a.planned.run_path.cmp(&b.planned.run_path));
     Ok(files)
+}
+
+/// Why a copy's name cannot be written into the plan, as for a dataset's: a control
+/// character would change the shape of what the CLI reads (a stdin line, a text file), and a
+/// run-path token would be replaced when the run starts.
+fn name_problem(name: &str) -> Option<String> {
+    if name.chars().any(char::is_control) {
+        return Some("a control character (a line break, a tab, NUL…)".into());
+    }
+    scimcp_core::manifest::ABSOLUTE_RUN_VALUES
+        .iter()
+        .map(|v| format!("{{{v}}}"))
+        .find(|t| name.contains(t.as_str()))
 }
 
 /// Media types of common scientific file extensions, for formats given as media types.

@@ -391,6 +391,17 @@ async fn wrong_formats_outside_paths_and_missing_inputs_are_refused_by_name() {
         )
         .await;
     assert_eq!(e["field"], "inputs.third", "{e:#}");
+    // A name that would change what the CLI reads, or be replaced by a run path.
+    #[cfg(unix)]
+    for name in ["two\nlines.fa", "{work_dir}.fa"] {
+        let odd = s.file(name, ">o\nA\n");
+        let e = s.err("validate_analysis", pair(&a, &odd)).await;
+        assert_eq!(e["field"], "inputs.second", "{e:#}");
+        assert!(
+            e["message"].as_str().unwrap().contains("in its name"),
+            "{e:#}"
+        );
+    }
     // One file per `file` input, and no table for a workflow that reads none.
     let e = s
         .err(
