@@ -76,6 +76,38 @@ lt = 0.0
 message = "every value must be negative; is this the right table?"
 
 [[workflow]]
+id = "two_streams"
+summary = "Two steps, each with its stdout as an artifact."
+parameters = "params.json"
+
+[[workflow.step]]
+id = "peek"
+program = "head"
+argv = ["-n", "2", "{dataset}"]
+
+[[workflow.step]]
+id = "show"
+argv = ["{dataset}"]
+
+[[workflow.artifact]]
+id = "head"
+base = "stdout"
+step = "peek"
+path = "head.csv"
+media_type = "text/csv"
+
+[[workflow.artifact]]
+id = "whole"
+base = "stdout"
+path = "whole.csv"
+media_type = "text/csv"
+
+[[workflow.metric]]
+id = "b_value"
+from = "stdout"
+pattern = '^b,(?P<value>\d+)$'
+
+[[workflow]]
 id = "nothing"
 summary = "Prints nothing: its required stdout artifact is empty."
 parameters = "params.json"
@@ -233,6 +265,26 @@ async fn a_stdout_only_cli_has_its_output_as_a_hashed_artifact_and_metrics_in_re
     // The log still has the stream too.
     let run_dir = PathBuf::from(result["run_dir"].as_str().unwrap());
     assert_eq!(fs_err::read_to_string(run_dir.join("stdout.log")).unwrap(), TABLE);
+}
+
+#[tokio::test]
+async fn each_step_s_stdout_is_the_artifact_that_names_it() {
+    let s = Server::start(MANIFEST).await;
+    let (_, result) = s.run("two_streams").await;
+    assert_eq!(result["state"], "succeeded", "{result:#}");
+    let by_id = |id: &str| {
+        result["artifacts"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no artifact {id} in {result:#}"))
+    };
+    assert_eq!(by_id("head")["sha256"], sha256_hex(b"sample,value\na,1\n"));
+    assert_eq!(by_id("whole")["sha256"], sha256_hex(TABLE.as_bytes()));
+    // `stdout` is the last step's stream.
+    assert_eq!(result["reported"]["stdout"]["b_value"], json!(2), "{result:#}");
 }
 
 #[tokio::test]
