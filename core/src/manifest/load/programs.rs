@@ -331,7 +331,7 @@ argv = ["{dataset}"]
 [[workflow.step]]
 id = "cut"
 program = "head"
-argv = ["-n", "{n}", "{dataset}"]
+argv = ["-n", "{n}", "{options}", "{dataset}"]
 options = [{ param = "fast", flag = "-q", format = "switch" }]
 "#;
 
