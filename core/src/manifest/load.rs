@@ -1226,7 +1226,7 @@ fn check_template(c: &mut Checker<'_>, wf: &Workflow, path: &[Seg], text: &str, 
             continue;
         }
         if p.name == OPTIONS {
-            placement::check_marker(c, path, &t);
+            placement::check_marker(c, path, &t, props.contains(OPTIONS));
             continue;
         }
         for name in p.parameters() {

@@ -40,8 +40,21 @@ pub(super) fn check_placement(c: &mut Checker<'_>, m: &Manifest) {
     }
 }
 
-/// A placeholder named `options` in the template at `path`: only the whole argv element.
-pub(super) fn check_marker(c: &mut Checker<'_>, path: &[Seg], t: &Template) {
+/// A placeholder named `options` in the template at `path`: only the whole argv element, and
+/// never where the schema has a parameter of that name (`shadowed`), which it would hide.
+pub(super) fn check_marker(c: &mut Checker<'_>, path: &[Seg], t: &Template, shadowed: bool) {
+    if shadowed {
+        c.error(
+            path,
+            format!(
+                "{{{OPTIONS}}} marks where the options go, so it cannot read the parameter '{OPTIONS}' of the schema"
+            ),
+            Some(format!(
+                "rename the parameter '{OPTIONS}' (e.g. '{OPTIONS}_text'), or drop {{{OPTIONS}}} to keep the options after the argv"
+            )),
+        );
+        return;
+    }
     let in_argv = matches!(path.iter().rev().nth(1), Some(Seg::Key("argv")));
     if !(in_argv && t.is_options_marker()) {
         c.error(
@@ -100,6 +113,26 @@ options = [{{ param = "fast", flag = "--fast", format = "switch" }}]
     fn one_whole_options_element_loads() {
         assert_eq!(errors(r#"["{options}", "in.txt"]"#, "[]"), []);
         assert_eq!(errors(r#"["in.txt"]"#, "[]"), []);
+    }
+
+    #[test]
+    fn the_marker_cannot_hide_a_parameter_named_options() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(
+            dir.path().join("run.json"),
+            r#"{"type": "object", "additionalProperties": false, "required": ["options"],
+                "properties": {"options": {"type": "string"}}}"#,
+        )
+        .unwrap();
+        let path = dir.path().join("demo.toml");
+        let text = "schema_version = 1\nname = \"demo\"\nversion = \"0.1.0\"\nsummary = \"Demo.\"\n\n[runtime]\nkind = \"executable\"\nexecutable = \"demo\"\n\n[[workflow]]\nid = \"run\"\nsummary = \"Run.\"\nparameters = \"run.json\"\nargv = [\"{options}\"]\n";
+        fs_err::write(&path, text).unwrap();
+        let e = crate::manifest::load_file(&path).unwrap_err().0;
+        assert!(
+            e.iter().any(|e| e.field == "workflow[0].argv[0]"
+                && e.message.contains("cannot read the parameter 'options'")),
+            "{e:#?}"
+        );
     }
 
     #[test]
