@@ -38,6 +38,20 @@ pub struct RuntimeIdentity {
     /// Installed versions of the pinned distributions.
     #[serde(default)]
     pub libraries: BTreeMap<String, Option<String>>,
+    /// The programs the server resolved (an executable runtime, `[programs.<id>]`): which
+    /// build gave the evidence. Paths are left out: they name this machine's layout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramIdentity>,
+}
+
+/// One resolved program, as `get_environment` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramIdentity {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// One numerical library as threadpoolctl reports it.
@@ -89,6 +103,13 @@ impl Machine {
                 out.push_str(&format!(" ({arch} kernels)"));
             }
         }
+        for p in self.runtime.iter().flat_map(|rt| &rt.programs) {
+            out.push_str(&format!(
+                ", {} {}",
+                p.id,
+                p.version.as_deref().unwrap_or("(no version)")
+            ));
+        }
         if let Some(rt) = &self.runtime
             && let Some(sha) = &rt.identity_sha256
         {
@@ -112,11 +133,28 @@ impl Machine {
                     .collect()
             })
             .unwrap_or_default();
+        let programs = environment["programs"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| ProgramIdentity {
+                        id: p["id"].as_str().unwrap_or("?").to_string(),
+                        version: p["version"].as_str().map(str::to_string),
+                        sha256: p["sha256"].as_str().map(str::to_string),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if environment["runtime_kind"] == "executable" {
+            // The BLAS libraries were probed in the gate's Python; this CLI never loads them.
+            self.numeric_libraries.clear();
+        }
         self.runtime = Some(RuntimeIdentity {
             python: probe["python"].as_str().map(str::to_string),
             package: probe["package"]["name"].as_str().map(str::to_string),
             identity_sha256: probe["package"]["sha256"].as_str().map(str::to_string),
             libraries,
+            programs,
         });
         self
     }
