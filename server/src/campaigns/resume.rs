@@ -255,3 +255,80 @@ fn what_changed(record: &CampaignRecord, item: &ItemRecord, now: &Validation) ->
         "the item's validation changed".into()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CampaignManager, CampaignRecord, ItemRecord, owner};
+
+    fn record(id: &str, cancelled: bool, started: &[bool]) -> CampaignRecord {
+        CampaignRecord {
+            schema_version: super::super::SCHEMA_VERSION,
+            campaign_id: id.into(),
+            adapter: "refsci".into(),
+            workflow: "regression".into(),
+            executor: "local".into(),
+            max_concurrent: 1,
+            columns: Vec::new(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            started_by: "stdio".into(),
+            array_job_id: None,
+            cancelled,
+            adapter_sha256: None,
+            items: started
+                .iter()
+                .enumerate()
+                .map(|(index, started)| ItemRecord {
+                    index,
+                    dataset: serde_json::from_value(serde_json::json!("data/x.csv")).unwrap(),
+                    parameters: serde_json::Map::new(),
+                    validation_id: "val-0".into(),
+                    run_id: started.then(|| "run-0000000000000000".into()),
+                    start_error: None,
+                    resume: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn id(n: u8) -> String {
+        format!("camp-{:016x}", n)
+    }
+
+    #[test]
+    fn only_open_campaigns_nobody_owns_are_taken_up() {
+        let root = tempfile::tempdir().unwrap();
+        let manager = CampaignManager::open(root.path().to_path_buf()).unwrap();
+        let write = |r: &CampaignRecord| {
+            let dir = root.path().join(&r.campaign_id);
+            fs_err::create_dir_all(&dir).unwrap();
+            fs_err::write(dir.join("campaign.json"), serde_json::to_vec(r).unwrap()).unwrap();
+        };
+        write(&record(&id(1), false, &[true, false, false]));
+        write(&record(&id(2), true, &[true, false]));
+        write(&record(&id(3), false, &[true, true]));
+        write(&record(&id(4), false, &[false]));
+        // Not a campaign id: never read.
+        fs_err::create_dir_all(root.path().join("camp-NOT")).unwrap();
+        // Campaign 4 is scheduled by a live server elsewhere.
+        let elsewhere = owner::try_own(&root.path().join(id(4))).unwrap().unwrap();
+
+        let taken = manager.abandoned();
+        let ids: Vec<&str> = taken.iter().map(|(r, _)| r.campaign_id.as_str()).collect();
+        assert_eq!(ids, [id(1)], "open, not cancelled, not owned");
+        // This server holds the lock now: another starting server leaves it alone.
+        assert!(owner::try_own(&root.path().join(id(1))).unwrap().is_none());
+        drop(taken);
+        drop(elsewhere);
+        let mut again: Vec<String> = manager
+            .abandoned()
+            .into_iter()
+            .map(|(r, _)| r.campaign_id)
+            .collect();
+        again.sort();
+        assert_eq!(
+            again,
+            [id(1), id(4)],
+            "locks of owners that went away are free"
+        );
+    }
+}
