@@ -433,7 +433,13 @@ mod tests {
     const SCHEMA: &str = r#"{"$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object", "additionalProperties": false, "properties": {}}"#;
 
+    /// A manifest whose one workflow ends with `workflow_tail` (and has a top-level argv).
     fn manifest(workflow_tail: &str) -> String {
+        stepped(&format!("argv = [\"{{dataset}}\"]\n{workflow_tail}"))
+    }
+
+    /// A manifest whose one workflow ends with `workflow_tail` (its steps, if any).
+    fn stepped(workflow_tail: &str) -> String {
         format!(
             r#"schema_version = 1
 name = "demo"
@@ -448,7 +454,6 @@ executable = "cat"
 id = "show"
 summary = "Show."
 parameters = "s.json"
-argv = ["{{dataset}}"]
 {workflow_tail}
 "#
         )
@@ -556,6 +561,62 @@ step = "x"
         assert!(e.contains("artifact[1].path: '*.txt' must be a plain file name"), "{e}");
         assert!(e.contains("artifact[1].base: the stdout stream is already the artifact 'a'"), "{e}");
         assert!(e.contains("artifact[2].step: step applies only to base"), "{e}");
+    }
+
+    #[test]
+    fn a_stream_artifact_names_a_declared_step_once() {
+        let text = stepped(
+            r#"
+[[workflow.step]]
+id = "one"
+argv = ["{dataset}"]
+
+[[workflow.step]]
+id = "two"
+argv = ["{dataset}"]
+
+[[workflow.artifact]]
+id = "a"
+base = "stdout"
+path = "a.txt"
+media_type = "text/plain"
+step = "one"
+
+[[workflow.artifact]]
+id = "b"
+base = "stdout"
+path = "b.txt"
+media_type = "text/plain"
+
+[[workflow.artifact]]
+id = "c"
+base = "stdout"
+path = "c.txt"
+media_type = "text/plain"
+step = "two"
+
+[[workflow.artifact]]
+id = "d"
+base = "stderr"
+path = "d.txt"
+media_type = "text/plain"
+step = "three"
+"#,
+        );
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(dir.path().join("s.json"), SCHEMA).unwrap();
+        let path = dir.path().join("demo.toml");
+        fs_err::write(&path, text).unwrap();
+        let e = load_file(&path).expect_err("must be refused");
+        let e: Vec<String> = e.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
+        let e = e.join("\n");
+        // `b` is the last step's stdout, as `c` says explicitly.
+        assert!(
+            e.contains("artifact[2].base: the stdout stream of step 'two' is already the artifact 'b'"),
+            "{e}"
+        );
+        assert!(e.contains("artifact[3].step: step 'three' is not declared in this workflow"), "{e}");
+        assert!(!e.contains("artifact[0]"), "{e}");
     }
 
     #[test]
