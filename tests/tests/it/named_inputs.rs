@@ -517,3 +517,61 @@ async fn a_list_repeats_its_argument_a_directory_is_copied_whole_and_a_missing_o
         "{e:#}"
     );
 }
+
+#[tokio::test]
+async fn a_campaign_grid_varies_an_input_and_each_run_binds_its_file() {
+    let s = Server::start(None).await;
+    let a = s.file("a.fa", ">a\nA\n");
+    let b = s.file("b.fa", ">b\nC\n");
+    let c = s.file("c.fa", ">c\nG\n");
+    let grid = json!({"workflow": "pair", "max_concurrent": 2,
+        "grid": {"inputs": {"first": [a, b], "second": [c]}}});
+    let mut preview = grid.clone();
+    preview["confirm"] = json!(false);
+    let shown = s.ok("start_campaign", preview).await;
+    assert_eq!(shown["started"], false, "{shown:#}");
+    let items = shown["preview"]["items"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{shown:#}");
+    assert_eq!(items[0]["inputs"], json!({"first": a, "second": c}));
+    assert_eq!(items[1]["inputs"]["first"], b.as_str());
+    assert!(items[0].get("dataset").is_none(), "{shown:#}");
+    assert_ne!(items[0]["plan_sha256"], items[1]["plan_sha256"]);
+    let started = s.ok("start_campaign", grid).await;
+    assert_eq!(started["started"], true, "{started:#}");
+    let campaign_id = started["campaign_id"].as_str().unwrap().to_string();
+    let mut done = Value::Null;
+    for _ in 0..20 {
+        done = s
+            .ok(
+                "get_campaign_result",
+                json!({"campaign_id": campaign_id, "wait_s": 15}),
+            )
+            .await;
+        if done["terminal"] == true {
+            break;
+        }
+    }
+    assert_eq!(done["counts"]["succeeded"], 2, "{done:#}");
+    let status = s
+        .ok("get_campaign_status", json!({"campaign_id": campaign_id}))
+        .await;
+    let mut firsts = Vec::new();
+    for item in status["items"]["items"].as_array().unwrap() {
+        let run_id = item["run_id"].as_str().unwrap();
+        let out = s
+            .ok("get_run_result", json!({"run_id": run_id, "wait_s": 0}))
+            .await;
+        let first = out["result"]["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"] == "first")
+            .unwrap()["files"][0]["sha256"]
+            .clone();
+        firsts.push(first);
+    }
+    firsts.sort_by_key(|v| v.as_str().unwrap().to_string());
+    let mut want = vec![json!(sha256(Path::new(&a))), json!(sha256(Path::new(&b)))];
+    want.sort_by_key(|v| v.as_str().unwrap().to_string());
+    assert_eq!(firsts, want);
+}
