@@ -106,3 +106,72 @@ pub fn manifest_records(
         })
         .collect()
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::inputs::{PlannedInputFile, ResolvedInputFile};
+    use scimcp_core::manifest::InputKind;
+
+    fn input(root: &Path, name: &str, sha256: &str) -> ResolvedInput {
+        ResolvedInput {
+            id: "ligand".into(),
+            kind: InputKind::File,
+            files: vec![ResolvedInputFile {
+                planned: PlannedInputFile {
+                    reference: name.into(),
+                    run_path: format!("inputs/ligand/{name}"),
+                    sha256: sha256.into(),
+                    size_bytes: 4,
+                    from_run: None,
+                },
+                path: root.join(name),
+                root: root.to_path_buf(),
+                relative: name.into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_file_changed_after_validation_is_refused_and_a_copy_changed_by_the_cli_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs_err::canonicalize(dir.path()).unwrap();
+        let work = root.join("work");
+        fs_err::create_dir(&work).unwrap();
+        fs_err::write(root.join("lig.pdbqt"), "ATOM").unwrap();
+        let validated = scimcp_core::hash::sha256_hex(b"ATOM");
+        let ok = input(&root, "lig.pdbqt", &validated);
+        copy_inputs(&work, std::slice::from_ref(&ok), 100).unwrap();
+        let copy = work.join("inputs/ligand/lig.pdbqt");
+        assert_eq!(fs_err::read_to_string(&copy).unwrap(), "ATOM");
+        let planned = vec![ok.planned()];
+        let now = hashes_now(&work, &planned);
+        assert_eq!(changed_since_validation(&planned, &now), None);
+        let records = manifest_records(&planned, &now);
+        assert_eq!(records[0]["sha256_at_end"], validated.as_str());
+        // The CLI rewrote its input: the end names it.
+        fs_err::write(&copy, "HETATM").unwrap();
+        let now = hashes_now(&work, &planned);
+        let why = changed_since_validation(&planned, &now).unwrap();
+        assert!(why.contains("input 'ligand'"), "{why}");
+        assert_ne!(
+            manifest_records(&planned, &now)[0]["sha256_at_end"],
+            validated.as_str()
+        );
+        // The source changed between validation and the copy.
+        let work2 = root.join("work2");
+        fs_err::create_dir(&work2).unwrap();
+        fs_err::write(root.join("lig.pdbqt"), "ATOX").unwrap();
+        let e = copy_inputs(&work2, &[ok.clone()], 100).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DatasetChanged);
+        assert_eq!(e.field.as_deref(), Some("inputs.ligand"));
+        // Swapped for a link after validation: refused by the confined open.
+        fs_err::remove_file(root.join("lig.pdbqt")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", root.join("lig.pdbqt")).unwrap();
+        let work3 = root.join("work3");
+        fs_err::create_dir(&work3).unwrap();
+        let e = copy_inputs(&work3, &[ok], 100).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DatasetOutsideRoots, "{}", e.message);
+        assert_eq!(e.field.as_deref(), Some("inputs.ligand"));
+    }
+}
