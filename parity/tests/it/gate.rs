@@ -179,7 +179,7 @@ required = true
     )
     .unwrap();
     // Coverage and orphans do not depend on which scenarios run: shard 100 of 100 holds
-    // none of the 18 scenarios, so nothing executes.
+    // none of the 26 scenarios, so nothing executes.
     let out = parity(
         &[
             "check",

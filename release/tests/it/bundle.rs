@@ -108,7 +108,7 @@ fn release_json_lists_every_file_with_its_hash_and_nothing_else_ships() {
     let adapters: Vec<&str> = release.adapters.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(
         adapters,
-        ["geochemistrypi", "refsci"],
+        ["geochemistrypi", "mafft", "refsci", "vina"],
         "every shipped adapter"
     );
     // One top-level folder, named like the zip: unpacking it makes one folder.

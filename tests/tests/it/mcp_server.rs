@@ -526,6 +526,6 @@ fn serve_with_an_unknown_adapter_exits_1_with_a_hint() {
     let failure = &err[err.find("error:").expect("an error: line")..];
     assert_eq!(
         failure,
-        "error: cannot start the scimcp server\n  caused by: invalid adapter: nonexistent: no adapter named 'nonexistent'\n  hint: use one of the shipped adapters (refsci, geochemistrypi) or give the path of a manifest file\n",
+        "error: cannot start the scimcp server\n  caused by: invalid adapter: nonexistent: no adapter named 'nonexistent'\n  hint: use one of the shipped adapters (refsci, geochemistrypi, vina, mafft) or give the path of a manifest file\n",
     );
 }
