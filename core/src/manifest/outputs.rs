@@ -208,16 +208,16 @@ impl RequireSpec {
             .or(self.from.as_deref())
             .unwrap_or("?");
         match self.comparison() {
-            Some(
+            Some(c) => match c {
+                Comparison::Matches(p) | Comparison::Absent(p) | Comparison::Present(p) => {
+                    format!("{subject} {} '{p}'", c.op())
+                }
                 Comparison::Lt(v)
                 | Comparison::Le(v)
                 | Comparison::Gt(v)
                 | Comparison::Ge(v)
-                | Comparison::Eq(v),
-            ) => format!("{subject} {} {v}", self.comparison().map_or("", |c| c.op())),
-            Some(
-                c @ (Comparison::Matches(p) | Comparison::Absent(p) | Comparison::Present(p)),
-            ) => format!("{subject} {} '{p}'", c.op()),
+                | Comparison::Eq(v) => format!("{subject} {} {v}", c.op()),
+            },
             None => subject.to_string(),
         }
     }

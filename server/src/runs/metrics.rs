@@ -197,7 +197,9 @@ fn by_column(
         let cell = record.get(index).unwrap_or("").trim();
         if !all {
             if cell.is_empty() {
-                return Err(format!("column '{column}' of {shown} is empty in the first row"));
+                return Err(format!(
+                    "column '{column}' of {shown} is empty in the first row"
+                ));
             }
             return Ok(vec![scalar(cell)]);
         }
@@ -285,7 +287,12 @@ mod tests {
         let mut plan = plan_with(
             vec![
                 artifact("out", "out.txt", "text/plain", ArtifactBase::Stdout),
-                artifact("scores", "scores.tsv", "text/tab-separated-values", ArtifactBase::Output),
+                artifact(
+                    "scores",
+                    "scores.tsv",
+                    "text/tab-separated-values",
+                    ArtifactBase::Output,
+                ),
                 artifact("table", "t.csv", "text/csv", ArtifactBase::Output),
                 artifact("m", "m.json", "application/json", ArtifactBase::Output),
             ],
@@ -314,7 +321,10 @@ mod tests {
         assert_eq!(out.reported["stdout"]["best"], json!(-7.123));
         assert_eq!(out.reported["stdout"]["every"], json!([-7.123, -6.5]));
         assert_eq!(out.reported["out"]["head"], json!("affinity"));
-        assert_eq!(out.reported["stdout"]["row"], json!({"mode": 1, "affinity": -7.123}));
+        assert_eq!(
+            out.reported["stdout"]["row"],
+            json!({"mode": 1, "affinity": -7.123})
+        );
     }
 
     #[test]
@@ -330,7 +340,10 @@ mod tests {
         );
         assert!(out.problems.is_empty(), "{:?}", out.problems);
         assert_eq!(out.reported["scores"]["affinity"], json!(-7.5));
-        assert_eq!(out.reported["scores"]["all_aff"], json!([-7.5, -6.25, null]));
+        assert_eq!(
+            out.reported["scores"]["all_aff"],
+            json!([-7.5, -6.25, null])
+        );
         assert_eq!(out.reported["scores"]["rmsd"], json!([0, 1.5, 2]));
         assert_eq!(out.reported["table"]["score"], json!("abc"));
     }
@@ -371,9 +384,21 @@ mod tests {
             problems[0],
             "a stdout: missing metric: no line of output/out.txt matches '(?P<value>\\d+)'"
         );
-        assert!(problems[1].contains("has no column 'energy' (its header: pose, affinity, rmsd)"), "{}", problems[1]);
-        assert!(problems[2].contains("output/m.json has no value at /missing"), "{}", problems[2]);
-        assert!(problems[3].contains(".scimcp/streams/stderr was not written"), "{}", problems[3]);
+        assert!(
+            problems[1].contains("has no column 'energy' (its header: pose, affinity, rmsd)"),
+            "{}",
+            problems[1]
+        );
+        assert!(
+            problems[2].contains("output/m.json has no value at /missing"),
+            "{}",
+            problems[2]
+        );
+        assert!(
+            problems[3].contains(".scimcp/streams/stderr was not written"),
+            "{}",
+            problems[3]
+        );
     }
 
     #[test]
@@ -391,15 +416,14 @@ mod tests {
         assert_eq!(seen, vec![(1, 1), (2, MAX_LINE), (3, 4)]);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_link_is_never_read() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("secret");
         fs_err::write(&target, "42\n").unwrap();
         let link = dir.path().join("link");
-        #[cfg(unix)]
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        #[cfg(unix)]
         assert_eq!(
             by_pattern(&link, "link", "(?P<value>\\d+)", false).unwrap_err(),
             "link is not a regular file"

@@ -169,7 +169,10 @@ mod tests {
             toml::from_str("id = 'list'\nfrom = 'stdout'\npattern = '(?P<value>\\S+)'\nall = true")
                 .unwrap(),
         ];
-        plan.requires = requires.iter().map(|r| toml::from_str(r).unwrap()).collect();
+        plan.requires = requires
+            .iter()
+            .map(|r| toml::from_str(r).unwrap())
+            .collect();
         plan
     }
 
@@ -242,7 +245,10 @@ mod tests {
             "the CLI exited 0 but the requirement 'list lt 0' does not hold: item 2: the value \
              found is 0.5 (every pose must bind)"
         );
-        let f = outcome(&["from = 'stderr'\nabsent = 'WARNING'"], "ok\nWARNING: box outside\n");
+        let f = outcome(
+            &["from = 'stderr'\nabsent = 'WARNING'"],
+            "ok\nWARNING: box outside\n",
+        );
         assert_eq!(
             f.message,
             "the CLI exited 0 but the requirement 'stderr absent 'WARNING'' does not hold: \
@@ -253,14 +259,30 @@ mod tests {
     #[test]
     fn a_missing_value_or_text_fails_and_other_endings_are_kept() {
         let f = outcome(&["metric = 'name'\nlt = 1.0"], "");
-        assert!(f.message.contains("'aspirin-pose', is not a number"), "{}", f.message);
+        assert!(
+            f.message.contains("'aspirin-pose', is not a number"),
+            "{}",
+            f.message
+        );
         let mut p = plan(&["metric = 'best'\nlt = 0.0"]);
         p.metrics[0].from = "stderr".into();
-        let f = check_requires(&p, Path::new("."), &reported(), Finish::new(RunState::Succeeded, "", ""));
-        assert!(f.message.contains("metric 'best' found no value"), "{}", f.message);
+        let f = check_requires(
+            &p,
+            Path::new("."),
+            &reported(),
+            Finish::new(RunState::Succeeded, "", ""),
+        );
+        assert!(
+            f.message.contains("metric 'best' found no value"),
+            "{}",
+            f.message
+        );
         let failed = Finish::new(RunState::Failed, "exit_code", "exited 1");
         let f = check_requires(&p, Path::new("."), &reported(), failed);
-        assert_eq!((f.state, f.reason.as_str()), (RunState::Failed, "exit_code"));
+        assert_eq!(
+            (f.state, f.reason.as_str()),
+            (RunState::Failed, "exit_code")
+        );
         let dir = tempfile::tempdir().unwrap();
         let f = check_requires(
             &plan(&["from = 'stdout'\npresent = 'x'"]),
@@ -268,6 +290,10 @@ mod tests {
             &reported(),
             Finish::new(RunState::Succeeded, "", ""),
         );
-        assert!(f.message.contains(".scimcp/streams/stdout was not written"), "{}", f.message);
+        assert!(
+            f.message.contains(".scimcp/streams/stdout was not written"),
+            "{}",
+            f.message
+        );
     }
 }

@@ -284,20 +284,25 @@ pub(crate) mod tests {
             source_path(&plan, work, "stdout"),
             Some(work.join("output/b.txt"))
         );
-        assert_eq!(source_path(&plan, work, "e"), Some(work.join("output/e.txt")));
+        assert_eq!(
+            source_path(&plan, work, "e"),
+            Some(work.join("output/e.txt"))
+        );
     }
 
     #[test]
     fn a_stream_only_a_metric_reads_gets_a_hidden_copy() {
         let work = Path::new("w");
         let mut plan = plan_with(Vec::new(), &[]);
-        assert_eq!(stream_copies(&plan, 0, work, 9), StreamCopies {
-            max_bytes: 9,
-            ..StreamCopies::default()
-        });
-        plan.metrics = vec![
-            toml::from_str("id = 'x'\nfrom = 'stderr'\npattern = '(?P<value>.)'").unwrap(),
-        ];
+        assert_eq!(
+            stream_copies(&plan, 0, work, 9),
+            StreamCopies {
+                max_bytes: 9,
+                ..StreamCopies::default()
+            }
+        );
+        plan.metrics =
+            vec![toml::from_str("id = 'x'\nfrom = 'stderr'\npattern = '(?P<value>.)'").unwrap()];
         let copies = stream_copies(&plan, 0, work, 9);
         assert_eq!(copies.stdout, None);
         assert_eq!(copies.stderr, Some(work.join(".scimcp/streams/stderr")));
@@ -338,6 +343,9 @@ pub(crate) mod tests {
             problems[0].problem
         );
         assert_eq!(fs_err::read(&path).unwrap(), b"0123456789");
-        assert_eq!(fs_err::read(work.join("output/exact.txt")).unwrap(), b"0123456789");
+        assert_eq!(
+            fs_err::read(work.join("output/exact.txt")).unwrap(),
+            b"0123456789"
+        );
     }
 }

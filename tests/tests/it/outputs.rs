@@ -255,8 +255,15 @@ async fn a_stdout_only_cli_has_its_output_as_a_hashed_artifact_and_metrics_in_re
     assert_eq!(copy["sha256"], sha256_hex(TABLE.as_bytes()), "{copy:#}");
     assert_eq!(copy["size_bytes"], TABLE.len());
     let output = PathBuf::from(result["output_dir"].as_str().unwrap());
-    assert_eq!(fs_err::read_to_string(output.join("copy.csv")).unwrap(), TABLE);
-    assert_eq!(result["reported"]["copy"]["first_value"], json!(1), "{result:#}");
+    assert_eq!(
+        fs_err::read_to_string(output.join("copy.csv")).unwrap(),
+        TABLE
+    );
+    assert_eq!(
+        result["reported"]["copy"]["first_value"],
+        json!(1),
+        "{result:#}"
+    );
     assert_eq!(result["reported"]["copy"]["values"], json!([1, 2]));
     assert_eq!(result["reported"]["stdout"]["b_value"], json!(2));
     // The plan binds what is read and required, so its hash covers them.
@@ -264,7 +271,10 @@ async fn a_stdout_only_cli_has_its_output_as_a_hashed_artifact_and_metrics_in_re
     assert_eq!(validation["plan"]["requires"].as_array().unwrap().len(), 2);
     // The log still has the stream too.
     let run_dir = PathBuf::from(result["run_dir"].as_str().unwrap());
-    assert_eq!(fs_err::read_to_string(run_dir.join("stdout.log")).unwrap(), TABLE);
+    assert_eq!(
+        fs_err::read_to_string(run_dir.join("stdout.log")).unwrap(),
+        TABLE
+    );
 }
 
 #[tokio::test]
@@ -284,7 +294,11 @@ async fn each_step_s_stdout_is_the_artifact_that_names_it() {
     assert_eq!(by_id("head")["sha256"], sha256_hex(b"sample,value\na,1\n"));
     assert_eq!(by_id("whole")["sha256"], sha256_hex(TABLE.as_bytes()));
     // `stdout` is the last step's stream.
-    assert_eq!(result["reported"]["stdout"]["b_value"], json!(2), "{result:#}");
+    assert_eq!(
+        result["reported"]["stdout"]["b_value"],
+        json!(2),
+        "{result:#}"
+    );
 }
 
 #[tokio::test]
@@ -314,11 +328,17 @@ async fn an_empty_required_artifact_is_a_partial_failure_naming_it() {
     assert_eq!(problem["id"], "out", "{result:#}");
     assert_eq!(problem["path"], "out.txt");
     assert!(
-        problem["problem"].as_str().unwrap().starts_with("empty (0 bytes)"),
+        problem["problem"]
+            .as_str()
+            .unwrap()
+            .starts_with("empty (0 bytes)"),
         "{problem:#}"
     );
     assert!(
-        result["message"].as_str().unwrap().contains("out (out.txt): empty (0 bytes)"),
+        result["message"]
+            .as_str()
+            .unwrap()
+            .contains("out (out.txt): empty (0 bytes)"),
         "{result:#}"
     );
     let (_, allowed) = s.run("nothing_allowed").await;
@@ -369,18 +389,43 @@ fn the_slurm_job_runner_copies_a_stdout_artifact_complete() {
             .arg(&run)
             .arg("--state-dir")
             .arg(root.path().join("state"))
-            .args(["--max-log-bytes", "1000", "--max-artifact-bytes", max_artifact_bytes])
+            .args([
+                "--max-log-bytes",
+                "1000",
+                "--max-artifact-bytes",
+                max_artifact_bytes,
+            ])
             .output()
             .unwrap()
     };
     let out = job("1000");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(fs_err::read_to_string(work.join("output/copy.csv")).unwrap(), TABLE);
-    assert_eq!(fs_err::read_to_string(run.join("stdout.log")).unwrap(), TABLE);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs_err::read_to_string(work.join("output/copy.csv")).unwrap(),
+        TABLE
+    );
+    assert_eq!(
+        fs_err::read_to_string(run.join("stdout.log")).unwrap(),
+        TABLE
+    );
     // Over the bound the node keeps one byte past it (so the server can tell the stream was
     // cut, and cuts it), never more.
     let out = job("5");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(fs_err::read(work.join("output/copy.csv")).unwrap(), &TABLE.as_bytes()[..6]);
-    assert_eq!(fs_err::read_to_string(run.join("stdout.log")).unwrap(), TABLE);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs_err::read(work.join("output/copy.csv")).unwrap(),
+        &TABLE.as_bytes()[..6]
+    );
+    assert_eq!(
+        fs_err::read_to_string(run.join("stdout.log")).unwrap(),
+        TABLE
+    );
 }

@@ -59,7 +59,10 @@ fn check_stream_artifacts(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
             c.error(
                 &artifact_at(i, j, "step"),
                 "step names a step, but this workflow has no [[workflow.step]]",
-                Some("remove step: the workflow's only program is the one whose stream this is".into()),
+                Some(
+                    "remove step: the workflow's only program is the one whose stream this is"
+                        .into(),
+                ),
             );
         }
         if let Some(step) = &a.step
@@ -88,11 +91,9 @@ fn check_stream_artifacts(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
                 Some("declare each stream of each step at most once".into()),
             );
         }
-        if let Some(clash) = wf
-            .artifacts
-            .iter()
-            .find(|o| !o.base.is_stream() && o.base.directory() == ArtifactBase::Output && o.path == a.path)
-        {
+        if let Some(clash) = wf.artifacts.iter().find(|o| {
+            !o.base.is_stream() && o.base.directory() == ArtifactBase::Output && o.path == a.path
+        }) {
             c.error(
                 &artifact_at(i, j, "path"),
                 format!(
@@ -223,7 +224,10 @@ fn check_metrics<'w>(
                 if given == 0 {
                     format!("metric '{}' says neither pattern, column nor pointer", m.id)
                 } else {
-                    format!("metric '{}' gives more than one of pattern, column, pointer", m.id)
+                    format!(
+                        "metric '{}' gives more than one of pattern, column, pointer",
+                        m.id
+                    )
                 },
                 Some("give exactly one: pattern (text), column (CSV/TSV) or pointer (JSON)".into()),
             );
@@ -261,7 +265,10 @@ fn check_metrics<'w>(
                 if !artifact.is_some_and(is_json) {
                     c.error(
                         &at("pointer"),
-                        format!("pointer applies only to a JSON artifact; '{}' is not one", m.from),
+                        format!(
+                            "pointer applies only to a JSON artifact; '{}' is not one",
+                            m.from
+                        ),
                         Some("name an artifact whose media_type is JSON (application/json)".into()),
                     );
                 }
@@ -295,7 +302,10 @@ fn check_pattern(c: &mut Checker<'_>, at: &[Seg], pattern: &str) -> Option<Metri
         c.error(
             at,
             "the pattern has no named group",
-            Some("capture the value as (?P<value>…), or name several groups for an object of values".into()),
+            Some(
+                "capture the value as (?P<value>…), or name several groups for an object of values"
+                    .into(),
+            ),
         );
         None
     } else {
@@ -376,7 +386,10 @@ fn check_requires(
                 if !cmp.is_text_search() {
                     c.error(
                         &at(cmp.op()),
-                        format!("{} compares a metric's value: use metric, not from", cmp.op()),
+                        format!(
+                            "{} compares a metric's value: use metric, not from",
+                            cmp.op()
+                        ),
                         Some("declare a [[workflow.metric]] reading the value and name it".into()),
                     );
                 }
@@ -397,11 +410,7 @@ fn check_requires(
             | Comparison::Ge(v)
             | Comparison::Eq(v) => {
                 if !v.is_finite() {
-                    c.error(
-                        &at(cmp.op()),
-                        format!("{v} is not a finite number"),
-                        None,
-                    );
+                    c.error(&at(cmp.op()), format!("{v} is not a finite number"), None);
                 }
             }
         }
@@ -556,11 +565,26 @@ media_type = "text/plain"
 step = "x"
 "#,
         );
-        assert!(e.contains("artifact[0].path: 'sub/a.txt' must be a plain file name"), "{e}");
-        assert!(e.contains("artifact[0].step: step names a step, but this workflow has no"), "{e}");
-        assert!(e.contains("artifact[1].path: '*.txt' must be a plain file name"), "{e}");
-        assert!(e.contains("artifact[1].base: the stdout stream is already the artifact 'a'"), "{e}");
-        assert!(e.contains("artifact[2].step: step applies only to base"), "{e}");
+        assert!(
+            e.contains("artifact[0].path: 'sub/a.txt' must be a plain file name"),
+            "{e}"
+        );
+        assert!(
+            e.contains("artifact[0].step: step names a step, but this workflow has no"),
+            "{e}"
+        );
+        assert!(
+            e.contains("artifact[1].path: '*.txt' must be a plain file name"),
+            "{e}"
+        );
+        assert!(
+            e.contains("artifact[1].base: the stdout stream is already the artifact 'a'"),
+            "{e}"
+        );
+        assert!(
+            e.contains("artifact[2].step: step applies only to base"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -608,14 +632,22 @@ step = "three"
         let path = dir.path().join("demo.toml");
         fs_err::write(&path, text).unwrap();
         let e = load_file(&path).expect_err("must be refused");
-        let e: Vec<String> = e.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
+        let e: Vec<String> =
+            e.0.iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect();
         let e = e.join("\n");
         // `b` is the last step's stdout, as `c` says explicitly.
         assert!(
-            e.contains("artifact[2].base: the stdout stream of step 'two' is already the artifact 'b'"),
+            e.contains(
+                "artifact[2].base: the stdout stream of step 'two' is already the artifact 'b'"
+            ),
             "{e}"
         );
-        assert!(e.contains("artifact[3].step: step 'three' is not declared in this workflow"), "{e}");
+        assert!(
+            e.contains("artifact[3].step: step 'three' is not declared in this workflow"),
+            "{e}"
+        );
         assert!(!e.contains("artifact[0]"), "{e}");
     }
 
