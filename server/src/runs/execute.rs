@@ -270,7 +270,11 @@ impl RunManager {
                 reason: "missing_artifacts".into(),
                 message: format!(
                     "the CLI succeeded but declared {} missing or invalid: {}",
-                    if metrics { "artifacts or metrics are" } else { "artifacts are" },
+                    if metrics {
+                        "artifacts or metrics are"
+                    } else {
+                        "artifacts are"
+                    },
                     list.join("; ")
                 ),
                 ..f
