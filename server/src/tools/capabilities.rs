@@ -42,6 +42,22 @@ pub struct ArtifactInfo {
     pub required: bool,
 }
 
+/// A named file input a workflow takes (`inputs.<id>` of a request).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct InputInfo {
+    pub id: String,
+    pub summary: String,
+    /// Accepted file extensions (no dot) or media types.
+    pub formats: Vec<String>,
+    /// `file` (one reference), `files` (a list) or `directory`.
+    pub kind: String,
+    pub required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_count: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_count: Option<u32>,
+}
+
 /// One workflow.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct WorkflowInfo {
@@ -53,6 +69,13 @@ pub struct WorkflowInfo {
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub parameters_schema: Option<serde_json::Value>,
     pub parameters_schema_sha256: String,
+    /// The named file inputs to pass as `inputs` (absent when the workflow has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputInfo>,
+    /// `false` when the workflow reads no table: pass no `dataset`, only `inputs` (absent,
+    /// meaning `true`, for a workflow that requires a dataset).
+    #[serde(skip_serializing_if = "is_true")]
+    pub takes_dataset: bool,
     pub artifacts: Vec<ArtifactInfo>,
     /// Whether the programs this workflow runs were found when the server started (absent
     /// for a workflow that runs only a python runtime's interpreter).
@@ -115,6 +138,20 @@ pub(super) async fn get(
                 summary: w.summary.clone(),
                 parameters_schema_sha256: canonical_sha256(&w.parameters_schema),
                 parameters_schema: with_schema.then(|| w.parameters_schema.clone()),
+                inputs: w
+                    .inputs
+                    .iter()
+                    .map(|i| InputInfo {
+                        id: i.id.clone(),
+                        summary: i.summary.clone(),
+                        formats: i.formats.clone(),
+                        kind: i.kind.as_str().into(),
+                        required: i.required,
+                        min_count: i.min_count,
+                        max_count: i.max_count,
+                    })
+                    .collect(),
+                takes_dataset: crate::inputs::takes_dataset(w),
                 artifacts: w
                     .artifacts
                     .iter()
@@ -135,10 +172,19 @@ pub(super) async fn get(
     })
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 /// The runtime's readiness: its interpreter or executable, then every program a workflow
 /// runs (each missing one with the packages that provide it).
 fn readiness(ctx: &ServerContext) -> Readiness {
-    let mut problems: Vec<String> = ctx.runtime.problem().map(String::from).into_iter().collect();
+    let mut problems: Vec<String> = ctx
+        .runtime
+        .problem()
+        .map(String::from)
+        .into_iter()
+        .collect();
     for p in ctx.runtime.programs().problems() {
         let text = p.to_string();
         if !problems.contains(&text) {

@@ -186,6 +186,16 @@ fn pair(first: &str, second: &str) -> Value {
 #[tokio::test]
 async fn two_inputs_run_and_the_plan_binds_both_by_hash() {
     let s = Server::start(None).await;
+    // get_capabilities tells a client which files to pass, and that no table is read.
+    let caps = s.ok("get_capabilities", json!({"workflow": "pair"})).await;
+    let wf = &caps["workflows"][0];
+    assert_eq!(wf["takes_dataset"], false, "{caps:#}");
+    assert_eq!(wf["inputs"][1]["id"], "second");
+    assert_eq!(
+        wf["inputs"][1]["formats"],
+        json!(["fasta", "fa", "text/x-fasta"])
+    );
+    assert_eq!(wf["inputs"][1]["kind"], "file");
     let a = s.file("alpha.fasta", ">a\nACGT\n");
     let b = s.file("beta.fa", ">b\nGGCC\n");
     let (validation, result) = s.run(pair(&a, &b)).await;
@@ -422,6 +432,13 @@ async fn wrong_formats_outside_paths_and_missing_inputs_are_refused_by_name() {
 #[tokio::test]
 async fn a_table_workflow_still_requires_its_dataset() {
     let s = Server::start(Some("refsci")).await;
+    let caps = s.ok("get_capabilities", json!({})).await;
+    for wf in caps["workflows"].as_array().unwrap() {
+        assert!(
+            wf.get("takes_dataset").is_none() && wf.get("inputs").is_none(),
+            "{wf:#}"
+        );
+    }
     let e = s
         .err(
             "validate_analysis",
