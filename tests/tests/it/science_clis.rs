@@ -261,6 +261,81 @@ async fn vina_docks_a_ligand_from_two_client_files_with_affinities_in_reported()
 }
 
 #[tokio::test]
+async fn a_docking_campaign_of_ligands_by_seeds_binds_each_ligand_and_reports_each_affinity() {
+    if !have(&["vina"]) {
+        return;
+    }
+    let s = Server::start("vina").await;
+    let ex = examples("vina");
+    let receptor = s.give(&ex.join("receptor.pdbqt"), "receptor.pdbqt");
+    let aspirin = s.give(&ex.join("aspirin.pdbqt"), "aspirin.pdbqt");
+    let ibuprofen = s.give(&ex.join("ibuprofen.pdbqt"), "ibuprofen.pdbqt");
+    // The campaign of docs/adapters/vina.md, at exhaustiveness 1 and two seeds.
+    let grid = json!({"workflow": "dock", "max_concurrent": 2,
+        "grid": {"inputs": {"receptor": [receptor], "ligand": [aspirin, ibuprofen]},
+                 "vary": {"seed": [1, 2]},
+                 "fixed": {"center_x": 20.8, "center_y": 78.4, "center_z": 66.2,
+                           "size_x": 20, "size_y": 20, "size_z": 20, "exhaustiveness": 1}}});
+    let mut preview = grid.clone();
+    preview["confirm"] = json!(false);
+    let shown = s.ok("start_campaign", preview).await;
+    assert_eq!(shown["started"], false, "{shown:#}");
+    assert_eq!(shown["items"], 4, "{shown:#}");
+    assert_eq!(s.run_dirs(), 0, "a preview starts nothing");
+    let started = s.ok("start_campaign", grid).await;
+    assert_eq!(started["started"], true, "{started:#}");
+    let campaign_id = started["campaign_id"].as_str().unwrap().to_string();
+    let mut done = Value::Null;
+    for _ in 0..40 {
+        done = s
+            .ok(
+                "get_campaign_result",
+                json!({"campaign_id": campaign_id, "wait_s": 15}),
+            )
+            .await;
+        if done["terminal"] == true {
+            break;
+        }
+    }
+    assert_eq!(done["counts"]["succeeded"], 4, "{done:#}");
+    let status = s
+        .ok("get_campaign_status", json!({"campaign_id": campaign_id}))
+        .await;
+    let mut seen = Vec::new();
+    for item in status["items"]["items"].as_array().unwrap() {
+        let run_id = item["run_id"].as_str().unwrap();
+        let result = s
+            .ok("get_run_result", json!({"run_id": run_id, "wait_s": 0}))
+            .await["result"]
+            .clone();
+        let ligand = result["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"] == "ligand")
+            .unwrap()["files"][0]["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let best = affinities(&result)[0];
+        assert!(best < -1.0, "{result:#}");
+        seen.push(ligand);
+    }
+    seen.sort();
+    let mut want: Vec<String> = [
+        "aspirin.pdbqt",
+        "aspirin.pdbqt",
+        "ibuprofen.pdbqt",
+        "ibuprofen.pdbqt",
+    ]
+    .iter()
+    .map(|f| scimcp_core::hash::sha256_hex(&fs_err::read(ex.join(f)).unwrap()))
+    .collect();
+    want.sort();
+    assert_eq!(seen, want, "each ligand twice, once per seed");
+}
+
+#[tokio::test]
 async fn a_vina_box_far_from_the_receptor_fails_with_the_reason() {
     if !have(&["vina"]) {
         return;
