@@ -10,7 +10,7 @@
 mod fits;
 mod resource;
 mod sequences;
-mod structure;
+pub(crate) mod structure;
 mod text;
 
 use std::io::{BufRead, BufReader, Read};

@@ -20,6 +20,8 @@ use serde::Serialize;
 const SHOWN_CHAINS: usize = 100;
 /// Longest line kept of a PDBQT file; the rest of a longer line is skipped.
 const MAX_LINE: usize = 1024;
+/// The largest PDB or mmCIF file handed to pdbtbx.
+const MAX_PDBTBX_BYTES: u64 = 64 << 20;
 
 /// What a PDB, PDBQT or mmCIF file holds.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -156,6 +158,22 @@ fn autodock_element(kind: &str) -> String {
     element_case(kind)
 }
 
+/// A PDB atom line's element: columns 77-78, else the atom name's first two columns
+/// (where PDB right-justifies the element symbol).
+fn pdb_element(line: &str) -> String {
+    let given = line.get(76..78).unwrap_or_default().trim();
+    if !given.is_empty() {
+        return element_case(given);
+    }
+    let name = line.get(12..14).unwrap_or_default();
+    element_case(
+        &name
+            .chars()
+            .filter(char::is_ascii_alphabetic)
+            .collect::<String>(),
+    )
+}
+
 /// `CL` → `Cl`.
 fn element_case(symbol: &str) -> String {
     let mut chars = symbol.trim().chars();
@@ -199,6 +217,18 @@ fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<b
 
 /// A PDBQT file by its fixed columns.
 pub fn pdbqt(reader: &mut impl BufRead) -> Result<StructureFacts, String> {
+    by_columns(reader, true)
+}
+
+/// A PDB file by its fixed columns (what a PDB file too large for pdbtbx gets).
+pub fn pdb_by_columns(reader: &mut impl BufRead) -> Result<StructureFacts, String> {
+    by_columns(reader, false)
+}
+
+/// PDB or PDBQT atom records by their fixed columns, streamed: the element from PDB's
+/// columns 77-78 (else the atom name's first two columns) or from PDBQT's AutoDock type.
+fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, String> {
+    let format = if pdbqt { "PDBQT" } else { "PDB" };
     let mut tally = Tally::default();
     let mut models = 0u64;
     let mut torsions = None;
@@ -242,8 +272,9 @@ pub fn pdbqt(reader: &mut impl BufRead) -> Result<StructureFacts, String> {
             let chain = line.get(21..22).unwrap_or_default().trim();
             let residue = line.get(17..27).unwrap_or_default();
             let element = match autodock_columns(line) {
-                Some((_, kind)) => autodock_element(kind),
-                None => {
+                Some((_, kind)) if pdbqt => autodock_element(kind),
+                _ if !pdbqt => pdb_element(line),
+                _ => {
                     return Err(format!(
                         "line {number}: no AutoDock atom type in columns 78-79 (a PDBQT atom line has its partial charge in 71-76 and its type in 78-79); prepare the file with Open Babel or Meeko, or name it .pdb if it is PDB"
                     ));
@@ -255,10 +286,9 @@ pub fn pdbqt(reader: &mut impl BufRead) -> Result<StructureFacts, String> {
         }
     }
     if !saw_atoms {
-        return Err(
-            "no ATOM or HETATM record found; a PDBQT file lists its atoms on ATOM/HETATM lines"
-                .to_string(),
-        );
+        return Err(format!(
+            "no ATOM or HETATM record found; a {format} file lists its atoms on ATOM/HETATM lines"
+        ));
     }
     Ok(tally.facts(models.max(1), torsions))
 }
@@ -267,9 +297,26 @@ pub fn pdbqt(reader: &mut impl BufRead) -> Result<StructureFacts, String> {
 /// pdbtbx refuses, even when loose, a file whose models' atoms differ in serial number or
 /// name (every mmCIF ensemble from the PDB numbers atoms across models), so the models
 /// are counted here from the records instead.
+///
+/// pdbtbx holds the whole structure (a few times the file's size), so a file above
+/// [`MAX_PDBTBX_BYTES`] is read by its columns when it is PDB, and refused when mmCIF.
 pub fn with_pdbtbx(reader: &mut impl BufRead, mmcif: bool) -> Result<StructureFacts, String> {
     let mut bytes = Vec::new();
-    reader.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    reader
+        .by_ref()
+        .take(MAX_PDBTBX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_PDBTBX_BYTES {
+        if mmcif {
+            return Err(format!(
+                "mmCIF files above {} MiB are not described (the whole structure would be held in memory); inspect an extract, e.g. one model or chain",
+                MAX_PDBTBX_BYTES >> 20
+            ));
+        }
+        let mut rest = std::io::BufReader::new(std::io::Cursor::new(bytes).chain(reader));
+        return pdb_by_columns(&mut rest);
+    }
     let models = if mmcif {
         mmcif_models(&bytes)
     } else {

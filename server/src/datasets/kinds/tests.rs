@@ -389,3 +389,36 @@ fn artifacts_of_known_kinds_get_their_facts_only_when_unchanged() {
     let text_sha = scimcp_core::hash::sha256_hex(b"hello\n");
     assert!(artifact_facts(uri, dir.path(), "notes.txt", 6, &text_sha).is_none());
 }
+
+#[test]
+fn pdb_by_columns_agrees_with_pdbtbx() {
+    let bytes = fixture("receptor.pdb");
+    let by_columns = structure::pdb_by_columns(&mut &bytes[..]).unwrap();
+    let pdbtbx = facts("receptor.pdb", &bytes).unwrap().structure.unwrap();
+    assert_eq!(by_columns, pdbtbx);
+    // No element columns: the element comes from the atom name (`CA` of calcium, ` C` of a
+    // carbon).
+    let lines = "HETATM    1 CA    CA A 101       1.000   2.000   3.000  1.00  0.00\n\
+                 ATOM      2  CA  GLY A   1       4.000   5.000   6.000  1.00  0.00\n";
+    let s = structure::pdb_by_columns(&mut lines.as_bytes()).unwrap();
+    let elements: Vec<(&str, u64)> = s.elements.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(elements, [("C", 1), ("Ca", 1)]);
+}
+
+#[test]
+fn hostile_structures_and_sequences_give_errors_naming_the_format() {
+    let junk: Vec<u8> = (0..20_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    for name in ["x.pdb", "x.cif", "x.pdbqt", "x.fasta", "x.fastq"] {
+        match facts(name, &junk) {
+            Err(e) => assert_eq!(
+                e.format,
+                name.rsplit_once('.').unwrap().1.replace("cif", "mmcif")
+            ),
+            Ok(f) => panic!("{name}: junk was described: {f:?}"),
+        }
+    }
+    // A FASTQ record whose lines never end is read to the end of the (bounded) input, once.
+    let mut long = b"@r\n".to_vec();
+    long.extend(std::iter::repeat_n(b'A', 2_000_000));
+    assert!(facts("long.fq", &long).is_err());
+}
