@@ -1,6 +1,7 @@
 //! The gate bites: a changed byte, a changed model parameter, a workflow without a scenario,
-//! a drifted snapshot, a metric moved by a millionth and a changed label each fail
-//! `scimcp-parity check`, naming the scenario and the difference; and the checked-in
+//! a drifted snapshot, a metric moved by a millionth, a changed label and a changed byte of
+//! a CLI's stdout result (MAFFT's alignment) each fail `scimcp-parity check`, naming the
+//! scenario and the difference; and the checked-in
 //! evidence holds when both paths run another CPU's kernels. Every test works on temporary
 //! copies (`--scenarios`, `--snapshots`, `--adapters`), so the checked-in files are never
 //! modified.
@@ -422,4 +423,92 @@ fn missing_scenarios_exit_1_with_a_hint() {
     error: [TMP]/no scenarios is not a directory
       hint: pass --scenarios DIR
     ");
+}
+
+/// Is `program` on PATH? Without it a science-CLI test skips, unless
+/// `SCIMCP_REQUIRE_SCIENCE_CLIS` is set (`.ci/run` sets it), which makes that a failure.
+fn on_path(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|d| d.join(program).is_file()) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("SCIMCP_REQUIRE_SCIENCE_CLIS").is_none(),
+        "SCIMCP_REQUIRE_SCIENCE_CLIS is set but {program} is not on PATH (scripts/science-clis.sh)"
+    );
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("SKIPPED: {program} is not on PATH (scripts/science-clis.sh installs it)");
+    }
+    false
+}
+
+/// A CLI whose result is its stdout: the gate compares the server's stdout artifact with the
+/// scientist's redirect byte for byte, so one flipped byte of the direct side's alignment
+/// fails the check; and a scenario whose request names an input file that is not there is
+/// refused before anything runs.
+#[test]
+fn a_stdout_alignment_is_compared_byte_for_byte_and_a_missing_input_is_refused() {
+    if !on_path("mafft") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let snapshots = tmp.path().join("snapshots");
+    copy_dir(&workspace().join("parity/snapshots"), &snapshots);
+    let dir = snapshots.to_str().unwrap();
+    let out = parity(
+        &[
+            "check",
+            "--scenario",
+            "mafft_align_auto",
+            "--snapshots",
+            dir,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("snapshot matched"), "{}", text(&out));
+    let out = parity(
+        &[
+            "check",
+            "--scenario",
+            "mafft_align_auto",
+            "--snapshots",
+            dir,
+        ],
+        Some("mafft_align_auto"),
+    );
+    assert_refused(
+        &out,
+        &[
+            "FAIL  mafft_align_auto",
+            "flipped one byte of the direct side's alignment.fasta",
+            "parity: artifacts[alignment.fasta].sha256: direct",
+        ],
+    );
+
+    let scenarios = tmp.path().join("scenarios");
+    copy_dir(&workspace().join("parity/scenarios"), &scenarios);
+    let path = scenarios.join("mafft_align_auto.toml");
+    let toml = fs_err::read_to_string(&path).unwrap().replace(
+        "mafft/examples/ubiquitin-like.fasta\" }",
+        "mafft/examples/gone.fasta\" }",
+    );
+    fs_err::write(&path, toml).unwrap();
+    let out = parity(
+        &[
+            "check",
+            "--scenario",
+            "mafft_align_auto",
+            "--scenarios",
+            scenarios.to_str().unwrap(),
+            "--snapshots",
+            dir,
+        ],
+        None,
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("request.inputs.sequences"), "{all}");
+    assert!(all.contains("mafft/examples/gone.fasta"), "{all}");
 }
