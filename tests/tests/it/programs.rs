@@ -473,3 +473,66 @@ async fn the_doctor_fails_a_missing_program_with_its_remedy_and_passes_present_o
         "{finding}"
     );
 }
+
+/// Two steps under a two-second run timeout: the second sleeps past it.
+const SLOW: &str = r#"schema_version = 1
+name = "slow"
+version = "0.1.0"
+summary = "A second step that outlives the run's timeout."
+
+[runtime]
+kind = "executable"
+executable = "cp"
+
+[programs.sleep]
+executable = "sleep"
+
+[limits]
+run_timeout_s = 2
+
+[[workflow]]
+id = "stall"
+summary = "Stage the table, then sleep past the timeout."
+parameters = "params.json"
+
+[[workflow.step]]
+id = "stage"
+argv = ["{dataset}", "staged.csv"]
+
+[[workflow.step]]
+id = "wait"
+program = "sleep"
+argv = ["60"]
+"#;
+
+#[tokio::test]
+async fn the_run_timeout_covers_every_step_and_ends_the_current_one() {
+    let s = Server::start(SLOW, "home").await;
+    let started = std::time::Instant::now();
+    let (_, result) = s.run("stall").await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(result["state"], "failed", "{result:#}");
+    assert_eq!(result["reason"], "timeout", "{result:#}");
+    assert_eq!(result["failed_step"], "wait", "{result:#}");
+    let run_dir = PathBuf::from(result["run_dir"].as_str().unwrap());
+    // The first step ran to its end before the second started.
+    assert_eq!(
+        fs_err::read_to_string(run_dir.join("work/staged.csv")).unwrap(),
+        TABLE
+    );
+    // The run's status names no live process: the sleeping step's group was ended.
+    let status = s
+        .ok("get_run_status", json!({"run_id": result["run_id"]}))
+        .await;
+    assert_eq!(status["state"], "failed", "{status:#}");
+    if let Some(pid) = status["pid"].as_u64() {
+        assert!(
+            !scimcp_e2e::process_alive(u32::try_from(pid).unwrap()),
+            "{status:#}"
+        );
+    }
+}
