@@ -63,7 +63,8 @@ pub struct StartCampaignRequest {
     /// at most max_concurrent_runs of all runs), on Slurm the job array's throttle.
     pub max_concurrent: u32,
     /// Columns of the summary table, `artifact.key` among the workflow's declared
-    /// `json_keys` (default: every key of the first artifact that declares some).
+    /// `json_keys`, or `<from>.<id>` of its metrics (default: every key of the first
+    /// artifact that declares some, else every single-valued metric).
     #[serde(default)]
     pub metrics: Option<Vec<String>>,
     /// The `preview_id` of the preview the person approved; required with `confirm: true`

@@ -166,8 +166,9 @@ fn items_of(req: &StartCampaignRequest) -> Result<Vec<CampaignItem>, ToolError> 
     Ok(items)
 }
 
-/// The summary table's columns: those asked for, each a declared `json_keys` entry, or
-/// every key of the first artifact that declares some.
+/// The summary table's columns: those asked for, each a declared `json_keys` entry or
+/// `[[workflow.metric]]` (`<from>.<id>`); by default every key of the first artifact that
+/// declares some, else every metric that reports one value (not `all`).
 fn columns_of(ctx: &ServerContext, req: &StartCampaignRequest) -> Result<Vec<String>, ToolError> {
     let workflow = ctx.adapter.workflow(&req.workflow).ok_or_else(|| {
         ToolError::new(
@@ -185,6 +186,7 @@ fn columns_of(ctx: &ServerContext, req: &StartCampaignRequest) -> Result<Vec<Str
         .artifacts
         .iter()
         .flat_map(|a| a.json_keys.iter().map(move |k| format!("{}.{k}", a.id)))
+        .chain(workflow.metrics.iter().map(|m| format!("{}.{}", m.from, m.id)))
         .collect();
     match &req.metrics {
         Some(asked) => {
@@ -209,7 +211,14 @@ fn columns_of(ctx: &ServerContext, req: &StartCampaignRequest) -> Result<Vec<Str
                     .map(|k| format!("{}.{k}", a.id))
                     .collect()
             })
-            .unwrap_or_default()),
+            .unwrap_or_else(|| {
+                workflow
+                    .metrics
+                    .iter()
+                    .filter(|m| !m.all)
+                    .map(|m| format!("{}.{}", m.from, m.id))
+                    .collect()
+            })),
     }
 }
 

@@ -429,3 +429,70 @@ fn the_slurm_job_runner_copies_a_stdout_artifact_complete() {
         TABLE
     );
 }
+
+/// A campaign's summary table shows the metrics read from text, by default every
+/// single-valued one (a workflow without `json_keys`), with their statistics.
+#[tokio::test]
+async fn a_campaign_table_shows_metrics_read_from_stdout() {
+    let s = Server::start(MANIFEST).await;
+    let other = s.table.with_file_name("other.csv");
+    fs_err::write(&other, "sample,value\na,3\nb,5\n").unwrap();
+    let items = json!([
+        {"dataset": s.table.display().to_string()},
+        {"dataset": other.display().to_string()},
+    ]);
+    let started = s
+        .ok(
+            "start_campaign",
+            json!({"workflow": "show", "items": items, "max_concurrent": 2, "confirm": true}),
+        )
+        .await;
+    assert_eq!(started["started"], true, "{started:#}");
+    let campaign_id = started["campaign_id"].as_str().unwrap().to_string();
+    let mut done = Value::Null;
+    for _ in 0..20 {
+        done = s
+            .ok(
+                "get_campaign_result",
+                json!({"campaign_id": campaign_id, "wait_s": 15}),
+            )
+            .await;
+        if done["terminal"] == true {
+            break;
+        }
+    }
+    assert_eq!(done["counts"]["succeeded"], 2, "{done:#}");
+    let table = &done["table"];
+    assert_eq!(
+        table["columns"],
+        json!(["copy.first_value", "stdout.b_value"]),
+        "{done:#}"
+    );
+    let mut rows: Vec<Value> = table["rows"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["values"].clone())
+        .collect();
+    rows.sort_by_key(|v| v[0].as_i64());
+    assert_eq!(rows, [json!([1, 2]), json!([3, 5])]);
+    let b = table["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["column"] == "stdout.b_value")
+        .unwrap();
+    assert_eq!(
+        (b["min"].as_f64(), b["max"].as_f64()),
+        (Some(2.0), Some(5.0))
+    );
+    // A list-valued metric may be asked for by name; an unknown one is refused with the list.
+    let refused = scimcp_e2e::harness::err_on(
+        &s.session,
+        "start_campaign",
+        json!({"workflow": "show", "items": [{"dataset": s.table.display().to_string()}],
+               "max_concurrent": 1, "metrics": ["stdout.nope"]}),
+    )
+    .await;
+    assert!(refused.to_string().contains("copy.values"), "{refused:#}");
+}
