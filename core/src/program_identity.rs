@@ -95,7 +95,7 @@ fn candidates(dir: &Path, name: &str) -> Vec<PathBuf> {
 }
 
 fn is_executable(p: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(p) else {
+    let Ok(meta) = fs_err::metadata(p) else {
         return false;
     };
     if !meta.is_file() {

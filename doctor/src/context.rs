@@ -337,9 +337,7 @@ impl Context {
             .iter()
             .filter(|a| a.ends_with(".toml") || a.contains(['/', '\\']))
             .map(PathBuf::from)
-            .find(|p| {
-                scimcp_core::manifest::load_file(p).is_ok_and(|a| a.manifest.name == adapter)
-            })
+            .find(|p| scimcp_core::manifest::load_file(p).is_ok_and(|a| a.manifest.name == adapter))
     }
 
     /// The runtime probe (interpreter version, pinned distributions, package identity), run

@@ -236,8 +236,15 @@ impl RunManager {
             }
         };
         *live.logs.lock().expect("logs lock") = Some((stdout_log.clone(), stderr_log.clone()));
-        self.run_steps(dir, live, v, &paths, (stdout_log, stderr_log), &mut cancel_rx)
-            .await
+        self.run_steps(
+            dir,
+            live,
+            v,
+            &paths,
+            (stdout_log, stderr_log),
+            &mut cancel_rx,
+        )
+        .await
     }
 
     fn finish(
@@ -348,14 +355,9 @@ impl RunManager {
         let mut bytes = serde_json::to_vec_pretty(&result).expect("result serializes");
         bytes.push(b'\n');
         match publish_once(&dir.join("result.json"), &bytes) {
-            Ok(()) => write_run_manifest(
-                dir,
-                v,
-                &result,
-                &bytes,
-                runtime,
-                (input_now, &inputs_now),
-            ),
+            Ok(()) => {
+                write_run_manifest(dir, v, &result, &bytes, runtime, (input_now, &inputs_now))
+            }
             Err(e) => tracing::error!(
                 run_id = result.run_id,
                 "cannot publish the run's result: {e}"

@@ -302,8 +302,14 @@ impl RunManager {
                 "resolve the blockers (get_environment shows the runtime), then start again",
             ));
         }
-        if let Some(refusal) = crate::plan_steps::executor_refusal(&validation.plan, self.executor.slurm().is_some()) {
-            return Err(ToolError::new(ErrorCode::NotReady, refusal.message, "run this workflow on a server with the local executor"));
+        if let Some(refusal) =
+            crate::plan_steps::executor_refusal(&validation.plan, self.executor.slurm().is_some())
+        {
+            return Err(ToolError::new(
+                ErrorCode::NotReady,
+                refusal.message,
+                "run this workflow on a server with the local executor",
+            ));
         }
         // Checked and inserted under one lock so concurrent starts cannot overshoot: this
         // process's lock, and the runs directory's start lock for servers sharing it.

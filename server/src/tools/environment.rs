@@ -108,7 +108,11 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
         scimcp_core::RuntimeKind::Executable => None,
     };
     let programs = ctx.runtime.programs();
-    let program_problems: Vec<String> = programs.problems().iter().map(ToString::to_string).collect();
+    let program_problems: Vec<String> = programs
+        .problems()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let mismatches: Vec<Mismatch> = scimcp_core::pins::applicable(&rt.requirements)
         .into_iter()
         .filter_map(|pin| {
