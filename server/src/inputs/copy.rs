@@ -162,7 +162,7 @@ mod tests {
         let work2 = root.join("work2");
         fs_err::create_dir(&work2).unwrap();
         fs_err::write(root.join("lig.pdbqt"), "ATOX").unwrap();
-        let e = copy_inputs(&work2, &[ok.clone()], 100).unwrap_err();
+        let e = copy_inputs(&work2, std::slice::from_ref(&ok), 100).unwrap_err();
         assert_eq!(e.code, ErrorCode::DatasetChanged);
         assert_eq!(e.field.as_deref(), Some("inputs.ligand"));
         // Swapped for a link after validation: refused by the confined open.
