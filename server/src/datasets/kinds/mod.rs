@@ -170,7 +170,7 @@ pub fn media_types(file_name: &str) -> Vec<&'static str> {
 pub fn sniff(file_name: &str, head: &[u8]) -> Format {
     match by_name(file_name) {
         // `.xml`, `.txt`, `.log` say little: what is inside decides.
-        Some(f) if f.kind == FileKind::File && f.media_type.starts_with("text/") || f == XML => {
+        Some(f) if (f.kind == FileKind::File && f.media_type.starts_with("text/")) || f == XML => {
             by_content(head).unwrap_or(f)
         }
         Some(f) => f,
