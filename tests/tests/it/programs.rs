@@ -136,6 +136,11 @@ struct Server {
 impl Server {
     /// A server on `manifest`, its `SCIMCP_HOME` under a directory named `home_name`.
     async fn start(manifest: &str, home_name: &str) -> Server {
+        Self::start_with(manifest, home_name, &[]).await
+    }
+
+    /// [`Server::start`] with more `scimcp serve` arguments.
+    async fn start_with(manifest: &str, home_name: &str, extra: &[String]) -> Server {
         let root = tempfile::Builder::new()
             .prefix("scimcp-programs-")
             .tempdir()
@@ -150,13 +155,15 @@ impl Server {
         fs_err::create_dir_all(&adapter_dir).unwrap();
         fs_err::write(adapter_dir.join("adapter.toml"), manifest).unwrap();
         fs_err::write(adapter_dir.join("params.json"), PARAMS).unwrap();
+        let mut args = vec![
+            "serve".to_string(),
+            "--adapter".into(),
+            adapter_dir.join("adapter.toml").display().to_string(),
+        ];
+        args.extend(extra.iter().cloned());
         let session = McpSession::spawn(
             &scimcp_e2e::sibling_binary("scimcp").unwrap(),
-            &[
-                "serve".to_string(),
-                "--adapter".into(),
-                adapter_dir.join("adapter.toml").display().to_string(),
-            ],
+            &args,
             &[
                 ("SCIMCP_HOME".to_string(), home.display().to_string()),
                 ("SCIMCP_LOG".to_string(), "warn".to_string()),
@@ -535,4 +542,68 @@ async fn the_run_timeout_covers_every_step_and_ends_the_current_one() {
             "{status:#}"
         );
     }
+}
+
+/// A python runtime with a console script as a second program.
+const PYTHON_SCRIPTS: &str = r#"schema_version = 1
+name = "pyscripts"
+version = "0.1.0"
+summary = "A python runtime whose package also installs a console script."
+
+[runtime]
+kind = "python"
+python = ">=3.8"
+package = "refsci"
+launch = ["-m", "refsci"]
+
+[programs.cli]
+executable = "refsci"
+provided_by = { pip = "refsci" }
+
+[[workflow]]
+id = "plain"
+summary = "The interpreter with the runtime's launch arguments."
+parameters = "params.json"
+argv = ["describe", "{dataset}"]
+
+[[workflow]]
+id = "script"
+summary = "The package's console script, found beside the interpreter."
+parameters = "params.json"
+program = "cli"
+argv = ["describe", "{dataset}"]
+"#;
+
+#[tokio::test]
+async fn a_python_runtime_finds_a_console_script_beside_its_interpreter_first() {
+    let python = scimcp_e2e::dev_python().unwrap();
+    let script = python.parent().unwrap().join("refsci");
+    assert!(
+        script.is_file(),
+        "the development runtime installs the refsci console script"
+    );
+    let s = Server::start_with(
+        PYTHON_SCRIPTS,
+        "home",
+        &["--python".to_string(), python.display().to_string()],
+    )
+    .await;
+    // The interpreter's workflow keeps the python plan shape: no programs, launch first.
+    let plain = s.ok("validate_analysis", s.request("plain")).await;
+    assert_eq!(plain["ready"], true, "{plain:#}");
+    assert!(plain["plan"].get("programs").is_none(), "{plain:#}");
+    assert_eq!(plain["plan"]["args"][0], "-m");
+    // The console script is the one in the interpreter's scripts directory, with its own
+    // (empty) launch arguments, bound by hash.
+    let v = s.ok("validate_analysis", s.request("script")).await;
+    assert_eq!(v["ready"], true, "{v:#}");
+    let resolved = std::path::absolute(&script).unwrap();
+    assert_eq!(
+        v["plan"]["program"],
+        resolved.display().to_string(),
+        "{v:#}"
+    );
+    assert_eq!(v["plan"]["args"], json!(["describe", "inputs/table.csv"]));
+    assert_eq!(v["plan"]["programs"][0]["id"], "cli");
+    assert_eq!(v["plan"]["programs"][0]["sha256"], sha256(&resolved));
 }
