@@ -263,6 +263,25 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_plan_without_outputs_read_from_text_serializes_as_before() {
+        let plan = plan_with(
+            vec![artifact("a", ArtifactBase::Output, "a.csv", None)],
+            &[],
+        );
+        let value = serde_json::to_value(&plan).unwrap();
+        assert!(
+            value.get("metrics").is_none() && value.get("requires").is_none(),
+            "{value}"
+        );
+        let a = &value["artifacts"][0];
+        assert!(
+            a.get("step").is_none() && a.get("allow_empty").is_none(),
+            "{a}"
+        );
+        assert!(a.get("base").is_none(), "{a}");
+    }
+
+    #[test]
     fn copies_go_to_the_step_the_artifact_names_or_the_last() {
         let work = Path::new("w");
         let plan = plan_with(

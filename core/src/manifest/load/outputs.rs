@@ -541,6 +541,31 @@ absent = 'WARNING'
         assert!(!canonical.contains("allow_empty"), "{canonical}");
     }
 
+    /// The adapters written before these keys keep their canonical form, so their manifest,
+    /// request and plan hashes stay what their parity evidence recorded.
+    #[test]
+    fn adapters_without_the_keys_keep_their_canonical_form() {
+        for name in ["refsci", "geochemistrypi"] {
+            let a = crate::manifest::load_embedded(name).unwrap().unwrap();
+            let canonical: serde_json::Value = serde_json::from_str(a.canonical_json()).unwrap();
+            for wf in canonical["workflow"].as_array().unwrap() {
+                assert!(
+                    wf.get("metric").is_none() && wf.get("require").is_none(),
+                    "{name}"
+                );
+                for artifact in wf["artifact"].as_array().unwrap() {
+                    for key in ["step", "allow_empty"] {
+                        assert!(artifact.get(key).is_none(), "{name}: {artifact}");
+                    }
+                    assert!(
+                        !matches!(artifact["base"].as_str(), Some("stdout" | "stderr")),
+                        "{name}: {artifact}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn bad_stream_artifacts_are_refused() {
         let e = errors(
