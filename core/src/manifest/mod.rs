@@ -22,9 +22,7 @@ pub use inputs::{
     INPUT_PLACEHOLDER_PREFIX, INPUTS_DIR, InputKind, InputSpec, input_placeholder_id,
 };
 pub use load::{load_embedded, load_file, resolve};
-pub use outputs::{
-    Comparison, MetricReader, MetricSpec, OutputSource, RequireSpec, output_regex,
-};
+pub use outputs::{Comparison, MetricReader, MetricSpec, OutputSource, RequireSpec, output_regex};
 pub use programs::{
     PACKAGE_MANAGERS, ProgramFacts, ProgramRef, ProgramSpec, RUNTIME_PROGRAM, StepSpec,
     VersionProbe, install_command, missing_program_remedy,
