@@ -344,6 +344,9 @@ async fn list_and_inspect_give_each_kind_its_facts_and_never_read_one_as_csv() {
             .starts_with("<VOTABLE"),
         "{v:#}"
     );
+    assert_eq!(v["file"]["votable"]["rows"], 2, "{v:#}");
+    assert_eq!(v["file"]["votable"]["fields"][0]["name"], "ra");
+    assert_eq!(v["file"]["votable"]["fields"][1]["unit"], "deg");
 
     // A table is still a table.
     let t = s.inspect("notes.csv").await;

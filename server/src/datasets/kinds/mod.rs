@@ -12,6 +12,7 @@ mod resource;
 mod sequences;
 pub(crate) mod structure;
 mod text;
+mod votable;
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -26,6 +27,7 @@ pub use resource::artifact_facts;
 pub use sequences::{Alphabet, QualityFacts, SequenceFacts};
 pub use structure::{BoundingBox, StructureFacts};
 pub use text::FileFacts;
+pub use votable::{VotableFacts, VotableField};
 
 /// Bytes looked at to recognise a file by its content.
 const SNIFF_BYTES: usize = 8192;
@@ -283,6 +285,20 @@ pub fn describe(format: Format, source: impl Read) -> Result<FileInspection, Kin
                 Some(guarded(|| structure::with_pdbtbx(&mut reader, mmcif)).map_err(fail)?);
         }
         FileKind::Fits => out.fits = Some(guarded(|| fits::describe(&mut reader)).map_err(fail)?),
+        FileKind::File if format == VOTABLE => {
+            // The XML is parsed from memory (at most 64 MiB); the lines are counted to the end.
+            let mut head = Vec::new();
+            (&mut reader)
+                .take(votable::MAX_VOTABLE_BYTES + 1)
+                .read_to_end(&mut head)
+                .map_err(|e| fail(e.to_string()))?;
+            let complete = head.len() as u64 <= votable::MAX_VOTABLE_BYTES;
+            let facts = votable::describe(&head, complete).map_err(fail)?;
+            let mut rest = BufReader::new(std::io::Cursor::new(head).chain(&mut reader));
+            let mut file = text::describe(&mut rest).map_err(fail)?;
+            file.votable = Some(facts);
+            out.file = Some(file);
+        }
         FileKind::File | FileKind::Table => {
             out.file = Some(text::describe(&mut reader).map_err(fail)?);
         }
@@ -344,6 +360,7 @@ fn invalid(reference: &str, e: &KindError) -> ToolError {
         "pdbqt" => "PDBQT",
         "mmcif" => "mmCIF",
         "fits" => "FITS",
+        "votable" => "VOTable",
         other => other,
     };
     ToolError::new(

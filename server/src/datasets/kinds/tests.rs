@@ -354,6 +354,26 @@ fn other_files_say_whether_text_and_show_safe_first_lines() {
         "{:?}",
         file.first_lines
     );
+    let vot = file.votable.unwrap();
+    assert_eq!((vot.tables, vot.rows, vot.complete), (1, 2, true));
+    let fields: Vec<(&str, Option<&str>, Option<&str>)> = vot
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.datatype.as_deref(), f.unit.as_deref()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("ra", Some("double"), Some("deg")),
+            ("dec", Some("double"), Some("deg"))
+        ]
+    );
+    // Broken XML behind a VOTable name: refused naming the place.
+    let e = facts("bad.vot", b"<VOTABLE><TABLE></FIELD></VOTABLE>").unwrap_err();
+    assert!(e.message.contains("not well-formed XML"), "{e}");
+    // XML that is not a VOTable.
+    let e = facts("x.vot", b"<?xml version='1.0'?><a/>").unwrap_err();
+    assert!(e.message.contains("no VOTABLE element"), "{e}");
 
     let f = facts("notes.txt", "a\u{202e}b\x1b[31m\tc\nlast".as_bytes()).unwrap();
     let file = f.file.unwrap();

@@ -23,6 +23,9 @@ pub struct FileFacts {
     /// characters removed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub first_lines: Vec<String>,
+    /// A VOTable: its tables, the first table's fields and rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub votable: Option<super::votable::VotableFacts>,
 }
 
 /// Is this (a file's first bytes) text? UTF-8 (a character cut at the end is fine), no NUL.
@@ -48,6 +51,7 @@ pub fn describe(reader: &mut impl BufRead) -> Result<FileFacts, String> {
             is_text: false,
             lines: None,
             first_lines: Vec::new(),
+            votable: None,
         });
     }
     let text = String::from_utf8_lossy(&head);
@@ -74,6 +78,7 @@ pub fn describe(reader: &mut impl BufRead) -> Result<FileFacts, String> {
         is_text: true,
         lines: Some(lines),
         first_lines,
+        votable: None,
     })
 }
 
