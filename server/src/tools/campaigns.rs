@@ -186,7 +186,12 @@ fn columns_of(ctx: &ServerContext, req: &StartCampaignRequest) -> Result<Vec<Str
         .artifacts
         .iter()
         .flat_map(|a| a.json_keys.iter().map(move |k| format!("{}.{k}", a.id)))
-        .chain(workflow.metrics.iter().map(|m| format!("{}.{}", m.from, m.id)))
+        .chain(
+            workflow
+                .metrics
+                .iter()
+                .map(|m| format!("{}.{}", m.from, m.id)),
+        )
         .collect();
     match &req.metrics {
         Some(asked) => {
