@@ -10,8 +10,7 @@ use schemars::JsonSchema;
 use scimcp_core::Adapter;
 use scimcp_core::hash::{canonical_json, canonical_sha256_of};
 use scimcp_core::manifest::{
-    ArtifactSpec, Filter, InputFileFormat, NULL, Placeholder, SuccessSpec, Template,
-    Workflow,
+    ArtifactSpec, Filter, InputFileFormat, NULL, Placeholder, SuccessSpec, Template, Workflow,
 };
 use scimcp_core::run_env::{ENV_PASSTHROUGH, FIXED_RUN_ENV};
 use serde::{Deserialize, Serialize};
@@ -332,7 +331,10 @@ impl Renderer<'_> {
                     // A list input is a JSON list of its copies; one left out is null.
                     Some(p) if p.input_id().is_some() => {
                         let id = p.input_id().unwrap_or_default();
-                        match (self.input_paths(id), self.inputs.iter().find(|i| i.id == id)) {
+                        match (
+                            self.input_paths(id),
+                            self.inputs.iter().find(|i| i.id == id),
+                        ) {
                             (Some(paths), Some(i))
                                 if i.kind == scimcp_core::manifest::InputKind::Files =>
                             {
@@ -456,12 +458,14 @@ pub fn compile(
         env_passthrough: ENV_PASSTHROUGH.iter().map(|s| s.to_string()).collect(),
         working_dir: "work".into(),
         output_dir: OUTPUT_DIR.into(),
-        dataset: dataset.zip(run_path).map(|(dataset, run_path)| PlannedDataset {
-            reference: dataset.reference.clone(),
-            run_path,
-            sha256: dataset.sha256.clone(),
-            size_bytes: dataset.size_bytes,
-        }),
+        dataset: dataset
+            .zip(run_path)
+            .map(|(dataset, run_path)| PlannedDataset {
+                reference: dataset.reference.clone(),
+                run_path,
+                sha256: dataset.sha256.clone(),
+                size_bytes: dataset.size_bytes,
+            }),
         inputs: inputs.to_vec(),
         artifacts: workflow.artifacts.clone(),
         success: workflow.success.clone(),

@@ -212,23 +212,17 @@ pub struct Workflow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
     /// Values read into `reported` after the run (`[[workflow.metric]]`).
-    #[serde(
-        rename = "metric",
-        default,
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(rename = "metric", default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<super::outputs::MetricSpec>,
     /// Success predicates checked after exit 0 (`[[workflow.require]]`).
-    #[serde(
-        rename = "require",
-        default,
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(rename = "require", default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<super::outputs::RequireSpec>,
 }
 
 /// `[workflow.resources]`: CPUs, memory and wall-clock time one run asks a scheduler for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Resources {
     /// CPUs for the CLI's process (Slurm `--cpus-per-task`); default 1.
@@ -299,7 +293,9 @@ pub struct OptionSpec {
 }
 
 /// How an option's value is written on the command line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OptionFormat {
     /// `--flag VALUE` with the value as text (strings as-is, numbers in JSON form).
@@ -367,7 +363,19 @@ pub struct ArtifactSpec {
 }
 
 /// The directory an artifact's path is relative to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactBase {
     #[default]
