@@ -389,7 +389,9 @@ mod tests {
     #[test]
     fn a_hanging_step_is_stopped_with_its_children_and_named() {
         let marker = tempfile_path();
-        let script = format!("(sleep 30; touch {marker}) & echo started; sleep 30");
+        // The background child touches the marker 1 s in, long after the 0.3 s limit: it
+        // exists afterwards only if the child outlived the kill.
+        let script = format!("(sleep 1; touch {marker}) & echo started; sleep 30");
         let c = run(Step::new("the import check", sh(&script)).timeout(Duration::from_millis(300)))
             .unwrap();
         assert!(c.timed_out && !c.success());
@@ -401,7 +403,7 @@ mod tests {
                 .starts_with("the import check took longer than 0.3 s"),
             "{e}"
         );
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(1500));
         assert!(
             !std::path::Path::new(&marker).exists(),
             "the background child died too"
