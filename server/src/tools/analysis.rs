@@ -8,7 +8,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::Call;
+use super::{Call, ToolHandler};
 use crate::envelope::{ErrorCode, Issue, ToolError};
 use crate::grants::{GrantKind, Refusal};
 use crate::plan::Plan;
@@ -93,6 +93,24 @@ pub struct EstimatedResources {
     pub max_concurrent_runs: u32,
 }
 
+/// The `validate_analysis` tool.
+pub(super) struct ValidateAnalysis;
+
+impl ToolHandler for ValidateAnalysis {
+    const NAME: &'static str = "validate_analysis";
+    const DESCRIPTION: &'static str = "Check an analysis without running anything: strict parameter validation, dataset checks and hashing, readiness and blockers, and the exact plan (argv, stdin answers, expected artifacts) with its hashes and a validation id.";
+    const READ_ONLY: bool = true;
+    type Request = AnalysisRequest;
+    type Output = Validation;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: AnalysisRequest,
+    ) -> Result<Validation, ToolError> {
+        validate(ctx, call, req).await
+    }
+}
+
 pub(super) async fn validate(
     ctx: &ServerContext,
     call: &Call,
@@ -155,6 +173,24 @@ fn refused(given: &str, refusal: Refusal, validation: &Validation) -> ToolError 
         "call validate_analysis (or start_analysis without confirm) again in this session, review the new plan, then start with its validation_id",
     )
     .field("validation_id")
+}
+
+/// The `start_analysis` tool.
+pub(super) struct StartAnalysis;
+
+impl ToolHandler for StartAnalysis {
+    const NAME: &'static str = "start_analysis";
+    const DESCRIPTION: &'static str = "Start an analysis in the background after validating it again (and re-checking the dataset bytes). Returns a run id at once; then call get_run_result. Without `confirm: true` where this server requires confirmation (or with `confirm: false` anywhere) it starts nothing and returns a preview: the exact plan and command line, the expected artifacts and the estimated resources. Show the preview to the person and call again with `confirm: true` and its `validation_id` only after they agree.";
+    const READ_ONLY: bool = false;
+    type Request = StartRequest;
+    type Output = StartOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: StartRequest,
+    ) -> Result<StartOutput, ToolError> {
+        start(ctx, call, req).await
+    }
 }
 
 pub(super) async fn start(

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Call;
+use super::{Call, ToolHandler};
 use crate::campaigns::request::{
     CampaignItem, CampaignResultRequest, CampaignStatusRequest, CancelCampaignRequest,
     StartCampaignRequest,
@@ -224,6 +224,24 @@ fn columns_of(ctx: &ServerContext, req: &StartCampaignRequest) -> Result<Vec<Str
                     .map(|m| format!("{}.{}", m.from, m.id))
                     .collect()
             })),
+    }
+}
+
+/// The `start_campaign` tool.
+pub(super) struct StartCampaign;
+
+impl ToolHandler for StartCampaign {
+    const NAME: &'static str = "start_campaign";
+    const DESCRIPTION: &'static str = "Run one workflow over many items (datasets and parameter sets, given as `items` or a `grid` to expand) as one tracked campaign, at most `max_concurrent` items at once (locally through the run queue, on Slurm as one job array). Every item is validated first: one invalid item starts nothing, and every problem is reported with its item index. Failing items do not stop the others. Plan-then-confirm as for start_analysis: without `confirm: true` where confirmation is required (or with `confirm: false`) it validates and previews only; confirm with the preview's `preview_id`.";
+    const READ_ONLY: bool = false;
+    type Request = StartCampaignRequest;
+    type Output = StartCampaignOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: StartCampaignRequest,
+    ) -> Result<StartCampaignOutput, ToolError> {
+        start(ctx, call, req).await
     }
 }
 
@@ -499,6 +517,24 @@ pub(super) async fn start(
     ))
 }
 
+/// The `get_campaign_status` tool.
+pub(super) struct GetCampaignStatus;
+
+impl ToolHandler for GetCampaignStatus {
+    const NAME: &'static str = "get_campaign_status";
+    const DESCRIPTION: &'static str = "A campaign's state, its counts per state, and its items (paged) with each item's run, state and reason.";
+    const READ_ONLY: bool = true;
+    type Request = CampaignStatusRequest;
+    type Output = CampaignStatusOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        req: CampaignStatusRequest,
+    ) -> Result<CampaignStatusOutput, ToolError> {
+        status(ctx, req)
+    }
+}
+
 pub(super) fn status(
     ctx: &ServerContext,
     req: CampaignStatusRequest,
@@ -524,6 +560,24 @@ pub(super) fn status(
         counts: c,
         items: Page::of(&items, req.offset, limit),
     })
+}
+
+/// The `get_campaign_result` tool.
+pub(super) struct GetCampaignResult;
+
+impl ToolHandler for GetCampaignResult {
+    const NAME: &'static str = "get_campaign_result";
+    const DESCRIPTION: &'static str = "Wait up to `wait_s` seconds (at most 300; by default as long as this client lets one call run, less a margin) for a campaign to end (a pending answer has `retry_after_s`: call again then); returns each item's run and state with a summary table of the workflow's declared metrics (rows paged; count, min, max and mean per column) and, for failed items, their reason and error.";
+    const READ_ONLY: bool = true;
+    type Request = CampaignResultRequest;
+    type Output = CampaignResultOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: CampaignResultRequest,
+    ) -> Result<CampaignResultOutput, ToolError> {
+        result(ctx, call, req).await
+    }
 }
 
 pub(super) async fn result(
@@ -573,6 +627,24 @@ pub(super) async fn result(
             });
         }
         tokio::time::sleep(RESULT_POLL.min(wait.saturating_sub(begun.elapsed()))).await;
+    }
+}
+
+/// The `cancel_campaign` tool.
+pub(super) struct CancelCampaign;
+
+impl ToolHandler for CancelCampaign {
+    const NAME: &'static str = "cancel_campaign";
+    const DESCRIPTION: &'static str = "Cancel a campaign: items not started never start, queued and running items are cancelled (their process trees ended, or their Slurm tasks scancelled). Plan-then-confirm as for cancel_run.";
+    const READ_ONLY: bool = false;
+    type Request = CancelCampaignRequest;
+    type Output = CancelCampaignOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: CancelCampaignRequest,
+    ) -> Result<CancelCampaignOutput, ToolError> {
+        cancel(ctx, call, req).await
     }
 }
 

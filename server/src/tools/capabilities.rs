@@ -1,9 +1,12 @@
 //! `get_capabilities`.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use scimcp_core::hash::canonical_sha256;
 use serde::Serialize;
 
+use super::{Call, ToolHandler};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::request::CapabilitiesRequest;
 use crate::server::ServerContext;
@@ -98,6 +101,24 @@ pub struct CapabilitiesOutput {
     pub workflows: Vec<WorkflowInfo>,
     /// Prefix of built-in dataset references.
     pub builtin_dataset_prefix: String,
+}
+
+/// The `get_capabilities` tool.
+pub(super) struct GetCapabilities;
+
+impl ToolHandler for GetCapabilities {
+    const NAME: &'static str = "get_capabilities";
+    const DESCRIPTION: &'static str = "What this server can run: the adapter, its workflows with their parameter schemas and artifacts, limits and runtime readiness. Pass `workflow` to get one workflow's exact schema and its hash.";
+    const READ_ONLY: bool = true;
+    type Request = CapabilitiesRequest;
+    type Output = CapabilitiesOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        req: CapabilitiesRequest,
+    ) -> Result<CapabilitiesOutput, ToolError> {
+        get(ctx, req).await
+    }
 }
 
 pub(super) async fn get(

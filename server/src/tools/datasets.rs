@@ -1,8 +1,11 @@
 //! `list_datasets` and `inspect_dataset`.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::{Call, ToolHandler};
 use crate::datasets::kinds::{self, FileKind};
 use crate::datasets::{ColumnInfo, DatasetEntry, ResolvedDataset};
 use crate::envelope::ToolError;
@@ -63,6 +66,24 @@ pub struct InspectOutput {
     pub file: Option<kinds::FileFacts>,
 }
 
+/// The `list_datasets` tool.
+pub(super) struct ListDatasets;
+
+impl ToolHandler for ListDatasets {
+    const NAME: &'static str = "list_datasets";
+    const DESCRIPTION: &'static str = "Data files the server may read: the adapter's built-in datasets (`builtin:<id>`) and the files at the top of the allowed directories whose format a workflow accepts (tables for workflows that read a dataset, the formats of named inputs), each with its kind and the inputs that accept it. Pass a `reference` as `dataset` or as an input.";
+    const READ_ONLY: bool = true;
+    type Request = DatasetsRequest;
+    type Output = DatasetsOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        req: DatasetsRequest,
+    ) -> Result<DatasetsOutput, ToolError> {
+        list(ctx, req).await
+    }
+}
+
 pub(super) async fn list(
     ctx: &ServerContext,
     req: DatasetsRequest,
@@ -79,6 +100,24 @@ pub(super) async fn list(
             .collect(),
         notes,
     })
+}
+
+/// The `inspect_dataset` tool.
+pub(super) struct InspectDataset;
+
+impl ToolHandler for InspectDataset {
+    const NAME: &'static str = "inspect_dataset";
+    const DESCRIPTION: &'static str = "What one data file is and holds, with its size and SHA-256: its `kind` and format (by extension, then content), and for a table its columns (inferred types, missing counts), rows and first rows; for FASTA/FASTQ the records, lengths and alphabet; for PDB/PDBQT/mmCIF the models, chains, residues, atoms, elements and bounding box; for FITS every HDU's type, shape and header keys; for any other file whether it is text and its first lines. A non-table is never read as CSV.";
+    const READ_ONLY: bool = true;
+    type Request = InspectRequest;
+    type Output = InspectOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        req: InspectRequest,
+    ) -> Result<InspectOutput, ToolError> {
+        inspect(ctx, req).await
+    }
 }
 
 pub(super) async fn inspect(

@@ -1,9 +1,13 @@
 //! `get_environment`.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::{Call, ToolHandler};
 use crate::envelope::ToolError;
+use crate::request::NoArguments;
 use crate::runtime::RuntimeProbe;
 use crate::server::ServerContext;
 
@@ -98,6 +102,24 @@ pub(super) async fn executor_report(ctx: &ServerContext) -> ExecutorReport {
     ExecutorReport {
         kind: executor.kind().to_string(),
         cluster,
+    }
+}
+
+/// The `get_environment` tool.
+pub(super) struct GetEnvironment;
+
+impl ToolHandler for GetEnvironment {
+    const NAME: &'static str = "get_environment";
+    const DESCRIPTION: &'static str = "The scientific runtime: interpreter and version, installed versions of the pinned requirements (with mismatches), the adapter package's identity hash, and where runs execute (local, or a Slurm cluster with its partitions and limits).";
+    const READ_ONLY: bool = true;
+    type Request = NoArguments;
+    type Output = EnvironmentOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        _req: NoArguments,
+    ) -> Result<EnvironmentOutput, ToolError> {
+        get(ctx).await
     }
 }
 

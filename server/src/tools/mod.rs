@@ -1,6 +1,14 @@
 //! The fifteen MCP tools: their catalog (names, descriptions, input and output schemas,
 //! annotations) and the dispatcher that parses arguments strictly and wraps every answer
 //! in structured content or the one error envelope.
+//!
+//! Each tool is defined once, as a `ToolHandler` next to the function that serves it
+//! (name, description, annotations, request and output types, handler); `TOOLS` lists
+//! them, and the catalog, [`TOOL_NAMES`] and [`dispatch`] are all derived from that one
+//! table, so a tool cannot be listed without being dispatched. Adding a tool: implement
+//! `ToolHandler` for a new unit type (in a new file with its `mod` line, or beside its
+//! kin), add one line to `TOOLS`, then regenerate `catalog.json` (see [`catalog`]);
+//! docs/architecture.md has the recipe.
 
 mod analysis;
 mod campaigns;
@@ -9,20 +17,19 @@ mod datasets;
 mod environment;
 mod runs;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::envelope::{ErrorCode, ToolError, parse_args};
 #[cfg(test)]
 use crate::paging::COMPACT_CEILING;
 use crate::paging::Detail;
-use crate::request::{
-    AnalysisRequest, CancelRequest, CapabilitiesRequest, DatasetsRequest, InspectRequest,
-    ListRunsRequest, LogRequest, NoArguments, ResultRequest, RunRef, StartRequest,
-};
 use crate::server::ServerContext;
 
 /// Who is calling a tool, and where to report progress.
@@ -103,24 +110,104 @@ pub use datasets::{DatasetsOutput, InspectOutput};
 pub use environment::EnvironmentOutput;
 pub use runs::{CancelOutput, LogOutput, ResultOutput, RunsOutput, StatusOutput};
 
-/// Every tool name, in catalog order.
-pub const TOOL_NAMES: &[&str] = &[
-    "get_capabilities",
-    "list_datasets",
-    "inspect_dataset",
-    "validate_analysis",
-    "start_analysis",
-    "get_run_status",
-    "get_run_result",
-    "cancel_run",
-    "list_runs",
-    "get_run_log",
-    "get_environment",
-    "start_campaign",
-    "get_campaign_status",
-    "get_campaign_result",
-    "cancel_campaign",
+/// One MCP tool, defined in one place: its name, description and annotations, the types
+/// its arguments parse into and its answer serializes from (the catalog's schemas are
+/// generated from the same types, so they cannot drift apart), and its handler.
+///
+/// Why a table of our own rather than rmcp's `#[tool_router]`/`ToolRouter`: the router
+/// builds every schema at start-up with its own settings, where this server serves the
+/// checked-in, portable `catalog.json` (see [`catalog`]); its `Parameters<T>` answers bad
+/// arguments with its own text, not the error envelope naming the field and the allowed
+/// values ([`parse_args`]); its handlers take a `ToolCallContext` that only an rmcp session
+/// can make, where tests and in-process callers use [`dispatch`] with a [`Call`]; and the
+/// response ceiling of the requested detail view ([`respond`]) would be repeated in every
+/// handler. The table below gives the same guarantee (listed means dispatched) in a few
+/// lines, with the behaviour unchanged.
+pub(crate) trait ToolHandler: 'static {
+    /// The tool's name on `tools/list` and `tools/call`.
+    const NAME: &'static str;
+    /// What the client's model reads to choose the tool.
+    const DESCRIPTION: &'static str;
+    /// Annotated read-only and idempotent, or neither (it starts or stops runs); no tool is
+    /// destructive or open-world.
+    const READ_ONLY: bool;
+    /// The arguments, parsed strictly (unknown fields refused) before [`Self::run`].
+    type Request: DeserializeOwned + JsonSchema + Send + 'static;
+    /// The structured content of a successful answer.
+    type Output: Serialize + JsonSchema + 'static;
+    /// Serve one call.
+    fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: Self::Request,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+}
+
+type Answer<'a> = Pin<Box<dyn Future<Output = CallToolResult> + Send + 'a>>;
+
+/// A [`ToolHandler`] with its types erased, as [`TOOLS`] holds it.
+pub(crate) struct ToolDef {
+    name: &'static str,
+    definition: fn() -> Tool,
+    call: for<'a> fn(&'a Arc<ServerContext>, &'a Call, Args) -> Answer<'a>,
+}
+
+impl ToolDef {
+    const fn of<T: ToolHandler>() -> ToolDef {
+        ToolDef {
+            name: T::NAME,
+            definition: definition::<T>,
+            call: call::<T>,
+        }
+    }
+}
+
+/// The catalog entry of `T`, generated from its types.
+fn definition<T: ToolHandler>() -> Tool {
+    tool::<T::Request, T::Output>(T::NAME, T::DESCRIPTION, T::READ_ONLY)
+}
+
+/// Parse the arguments for `T`, run it, and wrap its answer (or its error) for the client.
+fn call<'a, T: ToolHandler>(ctx: &'a Arc<ServerContext>, call: &'a Call, args: Args) -> Answer<'a> {
+    Box::pin(async move {
+        let d = detail_of(&args);
+        respond(
+            async { T::run(ctx, call, parse_args(T::NAME, args)?).await }.await,
+            d,
+        )
+    })
+}
+
+/// Every tool, in catalog order: the one list the catalog, [`TOOL_NAMES`] and [`dispatch`]
+/// are derived from.
+pub(crate) const TOOLS: &[ToolDef] = &[
+    ToolDef::of::<capabilities::GetCapabilities>(),
+    ToolDef::of::<datasets::ListDatasets>(),
+    ToolDef::of::<datasets::InspectDataset>(),
+    ToolDef::of::<analysis::ValidateAnalysis>(),
+    ToolDef::of::<analysis::StartAnalysis>(),
+    ToolDef::of::<runs::GetRunStatus>(),
+    ToolDef::of::<runs::GetRunResult>(),
+    ToolDef::of::<runs::CancelRun>(),
+    ToolDef::of::<runs::ListRuns>(),
+    ToolDef::of::<runs::GetRunLog>(),
+    ToolDef::of::<environment::GetEnvironment>(),
+    ToolDef::of::<campaigns::StartCampaign>(),
+    ToolDef::of::<campaigns::GetCampaignStatus>(),
+    ToolDef::of::<campaigns::GetCampaignResult>(),
+    ToolDef::of::<campaigns::CancelCampaign>(),
 ];
+
+/// Every tool name, in catalog order (read from `TOOLS`).
+pub const TOOL_NAMES: &[&str] = &{
+    let mut names = [""; TOOLS.len()];
+    let mut i = 0;
+    while i < TOOLS.len() {
+        names[i] = TOOLS[i].name;
+        i += 1;
+    }
+    names
+};
 
 fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     name: &'static str,
@@ -331,83 +418,7 @@ const CATALOG_JSON: &str = include_str!("catalog.json");
 
 /// The tool list, generated from the request and output types (see [`catalog`]).
 pub fn generate_catalog() -> Vec<Tool> {
-    vec![
-        tool::<CapabilitiesRequest, CapabilitiesOutput>(
-            "get_capabilities",
-            "What this server can run: the adapter, its workflows with their parameter schemas and artifacts, limits and runtime readiness. Pass `workflow` to get one workflow's exact schema and its hash.",
-            true,
-        ),
-        tool::<DatasetsRequest, DatasetsOutput>(
-            "list_datasets",
-            "Data files the server may read: the adapter's built-in datasets (`builtin:<id>`) and the files at the top of the allowed directories whose format a workflow accepts (tables for workflows that read a dataset, the formats of named inputs), each with its kind and the inputs that accept it. Pass a `reference` as `dataset` or as an input.",
-            true,
-        ),
-        tool::<InspectRequest, InspectOutput>(
-            "inspect_dataset",
-            "What one data file is and holds, with its size and SHA-256: its `kind` and format (by extension, then content), and for a table its columns (inferred types, missing counts), rows and first rows; for FASTA/FASTQ the records, lengths and alphabet; for PDB/PDBQT/mmCIF the models, chains, residues, atoms, elements and bounding box; for FITS every HDU's type, shape and header keys; for any other file whether it is text and its first lines. A non-table is never read as CSV.",
-            true,
-        ),
-        tool::<AnalysisRequest, crate::validate::Validation>(
-            "validate_analysis",
-            "Check an analysis without running anything: strict parameter validation, dataset checks and hashing, readiness and blockers, and the exact plan (argv, stdin answers, expected artifacts) with its hashes and a validation id.",
-            true,
-        ),
-        tool::<StartRequest, StartOutput>(
-            "start_analysis",
-            "Start an analysis in the background after validating it again (and re-checking the dataset bytes). Returns a run id at once; then call get_run_result. Without `confirm: true` where this server requires confirmation (or with `confirm: false` anywhere) it starts nothing and returns a preview: the exact plan and command line, the expected artifacts and the estimated resources. Show the preview to the person and call again with `confirm: true` and its `validation_id` only after they agree.",
-            false,
-        ),
-        tool::<RunRef, StatusOutput>(
-            "get_run_status",
-            "The state of one run (queued, running, succeeded, partial_failure, failed, cancelled) and why it ended.",
-            true,
-        ),
-        tool::<ResultRequest, ResultOutput>(
-            "get_run_result",
-            "Wait up to `wait_s` seconds (at most 300; by default as long as this client lets one call run, less a margin: 45 s for a client whose deadline is unknown) for a run to finish, sending progress notifications (state, elapsed time) when the request carries a progress token; returns its result (artifacts with SHA-256, reported metrics, problems) or a pending receipt with `retry_after_s`: call get_run_result again then, as many times as the run needs. Cancelling this call ends the wait, not the run.",
-            true,
-        ),
-        tool::<CancelRequest, CancelOutput>(
-            "cancel_run",
-            "Stop a queued or running run: its whole process tree is ended and the run reads `cancelled`. Without `confirm: true` where this server requires confirmation (or with `confirm: false` anywhere) it cancels nothing and returns the run's status: show it to the person and call again with `confirm: true` only after they agree.",
-            false,
-        ),
-        tool::<ListRunsRequest, RunsOutput>(
-            "list_runs",
-            "Runs in this server's state directory, newest first, paged with offset and limit.",
-            true,
-        ),
-        tool::<LogRequest, LogOutput>(
-            "get_run_log",
-            "The tail of a run's stdout or stderr (bounded).",
-            true,
-        ),
-        tool::<NoArguments, EnvironmentOutput>(
-            "get_environment",
-            "The scientific runtime: interpreter and version, installed versions of the pinned requirements (with mismatches), the adapter package's identity hash, and where runs execute (local, or a Slurm cluster with its partitions and limits).",
-            true,
-        ),
-        tool::<crate::campaigns::request::StartCampaignRequest, StartCampaignOutput>(
-            "start_campaign",
-            "Run one workflow over many items (datasets and parameter sets, given as `items` or a `grid` to expand) as one tracked campaign, at most `max_concurrent` items at once (locally through the run queue, on Slurm as one job array). Every item is validated first: one invalid item starts nothing, and every problem is reported with its item index. Failing items do not stop the others. Plan-then-confirm as for start_analysis: without `confirm: true` where confirmation is required (or with `confirm: false`) it validates and previews only; confirm with the preview's `preview_id`.",
-            false,
-        ),
-        tool::<crate::campaigns::request::CampaignStatusRequest, CampaignStatusOutput>(
-            "get_campaign_status",
-            "A campaign's state, its counts per state, and its items (paged) with each item's run, state and reason.",
-            true,
-        ),
-        tool::<crate::campaigns::request::CampaignResultRequest, CampaignResultOutput>(
-            "get_campaign_result",
-            "Wait up to `wait_s` seconds (at most 300; by default as long as this client lets one call run, less a margin) for a campaign to end (a pending answer has `retry_after_s`: call again then); returns each item's run and state with a summary table of the workflow's declared metrics (rows paged; count, min, max and mean per column) and, for failed items, their reason and error.",
-            true,
-        ),
-        tool::<crate::campaigns::request::CancelCampaignRequest, CancelCampaignOutput>(
-            "cancel_campaign",
-            "Cancel a campaign: items not started never start, queued and running items are cancelled (their process trees ended, or their Slurm tasks scancelled). Plan-then-confirm as for cancel_run.",
-            false,
-        ),
-    ]
+    TOOLS.iter().map(|t| (t.definition)()).collect()
 }
 
 /// The tool result for `result`, refusing (explicitly, never by silent truncation) an answer
@@ -453,75 +464,8 @@ pub async fn dispatch(
     name: &str,
     args: Args,
 ) -> Option<CallToolResult> {
-    let d = detail_of(&args);
-    let result = match name {
-        "get_capabilities" => respond(
-            async { capabilities::get(ctx, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "list_datasets" => respond(
-            async { datasets::list(ctx, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "inspect_dataset" => respond(
-            async { datasets::inspect(ctx, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "validate_analysis" => respond(
-            async { analysis::validate(ctx, call, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "start_analysis" => respond(
-            async { analysis::start(ctx, call, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "get_run_status" => respond(
-            parse_args::<RunRef>(name, args).and_then(|r| runs::status(ctx, r)),
-            d,
-        ),
-        "get_run_result" => respond(
-            async { runs::result(ctx, call, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "cancel_run" => respond(
-            async { runs::cancel(ctx, call, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "list_runs" => respond(
-            async { runs::list(ctx, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "get_run_log" => respond(
-            parse_args::<LogRequest>(name, args).and_then(|r| runs::log(ctx, r)),
-            d,
-        ),
-        "get_environment" => respond(
-            async {
-                parse_args::<NoArguments>(name, args)?;
-                environment::get(ctx).await
-            }
-            .await,
-            d,
-        ),
-        "start_campaign" => respond(
-            async { campaigns::start(ctx, call, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "get_campaign_status" => respond(
-            parse_args(name, args).and_then(|r| campaigns::status(ctx, r)),
-            d,
-        ),
-        "get_campaign_result" => respond(
-            async { campaigns::result(ctx, call, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        "cancel_campaign" => respond(
-            async { campaigns::cancel(ctx, call, parse_args(name, args)?).await }.await,
-            d,
-        ),
-        _ => return None,
-    };
-    Some(result)
+    let tool = TOOLS.iter().find(|t| t.name == name)?;
+    Some((tool.call)(ctx, call, args).await)
 }
 
 #[cfg(test)]
@@ -539,6 +483,57 @@ mod tests {
         );
         let r = respond(Ok::<_, ToolError>(big), Detail::Full);
         assert_eq!(r.is_error, Some(false));
+    }
+
+    /// A tool cannot be listed without being dispatched: the table holds each tool's handler
+    /// with its name (a compile-time bond), and here every tool `tools/list` serves (the
+    /// checked-in catalog included) is called through `dispatch` and answered by its own
+    /// handler: the strict parse of that tool's request, named in the error, refuses an
+    /// unknown argument before anything runs.
+    #[tokio::test]
+    async fn every_listed_tool_is_dispatched_to_its_own_handler() {
+        let root = tempfile::tempdir().unwrap();
+        let start = root.path().join("start");
+        fs_err::create_dir_all(&start).unwrap();
+        let settings = crate::server::ServerSettings {
+            adapter: scimcp_core::manifest::resolve("refsci").unwrap(),
+            python: None,
+            start_dir: fs_err::canonicalize(&start).unwrap(),
+            data_dirs: Vec::new(),
+            data_root: root.path().join("home"),
+            run_env: Default::default(),
+            confirm: crate::server::ConfirmMode::Optional,
+            executor: crate::runs::executor::Executor::Local,
+            client_timeout_s: None,
+        };
+        let ctx = ServerContext::open(settings).await.unwrap();
+        let call = Call::stdio();
+        let listed: Vec<String> = catalog().into_iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(
+            listed, TOOL_NAMES,
+            "the served list is the table's, in its order"
+        );
+        let mut unique = listed.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), listed.len(), "no two tools share a name");
+        for name in &listed {
+            let args = serde_json::json!({"no_such_argument": 1});
+            let result = dispatch(&ctx, &call, name, args.as_object().cloned())
+                .await
+                .unwrap_or_else(|| panic!("{name} is listed but has no handler"));
+            assert_eq!(result.is_error, Some(true), "{name}");
+            let error = &result.structured_content.expect("an envelope")["error"];
+            assert_eq!(error["code"], "invalid_request", "{name}: {error}");
+            assert!(
+                error["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with(&format!("invalid arguments for {name}:"))),
+                "{name} was answered by another tool's handler: {error}"
+            );
+            assert_eq!(error["field"], "no_such_argument", "{name}: {error}");
+        }
+        assert!(dispatch(&ctx, &call, "no_such_tool", None).await.is_none());
     }
 
     /// Every place a subschema goes holds an object that says what it accepts, with one

@@ -1,13 +1,14 @@
 //! `get_run_status`, `get_run_result`, `cancel_run`, `list_runs`, `get_run_log`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Call, Progress};
+use super::{Call, Progress, ToolHandler};
 use crate::envelope::ToolError;
 use crate::paging::{Detail, Page};
 use crate::plan::PlannedDataset;
@@ -189,8 +190,44 @@ pub struct LogOutput {
     pub truncated: bool,
 }
 
+/// The `get_run_status` tool.
+pub(super) struct GetRunStatus;
+
+impl ToolHandler for GetRunStatus {
+    const NAME: &'static str = "get_run_status";
+    const DESCRIPTION: &'static str = "The state of one run (queued, running, succeeded, partial_failure, failed, cancelled) and why it ended.";
+    const READ_ONLY: bool = true;
+    type Request = RunRef;
+    type Output = StatusOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        req: RunRef,
+    ) -> Result<StatusOutput, ToolError> {
+        status(ctx, req)
+    }
+}
+
 pub(super) fn status(ctx: &ServerContext, req: RunRef) -> Result<RunStatus, ToolError> {
     ctx.runs.status(&req.run_id)
+}
+
+/// The `get_run_result` tool.
+pub(super) struct GetRunResult;
+
+impl ToolHandler for GetRunResult {
+    const NAME: &'static str = "get_run_result";
+    const DESCRIPTION: &'static str = "Wait up to `wait_s` seconds (at most 300; by default as long as this client lets one call run, less a margin: 45 s for a client whose deadline is unknown) for a run to finish, sending progress notifications (state, elapsed time) when the request carries a progress token; returns its result (artifacts with SHA-256, reported metrics, problems) or a pending receipt with `retry_after_s`: call get_run_result again then, as many times as the run needs. Cancelling this call ends the wait, not the run.";
+    const READ_ONLY: bool = true;
+    type Request = ResultRequest;
+    type Output = ResultOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: ResultRequest,
+    ) -> Result<ResultOutput, ToolError> {
+        result(ctx, call, req).await
+    }
 }
 
 pub(super) async fn result(
@@ -352,6 +389,24 @@ fn state_word(state: RunState) -> String {
         .unwrap_or_default()
 }
 
+/// The `cancel_run` tool.
+pub(super) struct CancelRun;
+
+impl ToolHandler for CancelRun {
+    const NAME: &'static str = "cancel_run";
+    const DESCRIPTION: &'static str = "Stop a queued or running run: its whole process tree is ended and the run reads `cancelled`. Without `confirm: true` where this server requires confirmation (or with `confirm: false` anywhere) it cancels nothing and returns the run's status: show it to the person and call again with `confirm: true` only after they agree.";
+    const READ_ONLY: bool = false;
+    type Request = CancelRequest;
+    type Output = CancelOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        call: &Call,
+        req: CancelRequest,
+    ) -> Result<CancelOutput, ToolError> {
+        cancel(ctx, call, req).await
+    }
+}
+
 pub(super) async fn cancel(
     ctx: &ServerContext,
     call: &Call,
@@ -426,6 +481,25 @@ pub(super) async fn all(ctx: &ServerContext) -> Result<Vec<RunSummary>, ToolErro
         .map_err(|e| ToolError::internal(format!("listing the runs panicked: {e}")))
 }
 
+/// The `list_runs` tool.
+pub(super) struct ListRuns;
+
+impl ToolHandler for ListRuns {
+    const NAME: &'static str = "list_runs";
+    const DESCRIPTION: &'static str =
+        "Runs in this server's state directory, newest first, paged with offset and limit.";
+    const READ_ONLY: bool = true;
+    type Request = ListRunsRequest;
+    type Output = RunsOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        req: ListRunsRequest,
+    ) -> Result<RunsOutput, ToolError> {
+        list(ctx, req).await
+    }
+}
+
 pub(super) async fn list(
     ctx: &ServerContext,
     req: ListRunsRequest,
@@ -436,6 +510,24 @@ pub(super) async fn list(
     Ok(RunsOutput {
         runs: Page::of(&all, req.offset as usize, limit),
     })
+}
+
+/// The `get_run_log` tool.
+pub(super) struct GetRunLog;
+
+impl ToolHandler for GetRunLog {
+    const NAME: &'static str = "get_run_log";
+    const DESCRIPTION: &'static str = "The tail of a run's stdout or stderr (bounded).";
+    const READ_ONLY: bool = true;
+    type Request = LogRequest;
+    type Output = LogOutput;
+    async fn run(
+        ctx: &Arc<ServerContext>,
+        _call: &Call,
+        req: LogRequest,
+    ) -> Result<LogOutput, ToolError> {
+        log(ctx, req)
+    }
 }
 
 pub(super) fn log(ctx: &ServerContext, req: LogRequest) -> Result<LogOutput, ToolError> {
