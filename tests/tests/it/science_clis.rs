@@ -298,6 +298,20 @@ async fn a_docking_campaign_of_ligands_by_seeds_binds_each_ligand_and_reports_ea
         }
     }
     assert_eq!(done["counts"]["succeeded"], 4, "{done:#}");
+    // The summary table's column is the best affinity, read from each run's score table.
+    let table = &done["table"];
+    assert_eq!(
+        table["columns"],
+        json!(["stdout.best_affinity"]),
+        "{done:#}"
+    );
+    let mut best_by_run = std::collections::BTreeMap::new();
+    for row in table["rows"]["items"].as_array().unwrap() {
+        best_by_run.insert(
+            row["run_id"].as_str().unwrap().to_string(),
+            row["values"][0].as_f64().unwrap(),
+        );
+    }
     let status = s
         .ok("get_campaign_status", json!({"campaign_id": campaign_id}))
         .await;
@@ -319,6 +333,7 @@ async fn a_docking_campaign_of_ligands_by_seeds_binds_each_ligand_and_reports_ea
             .to_string();
         let best = affinities(&result)[0];
         assert!(best < -1.0, "{result:#}");
+        assert_eq!(best_by_run.get(run_id), Some(&best), "{done:#}");
         seen.push(ligand);
     }
     seen.sort();
