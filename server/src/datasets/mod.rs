@@ -359,8 +359,7 @@ impl DatasetCatalog {
                 Ok((_, builtins)) => entries.extend(builtins.into_iter().map(|b| DatasetEntry {
                     reference: format!("{BUILTIN_PREFIX}{}", b.id),
                     source: DatasetSource::Builtin,
-                    kind: kinds::by_name(&b.file_name)
-                        .map_or(kinds::FileKind::File, |f| f.kind),
+                    kind: kinds::by_name(&b.file_name).map_or(kinds::FileKind::File, |f| f.kind),
                     file_name: b.file_name,
                     size_bytes: b.size,
                     accepted_by: Vec::new(),
