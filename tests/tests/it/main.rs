@@ -9,6 +9,7 @@ mod campaign_restart;
 mod confirm;
 mod crate_edges;
 mod file_kinds;
+mod file_loops;
 mod geochemistrypi;
 mod hardening;
 mod hostile;
