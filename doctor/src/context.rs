@@ -11,8 +11,9 @@ use scimcp_core::install_state::{
 };
 use scimcp_core::manifest::Manifest;
 use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, RuntimeProbe, requirement_names};
-use scimcp_installer::DEFAULT_ADAPTER;
-use scimcp_installer::{Host, Layout};
+use scimcp_setup_model::host::Host;
+use scimcp_setup_model::layout::DEFAULT_ADAPTER;
+use scimcp_setup_model::layout::Layout;
 
 use crate::check::CheckResult;
 
@@ -91,9 +92,9 @@ impl RemoteTarget {
 pub fn remote_targets(
     state: Option<&InstallState>,
     options: &Options,
-) -> Result<Vec<RemoteTarget>, scimcp_installer::RemoteServerError> {
-    use scimcp_installer::{
-        DEFAULT_TOKEN_ENV, RemoteUrl, check_token_env, find_remote as find_recorded,
+) -> Result<Vec<RemoteTarget>, scimcp_setup_model::remote_server::RemoteServerError> {
+    use scimcp_setup_model::remote_server::{
+        DEFAULT_TOKEN_ENV, RemoteUrl, check_token_env, find_recorded,
     };
     let target = |name: &str, r: &scimcp_core::install_state::RemoteRecord| RemoteTarget {
         name: Some(name.to_string()),
@@ -147,7 +148,7 @@ impl Context {
         let mut names: Vec<String> = options
             .adapters
             .iter()
-            .map(|a| scimcp_installer::adapter_name(a).unwrap_or_else(|_| a.clone()))
+            .map(|a| scimcp_setup_model::adapters::adapter_name(a).unwrap_or_else(|_| a.clone()))
             .collect();
         if names.is_empty() {
             names = match &state {
@@ -289,7 +290,9 @@ impl Context {
     /// the managed copy of a file adapter.
     pub fn package_base(&self, adapter: &str) -> PathBuf {
         match self.record(adapter).map(|a| &a.source) {
-            Some(AdapterSource::File { manifest, .. }) => scimcp_installer::package_base(manifest),
+            Some(AdapterSource::File { manifest, .. }) => {
+                scimcp_setup_model::adapters::package_base(manifest)
+            }
             _ => self.layout.current(),
         }
     }
@@ -400,11 +403,11 @@ fn run_probe(interpreter: &Path, manifest: &Manifest) -> Result<RuntimeProbe, St
 }
 
 /// The platform name manifests use (`linux`, `macos`, `windows`).
-pub fn platform_name(platform: scimcp_installer::Platform) -> &'static str {
+pub fn platform_name(platform: scimcp_setup_model::host::Platform) -> &'static str {
     match platform {
-        scimcp_installer::Platform::Linux => "linux",
-        scimcp_installer::Platform::Macos => "macos",
-        scimcp_installer::Platform::Windows => "windows",
+        scimcp_setup_model::host::Platform::Linux => "linux",
+        scimcp_setup_model::host::Platform::Macos => "macos",
+        scimcp_setup_model::host::Platform::Windows => "windows",
     }
 }
 

@@ -1,22 +1,24 @@
-//! `--fix`: run the installer's own repair for the failures it can fix (the same code path
-//! as `scimcp-setup repair`), then check again, so the report shows before and after.
+//! `--fix`: run the installed `scimcp-setup repair` for the failures it can fix, then check
+//! again, so the report shows before and after.
+//!
+//! The repair is the installer's (it may provision a runtime, and it holds the layout's
+//! lock), so the doctor runs the installer's binary as a child rather than linking the
+//! installer: the doctor stays free of its download and progress code. The binary is found
+//! beside the doctor's own executable, else in the active version (`<root>/current/bin`).
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
 
-use scimcp_installer::{InstallOptions, RemoteOptions, Report as SetupReport, Setup};
+use scimcp_setup_model::host::Platform;
 
 use crate::check::{CheckResult, Status};
 use crate::context::Context;
 use crate::report::{FixRecord, summarize};
 
 /// Repair what `before` found fixable. Returns the record; the caller re-runs the checks.
-pub fn repair(
-    ctx: &Context,
-    before: &[CheckResult],
-    python: Option<PathBuf>,
-    quiet: bool,
-) -> FixRecord {
+pub fn repair(ctx: &Context, before: &[CheckResult], python: Option<PathBuf>) -> FixRecord {
     let mut record = FixRecord {
         repaired: false,
         command: None,
@@ -68,15 +70,16 @@ pub fn repair(
         }
         // Repair re-applies the active version already on disk; it unpacks nothing, so
         // there is no signature to check and no override to ask for.
+        let mut args = vec!["--adapter".to_string(), adapter.clone()];
+        if let Some(py) = &python {
+            args.push("--python".to_string());
+            args.push(py.display().to_string());
+        }
         repairs.push(Repair {
             label: adapter.clone(),
             command,
-            adapters: vec![adapter.clone()],
+            args,
             clients,
-            options: InstallOptions {
-                python: python.clone(),
-                ..InstallOptions::default()
-            },
         });
     }
     for target in &ctx.remotes {
@@ -101,33 +104,28 @@ pub fn repair(
         repairs.push(Repair {
             label: name.clone(),
             command,
-            adapters: Vec::new(),
+            args: vec!["--remote".to_string(), name.clone()],
             clients,
-            options: InstallOptions {
-                remote: RemoteOptions {
-                    remote: Some(name.clone()),
-                    ..RemoteOptions::default()
-                },
-                ..InstallOptions::default()
-            },
         });
     }
     let mut commands = Vec::new();
     let mut errors = Vec::new();
-    let progress = scimcp_installer::terminal_progress(!quiet);
+    let setup = if repairs.is_empty() {
+        None
+    } else {
+        Some(setup_binary(&ctx.layout.root, ctx.host.platform))
+    };
     for r in repairs {
         commands.push(r.command);
-        let setup = Setup {
-            host: ctx.host.clone(),
-            layout: ctx.layout.clone(),
-            clients: r.clients.into_iter().collect(),
-            project: None,
-            dry_run: false,
-            json: true,
-            yes: true,
-            adapters: r.adapters,
+        let binary = match &setup {
+            Some(Ok(binary)) => binary,
+            Some(Err(e)) => {
+                errors.push(format!("{}: {e}", r.label));
+                continue;
+            }
+            None => unreachable!("a repair needs the binary"),
         };
-        match scimcp_installer::repair(&setup, &r.options, progress.as_ref()) {
+        match run_repair(binary, &ctx.layout.root, &r.args, &r.clients) {
             Ok(report) => {
                 record.steps.extend(steps_of(&report));
                 errors.extend(
@@ -140,7 +138,6 @@ pub fn repair(
             Err(e) => errors.push(format!("{}: {e}", r.label)),
         }
     }
-    progress.finish();
     if commands.is_empty() {
         return record;
     }
@@ -158,9 +155,9 @@ struct Repair {
     label: String,
     /// The equivalent command line, for the report.
     command: String,
-    adapters: Vec<String>,
+    /// `--adapter NAME [--python PATH]` or `--remote NAME`.
+    args: Vec<String>,
     clients: BTreeSet<String>,
-    options: InstallOptions,
 }
 
 fn push_clients(command: &mut String, clients: &BTreeSet<String>) {
@@ -169,14 +166,91 @@ fn push_clients(command: &mut String, clients: &BTreeSet<String>) {
     }
 }
 
+/// A repair may provision a runtime (downloads included): its own steps have their limits,
+/// this one only stops a repair that hangs.
+const REPAIR_LIMIT: Duration = Duration::from_secs(3 * 3600);
+
+/// The `scimcp-setup` binary: beside this executable, else in the active version.
+fn setup_binary(root: &Path, platform: Platform) -> Result<PathBuf, String> {
+    let name = format!("scimcp-setup{}", platform.exe_suffix());
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(&name)));
+    let installed = root.join("current").join("bin").join(&name);
+    let candidates: Vec<PathBuf> = beside.into_iter().chain([installed]).collect();
+    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        return Ok(found.clone());
+    }
+    let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+    Err(format!(
+        "the repair needs {name}, which is neither beside scimcp-doctor nor in the active \
+         version (looked at {}); install scimcp again (`scimcp-setup install`)",
+        looked.join(", ")
+    ))
+}
+
+/// What `scimcp-setup repair --json` reports (the part the fix record shows).
+#[derive(Debug, serde::Deserialize)]
+struct SetupReport {
+    /// Always there in a report (never in a failure), so the two are told apart.
+    #[allow(dead_code)]
+    command: String,
+    #[serde(default)]
+    steps: Vec<String>,
+    #[serde(default)]
+    clients: Vec<SetupClient>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct SetupClient {
+    id: String,
+    #[serde(default)]
+    entry: String,
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Run `scimcp-setup repair ARGS --client … --json --yes` on the same data root. Its report
+/// is on stdout, also when a client failed; any other failure is its JSON error there.
+fn run_repair(
+    binary: &Path,
+    root: &Path,
+    args: &[String],
+    clients: &BTreeSet<String>,
+) -> Result<SetupReport, String> {
+    let mut command = Command::new(binary);
+    command.arg("repair").args(args);
+    for c in clients {
+        command.arg("--client").arg(c);
+    }
+    command
+        .args(["--json", "--yes"])
+        .env(scimcp_core::dirs::HOME_ENV, root);
+    let step = scimcp_process::Step::new("`scimcp-setup repair`", command).timeout(REPAIR_LIMIT);
+    let captured = scimcp_process::run(step).map_err(|e| e.to_string())?;
+    let stdout = captured.stdout.trim();
+    if let Ok(report) = serde_json::from_str::<SetupReport>(stdout) {
+        return Ok(report);
+    }
+    #[derive(serde::Deserialize)]
+    struct Failure {
+        message: String,
+    }
+    if let Ok(f) = serde_json::from_str::<Failure>(stdout) {
+        return Err(f.message);
+    }
+    Err(match captured.check() {
+        Err(e) => e.to_string(),
+        Ok(_) => "`scimcp-setup repair` printed no report".to_string(),
+    })
+}
+
 fn steps_of(report: &SetupReport) -> Vec<String> {
     let mut steps = report.steps.clone();
     for c in &report.clients {
-        if let Some(outcome) = &c.outcome {
-            let word = serde_json::to_value(outcome)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
+        if let Some(word) = &c.outcome {
             steps.push(format!("client {} ({}): {word}", c.id, c.entry));
         }
     }

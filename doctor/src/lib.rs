@@ -40,11 +40,11 @@ pub enum DoctorError {
     #[error(transparent)]
     NoHome(#[from] scimcp_core::dirs::NoHome),
     #[error(transparent)]
-    NoHomeDir(#[from] scimcp_installer::NoHomeDir),
+    NoHomeDir(#[from] scimcp_setup_model::host::NoHomeDir),
     #[error("there is no check {id:?}")]
     UnknownCheck { id: String, known: String },
     #[error(transparent)]
-    Remote(#[from] scimcp_installer::RemoteServerError),
+    Remote(#[from] scimcp_setup_model::remote_server::RemoteServerError),
 }
 
 impl Hint for DoctorError {
@@ -63,10 +63,10 @@ impl Hint for DoctorError {
 /// The context for this process: the real host and the data root (`SCIMCP_HOME` or the
 /// platform data directory).
 pub fn context_for_process(options: Options) -> Result<Context, DoctorError> {
-    let host = scimcp_installer::Host::from_process()?;
+    let host = scimcp_setup_model::host::Host::from_process()?;
     let root = scimcp_core::dirs::data_root()?;
     let root = std::path::absolute(&root).unwrap_or(root);
-    let layout = scimcp_installer::Layout::new(&root, host.platform);
+    let layout = scimcp_setup_model::layout::Layout::new(&root, host.platform);
     Ok(Context::new(host, layout, options))
 }
 
@@ -108,9 +108,8 @@ pub fn fix_and_recheck(
     before: &Report,
     only: Option<&str>,
     python: Option<PathBuf>,
-    quiet: bool,
 ) -> Result<Report, DoctorError> {
-    let record = fix::repair(ctx, &before.checks, python, quiet);
+    let record = fix::repair(ctx, &before.checks, python);
     let fresh = Context::new(ctx.host.clone(), ctx.layout.clone(), ctx.options.clone());
     let mut after = diagnose(&fresh, only)?;
     after.fix = Some(record);
@@ -159,13 +158,7 @@ fn run(cli: &Cli) -> Result<u8, DoctorError> {
     }
     let mut report = diagnose(&ctx, cli.check.as_deref())?;
     if cli.fix {
-        report = fix_and_recheck(
-            &ctx,
-            &report,
-            cli.check.as_deref(),
-            cli.python.clone(),
-            cli.json,
-        )?;
+        report = fix_and_recheck(&ctx, &report, cli.check.as_deref(), cli.python.clone())?;
     }
     if cli.json {
         print_stdout(&report.to_json());

@@ -44,23 +44,9 @@ struct Staged {
     dest: PathBuf,
 }
 
-/// Whether `arg` names a manifest file rather than a shipped adapter.
-pub fn is_path(arg: &str) -> bool {
-    arg.contains(['/', '\\']) || arg.ends_with(".toml")
-}
-
-/// The directory `package_source` is relative to, for the manifest at `manifest`.
-pub fn package_base(manifest: &Path) -> PathBuf {
-    let dir = manifest
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    match (dir.file_name(), dir.parent()) {
-        (Some(name), Some(parent)) if name == "adapters" => parent.to_path_buf(),
-        _ => dir,
-    }
-}
+// Whether an argument names a manifest file, and where its package source is relative to:
+// shared with the doctor.
+pub use scimcp_setup_model::adapters::{is_path, package_base};
 
 /// The names of the adapters `version_dir` ships (its `adapters/*.toml`), else the ones
 /// embedded in this binary.

@@ -10,29 +10,25 @@
 //! data root while downloading (downloads go to a temporary directory).
 
 mod adapters;
-mod backup;
 mod bundle;
 mod cli;
-mod clients;
 mod commands;
-mod current;
 mod diff;
-mod edit;
-mod entry;
 mod error;
-mod faults;
-mod host;
-mod layout;
 mod lock;
 mod options;
 mod progress;
-mod register;
 mod remote;
-mod remote_server;
 mod runtime;
 mod signature;
 mod steps;
 mod sweep;
+
+// What the installer shares with the doctor lives in scimcp-setup-model; its modules keep
+// their old paths here (`crate::layout`, `crate::clients`, …).
+use scimcp_setup_model::{
+    backup, clients, current, edit, entry, faults, host, layout, register, remote_server,
+};
 
 use std::process::ExitCode;
 

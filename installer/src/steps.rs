@@ -8,15 +8,15 @@
 //! replaces every one of them (tests shorten them, a very slow mirror may need longer).
 
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use scimcp_process::{Captured, ProcessError, Step};
 
 use crate::progress::Progress;
 
-/// The environment variable that replaces every step's time limit (whole seconds).
-pub const TIMEOUT_ENV: &str = "SCIMCP_STEP_TIMEOUT_S";
+// The override and its variable are shared with the client registration code in
+// scimcp-setup-model (`claude mcp …`).
+pub use scimcp_setup_model::steps::{TIMEOUT_ENV, limit};
 
 /// Asking an interpreter for its version, and the runtime probe: they only read metadata.
 pub const QUERY: Duration = Duration::from_secs(60);
@@ -28,22 +28,6 @@ pub const VENV: Duration = Duration::from_secs(300);
 pub const PIP: Duration = Duration::from_secs(1800);
 /// `uv python install`: downloading and unpacking a Python.
 pub const PYTHON_INSTALL: Duration = Duration::from_secs(900);
-/// A client's own command-line tool (`claude mcp add-json`).
-pub const CLIENT_CLI: Duration = Duration::from_secs(120);
-
-/// The limit in force for a step whose default is `default`.
-pub fn limit(default: Duration) -> Duration {
-    static OVERRIDE: OnceLock<Option<Duration>> = OnceLock::new();
-    OVERRIDE
-        .get_or_init(|| {
-            std::env::var(TIMEOUT_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .filter(|s| *s > 0)
-                .map(Duration::from_secs)
-        })
-        .unwrap_or(default)
-}
 
 /// Run `command` as the step `name` within `limit(default)`; `Ok` only when it succeeded.
 /// While it runs, the progress spinner (on a terminal) says how long it may still take.

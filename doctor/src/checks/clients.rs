@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use scimcp_installer::{Client, ClientContext};
+use scimcp_setup_model::clients::{Client, ClientContext};
 use serde_json::Value as Json;
 
 use crate::check::{CheckResult, Status, shell_quote};
@@ -23,8 +23,9 @@ pub fn check(ctx: &Context, id: &str, adapter: &str, client: &'static dyn Client
     let desired = scimcp_core::install_state::entry_name(adapter);
     let name = recorded.map_or_else(|| desired.clone(), |r| r.name.clone());
     // A project entry (`P/.mcp.json`) is checked where the receipt says it was written.
-    let project =
-        recorded.and_then(|r| scimcp_installer::recorded_project(client, cx, &r.name, &r.location));
+    let project = recorded.and_then(|r| {
+        scimcp_setup_model::clients::recorded_project(client, cx, &r.name, &r.location)
+    });
     let cx = ClientContext {
         project: project.as_deref(),
         ..cx
@@ -90,7 +91,7 @@ pub fn check(ctx: &Context, id: &str, adapter: &str, client: &'static dyn Client
     let entry = match file.format.read(&text, file.slot(&name)) {
         Ok(Some(entry)) => entry,
         Ok(None) => return not_there(&format!("{} has no `{name}` entry", path.display())),
-        Err(scimcp_installer::EditError::Duplicate {
+        Err(scimcp_setup_model::edit::EditError::Duplicate {
             key,
             line,
             column,
@@ -134,7 +135,12 @@ pub fn check(ctx: &Context, id: &str, adapter: &str, client: &'static dyn Client
                 format!("its arguments name an unknown adapter {a:?}"),
             ));
         }
-        Some(a) if scimcp_installer::adapter_name(&a).ok().as_deref() != Some(adapter) => {
+        Some(a)
+            if scimcp_setup_model::adapters::adapter_name(&a)
+                .ok()
+                .as_deref()
+                != Some(adapter) =>
+        {
             problems.push((
                 Status::Fail,
                 format!("its arguments name the adapter {a:?}, not {adapter}"),
@@ -212,7 +218,7 @@ fn command_problems(ctx: &Context, command: &Path) -> Vec<(Status, String)> {
             format!("its command {} does not exist", command.display()),
         )];
     }
-    if !scimcp_installer::is_executable(command) {
+    if !scimcp_setup_model::host::is_executable(command) {
         return vec![(
             Status::Fail,
             format!("its command {} is not executable", command.display()),
@@ -236,7 +242,7 @@ fn known_adapter(ctx: &Context, adapter: &str) -> bool {
 
 /// The restore command for a damaged client file: its newest scimcp backup, if any.
 fn restore(ctx: &Context, client: &dyn Client, path: &Path) -> String {
-    match scimcp_installer::latest_backup(&ctx.layout.backups_dir(), client.id(), path) {
+    match scimcp_setup_model::backup::latest(&ctx.layout.backups_dir(), client.id(), path) {
         Some(backup) => format!(
             "cp {} {}",
             shell_quote(&backup.display().to_string()),

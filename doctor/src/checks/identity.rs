@@ -170,7 +170,7 @@ fn changed_files(
 
 /// The package's files that are missing or resized against its own RECORD.
 fn recorded_problems(runtime_dir: &Path, package: &str) -> Vec<String> {
-    scimcp_installer::check_runtime_files(runtime_dir, &[package.to_string()])
+    scimcp_setup_model::runtime_files::check_files(runtime_dir, &[package.to_string()])
         .problems
         .into_iter()
         .map(|p| {

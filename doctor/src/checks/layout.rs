@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use scimcp_core::install_state::{InstallState, STATE_FILE, SignatureStatus};
-use scimcp_installer::is_executable;
+use scimcp_setup_model::host::is_executable;
 
 use crate::check::{CheckResult, Status, shell_quote};
 use crate::context::{Context, short, sorted_entries};
@@ -63,7 +63,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
             .remedy("scimcp-setup repair")
             .fixable();
     };
-    let current = scimcp_installer::read_current(&ctx.layout);
+    let current = scimcp_setup_model::current::read(&ctx.layout);
     match &current {
         None => problems.push((
             Status::Fail,

@@ -19,7 +19,7 @@ mod storage;
 
 use std::time::Instant;
 
-use scimcp_installer::{Client, ClientContext};
+use scimcp_setup_model::clients::{Client, ClientContext};
 
 use crate::check::CheckResult;
 use crate::context::Context;
@@ -80,7 +80,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
             remote: Some(target.label()),
             kind,
         };
-        for client in scimcp_installer::all_clients() {
+        for client in scimcp_setup_model::clients::all() {
             if target.clients.iter().any(|c| c == client.id()) {
                 remotes.push(of(
                     &format!("client.{}", client.id()),
@@ -121,7 +121,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
             ctx.record(&adapter)
                 .is_some_and(|a| a.clients.contains_key(id))
         };
-        for client in scimcp_installer::all_clients() {
+        for client in scimcp_setup_model::clients::all() {
             if recorded(client.id()) || client.detect(cx) {
                 checks.push(of(&format!("client.{}", client.id()), Kind::Client(client)));
             }

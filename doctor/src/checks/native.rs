@@ -31,13 +31,13 @@ impl NativeSearch {
             }
         }
         let fixed: &[&str] = match ctx.layout.platform {
-            scimcp_installer::Platform::Macos => &[
+            scimcp_setup_model::host::Platform::Macos => &[
                 "/opt/homebrew/lib",
                 "/usr/local/lib",
                 "/opt/local/lib",
                 "/usr/lib",
             ],
-            scimcp_installer::Platform::Linux => &[
+            scimcp_setup_model::host::Platform::Linux => &[
                 "/usr/local/lib",
                 "/usr/lib",
                 "/usr/lib64",
@@ -48,7 +48,7 @@ impl NativeSearch {
                 "/lib/x86_64-linux-gnu",
                 "/lib/aarch64-linux-gnu",
             ],
-            scimcp_installer::Platform::Windows => &["C:\\Windows\\System32"],
+            scimcp_setup_model::host::Platform::Windows => &["C:\\Windows\\System32"],
         };
         lib_dirs.extend(fixed.iter().map(PathBuf::from));
         // Homebrew keeps keg-only formulae (libomp is one) outside its lib directory.
@@ -91,7 +91,7 @@ pub fn locate_native(name: &str, search: &NativeSearch) -> Option<PathBuf> {
         .path_dirs
         .iter()
         .flat_map(|d| [d.join(name), d.join(format!("{name}.exe"))])
-        .find(|p| scimcp_installer::is_executable(p))
+        .find(|p| scimcp_setup_model::host::is_executable(p))
 }
 
 /// How to install `name` on `platform`.

@@ -111,7 +111,7 @@ pub fn pins(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     recorded.sort();
     wanted.sort();
     let names: Vec<String> = pins.iter().map(|p| p.name.clone()).collect();
-    let files = scimcp_installer::check_runtime_files(&runtime.dir, &names);
+    let files = scimcp_setup_model::runtime_files::check_files(&runtime.dir, &names);
     let result = if !mismatches.is_empty() {
         CheckResult::fail(
             id,

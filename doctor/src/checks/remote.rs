@@ -13,8 +13,8 @@
 
 use std::time::Instant;
 
-use scimcp_installer::{Client, ClientContext};
-use scimcp_installer::{RemoteServer, RemoteUrl};
+use scimcp_setup_model::clients::{Client, ClientContext};
+use scimcp_setup_model::remote_server::{RemoteServer, RemoteUrl};
 
 use crate::check::{CheckResult, shell_quote};
 use crate::context::{Context, RemoteTarget};
@@ -40,7 +40,7 @@ pub fn client(
         url: target.url.clone(),
         token_env: target.token_env.clone(),
     };
-    let status = scimcp_installer::remote_status(cx, &server, client);
+    let status = scimcp_setup_model::register::remote_status(cx, &server, client);
     let repair = format!(
         "scimcp-setup repair --remote {} --client {}",
         shell_quote(name),

@@ -345,16 +345,10 @@ pub fn print_stdout(text: &str) {
 /// The name of the adapter `arg` names: `arg` itself, or the name in the manifest file it
 /// is the path of.
 pub fn adapter_name(arg: &str) -> Result<String, SetupError> {
-    if !crate::adapters::is_path(arg) {
-        return Ok(arg.to_string());
-    }
-    let path = std::path::Path::new(arg);
-    scimcp_core::manifest::load_file(path)
-        .map(|a| a.manifest.name)
-        .map_err(|e| SetupError::Manifest {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+    scimcp_setup_model::adapters::adapter_name(arg).map_err(|e| SetupError::Manifest {
+        path: e.path,
+        message: e.message,
+    })
 }
 
 /// Plan and (unless dry-run) apply `intent` for `adapter`'s entry in `clients`, updating

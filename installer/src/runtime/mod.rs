@@ -8,7 +8,7 @@
 //! `.scimcp-runtime.json` exists, which is written last: a killed provisioning leaves a
 //! directory without a marker, which the next run deletes and rebuilds.
 
-pub mod files;
+pub use scimcp_setup_model::runtime_files as files;
 mod interpreter;
 mod programs;
 mod provision;

@@ -125,7 +125,9 @@ impl ClaudeCli {
             .env_clear()
             .envs(self.envs.iter().map(|(k, v)| (k, v)));
         let step = format!("`claude {}`", args[..2.min(args.len())].join(" "));
-        crate::steps::run(&step, cmd, crate::steps::CLIENT_CLI, None)
+        let limit = crate::steps::limit(crate::steps::CLIENT_CLI);
+        scimcp_process::run(scimcp_process::Step::new(&step, cmd).timeout(limit))
+            .and_then(|c| c.check())
             .map(|_| ())
             .map_err(|e| CliError {
                 program: self.program.display().to_string(),

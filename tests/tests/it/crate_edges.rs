@@ -120,6 +120,52 @@ fn every_workspace_edge_is_declared_in_docs_architecture() {
     );
 }
 
+/// Every package `krate` links (normal and build dependencies, transitively, on this
+/// platform), by name, from `cargo tree`.
+fn linked_by(krate: &str) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            krate,
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .expect("run cargo tree");
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect()
+}
+
+/// The doctor reads what the installer writes through `scimcp-setup-model` and runs the
+/// installed `scimcp-setup repair` for `--fix`: it never links the installer, nor the
+/// download and terminal-progress crates only the installer needs.
+#[test]
+fn the_doctor_does_not_link_the_installer() {
+    let linked = linked_by("scimcp-doctor");
+    assert!(linked.contains("scimcp-setup-model"), "{linked:?}");
+    for banned in ["scimcp-installer", "self_update", "indicatif"] {
+        assert!(
+            !linked.contains(banned),
+            "scimcp-doctor links {banned} (directly or through another crate)"
+        );
+    }
+}
+
 #[test]
 fn the_table_reader_sees_what_is_written() {
     assert_eq!(
