@@ -11,11 +11,8 @@ pub const HOME_ENV: &str = "SCIMCP_HOME";
 #[error("cannot determine a data directory for scimcp: no home directory is known for this user")]
 pub struct NoHome;
 
-impl crate::failure::Hint for NoHome {
-    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
-        Some(format!("set {HOME_ENV} to a writable directory").into())
-    }
-}
+// Its hint (set `SCIMCP_HOME`) is given in `failure.rs`, which knows this type; this file
+// imports nothing of the crate.
 
 /// The root of scimcp's managed files (`versions/`, `runtimes/`, `runs/`, `state.json`).
 ///

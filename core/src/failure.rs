@@ -159,6 +159,12 @@ impl Failure {
     }
 }
 
+impl Hint for crate::dirs::NoHome {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(format!("set {} to a writable directory", crate::dirs::HOME_ENV).into())
+    }
+}
+
 /// The hint of an error whose type this crate knows, found by downcasting, for chains that
 /// travel as `anyhow::Error` (where the [`Hint`] trait object is out of reach).
 fn known_hint(error: &(dyn Error + 'static)) -> Option<String> {
