@@ -198,7 +198,9 @@ pub async fn validate(
         env,
     )
     .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
-    blockers.extend(crate::plan_steps::bind(&mut plan, adapter, workflow, runtime));
+    blockers.extend(crate::plan_steps::bind(
+        &mut plan, adapter, workflow, runtime,
+    ));
     let plan_sha256 = plan.sha256();
     let mut hashed = serde_json::json!({
         "workflow": workflow.id,
@@ -265,7 +267,12 @@ pub(crate) fn uses_columns(workflow: &Workflow) -> bool {
             .argv
             .iter()
             .chain(&workflow.stdin)
-            .chain(workflow.steps.iter().flat_map(|s| s.argv.iter().chain(&s.stdin)))
+            .chain(
+                workflow
+                    .steps
+                    .iter()
+                    .flat_map(|s| s.argv.iter().chain(&s.stdin)),
+            )
             .map(String::as_str)
             .collect();
         let mut strings = Vec::new();

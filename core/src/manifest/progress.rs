@@ -18,7 +18,9 @@ pub const PROGRESS_GROUPS: [&str; 3] = ["done", "total", "message"];
 const MAX_LINE: usize = 4096;
 
 /// Which stream the CLI prints its progress on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ProgressStream {
     #[default]
