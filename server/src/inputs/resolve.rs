@@ -416,11 +416,16 @@ fn open_file(
         )
         .field(field(&spec.id)));
     }
-    let media_type = loc
-        .media_type
-        .clone()
-        .or_else(|| media_type_of(&name).map(String::from));
-    if !spec.accepts(&name, media_type.as_deref()) {
+    // An artifact's recorded media type, else the ones its extension goes by (the file-kind
+    // table `inspect_dataset` uses, so an input accepts what the listing says it accepts).
+    let accepted = match &loc.media_type {
+        Some(m) => spec.accepts(&name, Some(m)),
+        None => {
+            let known = crate::datasets::kinds::media_types(&name);
+            spec.accepts(&name, None) || known.iter().any(|m| spec.accepts(&name, Some(m)))
+        }
+    };
+    if !accepted {
         return Err(ToolError::new(
             ErrorCode::InvalidRequest,
             format!(
@@ -593,26 +598,6 @@ fn name_problem(name: &str) -> Option<String> {
         .iter()
         .map(|v| format!("{{{v}}}"))
         .find(|t| name.contains(t.as_str()))
-}
-
-/// Media types of common scientific file extensions, for formats given as media types.
-fn media_type_of(name: &str) -> Option<&'static str> {
-    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "pdb" | "ent" => "chemical/x-pdb",
-        "cif" | "mmcif" => "chemical/x-mmcif",
-        "mol2" => "chemical/x-mol2",
-        "sdf" => "chemical/x-mdl-sdfile",
-        "fasta" | "fa" | "fna" | "faa" => "text/x-fasta",
-        "fastq" | "fq" => "text/x-fastq",
-        "fits" | "fit" => "image/fits",
-        "csv" => "text/csv",
-        "tsv" => "text/tab-separated-values",
-        "json" => "application/json",
-        "txt" => "text/plain",
-        "xml" | "vot" => "application/xml",
-        _ => return None,
-    })
 }
 
 /// A dataset refusal, re-worded for an input: the field and the text name the input.
