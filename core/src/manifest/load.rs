@@ -350,6 +350,33 @@ fn is_id(s: &str) -> bool {
         && s.len() <= 64
 }
 
+/// An id a manifest gives one of its parts (`what`: workflow, artifact, input, …): it must be
+/// an id and the first of its name among `seen`; `scope` ends the duplicate's message (e.g.
+/// " in this workflow") and `duplicate_hint` says what the duplicate would break.
+fn check_id<'a>(
+    c: &mut Checker<'_>,
+    at: &[Seg],
+    what: &str,
+    id: &'a str,
+    seen: &mut BTreeSet<&'a str>,
+    scope: &str,
+    duplicate_hint: Option<&str>,
+) {
+    if !is_id(id) {
+        c.error(
+            at,
+            format!("'{id}' is not a valid {what} id"),
+            Some("use lower-case letters, digits and '_', starting with a letter".into()),
+        );
+    } else if !seen.insert(id) {
+        c.error(
+            at,
+            format!("{what} id '{id}' is declared twice{scope}"),
+            duplicate_hint.map(str::to_string),
+        );
+    }
+}
+
 /// A relative path that stays inside its base: no root, no `..`, no empty segments.
 fn is_safe_relative(p: &str) -> bool {
     !p.is_empty()
@@ -430,19 +457,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
     let mut seen = BTreeSet::new();
     for (i, wf) in m.workflows.iter().enumerate() {
         let at = |k| [Seg::Key("workflow"), Seg::Index(i), Seg::Key(k)];
-        if !is_id(&wf.id) {
-            c.error(
-                &at("id"),
-                format!("'{}' is not a valid workflow id", wf.id),
-                Some("use lower-case letters, digits and '_', starting with a letter".into()),
-            );
-        } else if !seen.insert(wf.id.clone()) {
-            c.error(
-                &at("id"),
-                format!("workflow id '{}' is declared twice", wf.id),
-                None,
-            );
-        }
+        check_id(c, &at("id"), "workflow", &wf.id, &mut seen, "", None);
         if wf.summary.trim().is_empty() || wf.summary.len() > 500 {
             c.error(&at("summary"), "summary must be 1 to 500 characters", None);
         }
@@ -858,19 +873,7 @@ fn check_artifacts(c: &mut Checker<'_>, i: usize, wf: &Workflow, limits: Limits)
                 Seg::Key(k),
             ]
         };
-        if !is_id(&a.id) {
-            c.error(
-                &at("id"),
-                format!("'{}' is not a valid artifact id", a.id),
-                Some("use lower-case letters, digits and '_'".into()),
-            );
-        } else if !ids.insert(a.id.clone()) {
-            c.error(
-                &at("id"),
-                format!("artifact id '{}' is declared twice", a.id),
-                None,
-            );
-        }
+        check_id(c, &at("id"), "artifact", &a.id, &mut ids, "", None);
         if !is_safe_relative(&a.path) {
             c.error(
                 &at("path"),

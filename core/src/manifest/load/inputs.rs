@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Checker, Seg, Template, is_id};
+use super::{Checker, Seg, Template, check_id, is_id};
 use crate::manifest::inputs::{InputKind, InputSpec};
 use crate::manifest::template::Placeholder;
 use crate::manifest::types::Workflow;
@@ -22,19 +22,15 @@ pub(super) fn check_inputs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
                 Seg::Key(k),
             ]
         };
-        if !is_id(&input.id) {
-            c.error(
-                &at("id"),
-                format!("'{}' is not a valid input id", input.id),
-                Some("use lower-case letters, digits and '_', starting with a letter".into()),
-            );
-        } else if !seen.insert(input.id.clone()) {
-            c.error(
-                &at("id"),
-                format!("input id '{}' is declared twice in this workflow", input.id),
-                None,
-            );
-        }
+        check_id(
+            c,
+            &at("id"),
+            "input",
+            &input.id,
+            &mut seen,
+            " in this workflow",
+            None,
+        );
         if input.summary.trim().is_empty() || input.summary.len() > 500 {
             c.error(&at("summary"), "summary must be 1 to 500 characters", None);
         }

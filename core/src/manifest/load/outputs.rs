@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Checker, Seg, is_id};
+use super::{Checker, Seg, check_id};
 use crate::manifest::outputs::{Comparison, MetricReader, MetricSpec, OutputSource};
 use crate::manifest::types::{ArtifactBase, ArtifactSpec, Workflow};
 
@@ -178,19 +178,15 @@ fn check_metrics<'w>(
                 Seg::Key(k),
             ]
         };
-        if !is_id(&m.id) {
-            c.error(
-                &at("id"),
-                format!("'{}' is not a valid metric id", m.id),
-                Some("use lower-case letters, digits and '_', starting with a letter".into()),
-            );
-        } else if !seen.insert(m.id.as_str()) {
-            c.error(
-                &at("id"),
-                format!("metric id '{}' is declared twice in this workflow", m.id),
-                Some("requirements name metrics by id: give each its own".into()),
-            );
-        }
+        check_id(
+            c,
+            &at("id"),
+            "metric",
+            &m.id,
+            &mut seen,
+            " in this workflow",
+            Some("requirements name metrics by id: give each its own"),
+        );
         let artifact = match resolve_from(wf, &m.from) {
             Ok(a) => a,
             Err(e) => {

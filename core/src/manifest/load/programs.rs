@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Checker, Seg, check_template, is_id};
+use super::{Checker, Seg, check_id, check_template};
 use crate::manifest::programs::{PACKAGE_MANAGERS, RUNTIME_PROGRAM, VersionProbe};
 use crate::manifest::types::{Manifest, OptionFormat, RuntimeKind, Workflow};
 
@@ -202,19 +202,15 @@ fn check_workflow(c: &mut Checker<'_>, m: &Manifest, i: usize, wf: &Workflow) {
                 Seg::Key(k),
             ]
         };
-        if !is_id(&step.id) {
-            c.error(
-                &at("id"),
-                format!("'{}' is not a valid step id", step.id),
-                Some("use lower-case letters, digits and '_', starting with a letter".into()),
-            );
-        } else if !seen.insert(step.id.as_str()) {
-            c.error(
-                &at("id"),
-                format!("step id '{}' is declared twice in this workflow", step.id),
-                None,
-            );
-        }
+        check_id(
+            c,
+            &at("id"),
+            "step",
+            &step.id,
+            &mut seen,
+            " in this workflow",
+            None,
+        );
         if let Some(id) = &step.program
             && !known_program(m, id)
         {
