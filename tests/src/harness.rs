@@ -200,6 +200,54 @@ pub async fn ok_on(session: &McpSession, tool: &str, args: Value) -> Value {
         .unwrap_or_else(|e| panic!("{tool}: {e:#}\nserver stderr:\n{}", session.stderr()))
 }
 
+/// Validate `request`, start it with the validation's id, and wait (up to `within`) for its
+/// terminal result: the validation and the result.
+pub async fn run_on(
+    session: &McpSession,
+    request: Value,
+    within: std::time::Duration,
+) -> (Value, Value) {
+    let validation = ok_on(session, "validate_analysis", request.clone()).await;
+    assert_eq!(validation["ready"], true, "{validation:#}");
+    let mut start = request;
+    start["validation_id"] = validation["validation_id"].clone();
+    let started = ok_on(session, "start_analysis", start).await;
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + within;
+    while std::time::Instant::now() < deadline {
+        let out = ok_on(
+            session,
+            "get_run_result",
+            serde_json::json!({"run_id": run_id, "wait_s": 30}),
+        )
+        .await;
+        if out["terminal"] == true {
+            return (validation, out["result"].clone());
+        }
+    }
+    panic!("run {run_id} did not end within {within:?}");
+}
+
+/// Call `get_campaign_result` until the campaign is terminal (up to `within`); its last answer.
+pub async fn campaign_result_on(
+    session: &McpSession,
+    campaign_id: &str,
+    within: std::time::Duration,
+) -> Value {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let r = ok_on(
+            session,
+            "get_campaign_result",
+            serde_json::json!({"campaign_id": campaign_id, "wait_s": 15}),
+        )
+        .await;
+        if r["terminal"] == true || std::time::Instant::now() >= deadline {
+            return r;
+        }
+    }
+}
+
 /// Write the misbehaving fixture adapter into `dir` with these `[limits]` lines, and
 /// return the manifest's path.
 pub fn fixture_adapter(dir: &Path, limits: &str) -> anyhow::Result<PathBuf> {

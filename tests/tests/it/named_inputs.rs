@@ -157,21 +157,12 @@ impl Server {
 
     /// Validate, start with the validation id, and wait for the terminal result.
     async fn run(&self, request: Value) -> (Value, Value) {
-        let validation = self.ok("validate_analysis", request.clone()).await;
-        assert_eq!(validation["ready"], true, "{validation:#}");
-        let mut start = request;
-        start["validation_id"] = validation["validation_id"].clone();
-        let started = self.ok("start_analysis", start).await;
-        let run_id = started["run_id"].as_str().unwrap().to_string();
-        for _ in 0..10 {
-            let out = self
-                .ok("get_run_result", json!({"run_id": run_id, "wait_s": 30}))
-                .await;
-            if out["terminal"] == true {
-                return (validation, out["result"].clone());
-            }
-        }
-        panic!("run {run_id} did not end within 5 minutes");
+        scimcp_e2e::harness::run_on(
+            &self.session,
+            request.clone(),
+            std::time::Duration::from_secs(300),
+        )
+        .await
     }
 }
 
@@ -556,18 +547,12 @@ async fn a_campaign_grid_varies_an_input_and_each_run_binds_its_file() {
     let started = s.ok("start_campaign", grid).await;
     assert_eq!(started["started"], true, "{started:#}");
     let campaign_id = started["campaign_id"].as_str().unwrap().to_string();
-    let mut done = Value::Null;
-    for _ in 0..20 {
-        done = s
-            .ok(
-                "get_campaign_result",
-                json!({"campaign_id": campaign_id, "wait_s": 15}),
-            )
-            .await;
-        if done["terminal"] == true {
-            break;
-        }
-    }
+    let done = scimcp_e2e::harness::campaign_result_on(
+        &s.session,
+        &campaign_id,
+        std::time::Duration::from_secs(300),
+    )
+    .await;
     assert_eq!(done["counts"]["succeeded"], 2, "{done:#}");
     let status = s
         .ok("get_campaign_status", json!({"campaign_id": campaign_id}))

@@ -193,21 +193,12 @@ impl Server {
 
     /// Validate, start, and wait for the terminal result.
     async fn run(&self, workflow: &str) -> (Value, Value) {
-        let validation = self.ok("validate_analysis", self.request(workflow)).await;
-        assert_eq!(validation["ready"], true, "{validation:#}");
-        let mut start = self.request(workflow);
-        start["validation_id"] = validation["validation_id"].clone();
-        let started = self.ok("start_analysis", start).await;
-        let run_id = started["run_id"].as_str().unwrap().to_string();
-        for _ in 0..10 {
-            let out = self
-                .ok("get_run_result", json!({"run_id": run_id, "wait_s": 30}))
-                .await;
-            if out["terminal"] == true {
-                return (validation, out["result"].clone());
-            }
-        }
-        panic!("run {run_id} did not end within 5 minutes");
+        scimcp_e2e::harness::run_on(
+            &self.session,
+            self.request(workflow),
+            std::time::Duration::from_secs(300),
+        )
+        .await
     }
 
     async fn run_count(&self) -> usize {

@@ -102,21 +102,12 @@ impl Server {
 
     /// Validate, start with the validation id, and wait for the terminal result.
     async fn run(&self, request: Value) -> (Value, Value) {
-        let validation = self.ok("validate_analysis", request.clone()).await;
-        assert_eq!(validation["ready"], true, "{validation:#}");
-        let mut start = request;
-        start["validation_id"] = validation["validation_id"].clone();
-        let started = self.ok("start_analysis", start).await;
-        let run_id = started["run_id"].as_str().unwrap().to_string();
-        for _ in 0..20 {
-            let out = self
-                .ok("get_run_result", json!({"run_id": run_id, "wait_s": 30}))
-                .await;
-            if out["terminal"] == true {
-                return (validation, out["result"].clone());
-            }
-        }
-        panic!("run {run_id} did not end within 10 minutes");
+        scimcp_e2e::harness::run_on(
+            &self.session,
+            request.clone(),
+            std::time::Duration::from_secs(600),
+        )
+        .await
     }
 
     fn run_dirs(&self) -> usize {
@@ -285,18 +276,12 @@ async fn a_docking_campaign_of_ligands_by_seeds_binds_each_ligand_and_reports_ea
     let started = s.ok("start_campaign", grid).await;
     assert_eq!(started["started"], true, "{started:#}");
     let campaign_id = started["campaign_id"].as_str().unwrap().to_string();
-    let mut done = Value::Null;
-    for _ in 0..40 {
-        done = s
-            .ok(
-                "get_campaign_result",
-                json!({"campaign_id": campaign_id, "wait_s": 15}),
-            )
-            .await;
-        if done["terminal"] == true {
-            break;
-        }
-    }
+    let done = scimcp_e2e::harness::campaign_result_on(
+        &s.session,
+        &campaign_id,
+        std::time::Duration::from_secs(600),
+    )
+    .await;
     assert_eq!(done["counts"]["succeeded"], 4, "{done:#}");
     // The summary table's column is the best affinity, read from each run's score table.
     let table = &done["table"];
