@@ -4,11 +4,9 @@
 //! it does scimcp edit the file itself (under its lock, atomically). Project scope is the
 //! repository's `.mcp.json`.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use scimcp_core::install_state::ServerCommand;
 
+use super::claude_cli::ClaudeCli;
 use super::{
     Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_MS, dollar_brace, path_text,
     timed_args, url_headers, with,
@@ -66,14 +64,9 @@ impl Client for ClaudeCode {
         claude_remote(remote)
     }
     fn cli(&self, cx: ClientContext<'_>) -> Option<ClaudeCli> {
-        cx.host.which("claude").map(|program| ClaudeCli {
-            program,
-            envs: cx
-                .host
-                .vars()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        })
+        cx.host
+            .which("claude")
+            .map(|program| ClaudeCli::new(program, cx.host))
     }
 }
 
@@ -99,51 +92,5 @@ impl Client for ClaudeCodeProject {
     }
     fn selected_by_default(&self) -> bool {
         false
-    }
-}
-
-/// The `claude` program and the environment to run it in.
-#[derive(Debug, Clone)]
-pub struct ClaudeCli {
-    pub program: PathBuf,
-    envs: Vec<(String, std::ffi::OsString)>,
-}
-
-/// The `claude` CLI failed.
-#[derive(Debug, thiserror::Error)]
-#[error("`{program} {args}` did not register scimcp: {detail}")]
-pub struct CliError {
-    pub program: String,
-    pub args: String,
-    pub detail: String,
-}
-
-impl ClaudeCli {
-    fn run(&self, args: &[&str]) -> Result<(), CliError> {
-        let mut cmd = Command::new(&self.program);
-        cmd.args(args)
-            .env_clear()
-            .envs(self.envs.iter().map(|(k, v)| (k, v)));
-        let step = format!("`claude {}`", args[..2.min(args.len())].join(" "));
-        let limit = crate::steps::limit(crate::steps::CLIENT_CLI);
-        scimcp_process::run(scimcp_process::Step::new(&step, cmd).timeout(limit))
-            .and_then(|c| c.check())
-            .map(|_| ())
-            .map_err(|e| CliError {
-                program: self.program.display().to_string(),
-                args: args.join(" "),
-                detail: e.to_string(),
-            })
-    }
-
-    /// `claude mcp add-json --scope user NAME JSON`.
-    pub fn add(&self, name: &str, entry: &serde_json::Value) -> Result<(), CliError> {
-        let json = entry.to_string();
-        self.run(&["mcp", "add-json", "--scope", "user", name, &json])
-    }
-
-    /// `claude mcp remove --scope user NAME`.
-    pub fn remove(&self, name: &str) -> Result<(), CliError> {
-        self.run(&["mcp", "remove", "--scope", "user", name])
     }
 }

@@ -11,6 +11,7 @@
 //! to add by hand, because scimcp-setup never writes a secret into a file.
 
 mod amazon_q;
+mod claude_cli;
 mod claude_code;
 mod claude_desktop;
 mod cline;
@@ -35,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use scimcp_core::install_state::ServerCommand;
 
-pub use claude_code::{ClaudeCli, CliError};
+pub use claude_cli::{ClaudeCli, CliError};
 
 use crate::edit::{Format, Slot};
 use crate::entry::Entry;

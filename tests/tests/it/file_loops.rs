@@ -115,10 +115,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "server/src/tools/runs.rs",
     ],
     &["server/src/runs/execute.rs", "server/src/runs/require.rs"],
-    &[
-        "setup-model/src/clients/claude_code.rs",
-        "setup-model/src/clients/mod.rs",
-    ],
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
