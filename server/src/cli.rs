@@ -1,7 +1,7 @@
-//! All of `scimcp`'s command-line parsing.
+//! All of `scimcp`'s command-line parsing: the clap types, nothing that acts on them
+//! (`commands` parses and dispatches, so this file imports no command).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -11,15 +11,15 @@ use clap::{Parser, Subcommand, ValueEnum};
     version,
     about = "Serve a scientific command-line program to AI clients over MCP"
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    command: Command,
+    pub command: Command,
 }
 
 // Parsed once per process; boxing the large variant would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
-enum Command {
+pub(crate) enum Command {
     /// Run the MCP server for one adapter (stdio by default).
     Serve(ServeArgs),
     /// Work with adapter manifests.
@@ -167,7 +167,7 @@ pub(crate) enum TokenCommand {
 }
 
 #[derive(Subcommand, Debug)]
-enum AdapterCommand {
+pub(crate) enum AdapterCommand {
     /// Validate a manifest file (or an embedded adapter's name) and print its hash.
     Check {
         /// Manifest path or embedded adapter name.
@@ -178,18 +178,4 @@ enum AdapterCommand {
     },
     /// List the embedded adapters.
     List,
-}
-
-pub(crate) fn run() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Serve(args) => crate::commands::serve::run(args),
-        Command::Adapter(AdapterCommand::Check { manifest, json }) => {
-            crate::commands::adapter::check(&manifest, json)
-        }
-        Command::Adapter(AdapterCommand::List) => crate::commands::adapter::list(),
-        Command::Token(args) => crate::commands::token::run(args),
-        Command::Guard(args) => crate::guard::run(args),
-        Command::Job(args) => crate::runs::job::run(args),
-    }
 }

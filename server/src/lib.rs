@@ -45,5 +45,5 @@ pub use server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
 
 /// Entry point of the `scimcp` binary.
 pub fn main() -> ExitCode {
-    cli::run()
+    commands::run()
 }
