@@ -9,16 +9,22 @@
 //! [`read_regular`] (never a FIFO, a device or gigabytes) and replaced with [`plan_replace`]
 //! (through links, never read-only ones, keeping owner, group and mode).
 
+mod dir;
+mod error;
 mod read;
 mod user_file;
 
+pub use dir::sync_dir;
+pub use error::WriteError;
 pub use read::{CONFIG_READ_LIMIT, ReadError, kind_of, read_regular, size_text};
 pub use user_file::{ReplacePlan, plan_replace};
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tempfile::NamedTempFile;
+
+use dir::parent_of;
 
 /// Who may read a file scimcp writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,60 +33,6 @@ pub enum Privacy {
     KeepExisting,
     /// Owner only (0600 on Unix): run state, logs, backups.
     Private,
-}
-
-/// An error from a durable write, naming the path that failed.
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    #[error("cannot write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} already exists and is never replaced")]
-    AlreadyExists { path: PathBuf },
-    #[error("{path} is read-only")]
-    ReadOnly { path: PathBuf },
-    #[error("{path} may not be written by this user: {source}")]
-    NotWritable {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error(
-        "{path} belongs to user {uid} (group {gid}) and its new version could not be given the \
-         same owner ({source}); it was left as it was: run this as that user"
-    )]
-    Owner {
-        path: PathBuf,
-        uid: u32,
-        gid: u32,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is {what}, not a regular file; it was left as it was")]
-    NotRegular { path: PathBuf, what: &'static str },
-    #[error(
-        "{path} is a symbolic link to {target}, which does not exist; create {target} or remove the link"
-    )]
-    DanglingLink { path: PathBuf, target: PathBuf },
-}
-
-impl WriteError {
-    fn io(path: &Path, source: std::io::Error) -> Self {
-        WriteError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
-
-fn parent_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 fn staged(path: &Path, bytes: &[u8], privacy: Privacy) -> Result<NamedTempFile, WriteError> {
@@ -130,20 +82,6 @@ fn apply_permissions(file: &std::fs::File, target: &Path, privacy: Privacy) -> s
         if let Ok(meta) = fs_err::metadata(target) {
             file.set_permissions(meta.permissions())?;
         }
-    }
-    Ok(())
-}
-
-/// Flush a directory entry to disk so a rename inside it survives a crash. A no-op where
-/// the platform cannot open directories (Windows), where rename is already durable enough.
-pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        fs_err::File::open(dir)?.sync_all()?;
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
     }
     Ok(())
 }

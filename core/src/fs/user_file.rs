@@ -18,7 +18,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{WriteError, parent_of, sync_dir};
+use super::dir::{parent_of, sync_dir};
+use super::error::WriteError;
 
 /// What replacing a user's file will replace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +161,7 @@ pub fn plan_replace(path: &Path) -> Result<ReplacePlan, WriteError> {
     if !meta.is_file() {
         return Err(WriteError::NotRegular {
             path: target,
-            what: super::kind_of(meta.file_type()),
+            what: super::read::kind_of(meta.file_type()),
         });
     }
     let existing = existing(&meta);
