@@ -18,6 +18,7 @@ pub mod auth;
 pub mod campaigns;
 mod cli;
 mod commands;
+mod context;
 pub mod datasets;
 pub mod envelope;
 mod grants;

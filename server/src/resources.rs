@@ -29,9 +29,9 @@ use rmcp::model::{
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use scimcp_core::manifest::ArtifactBase;
 
+use crate::context::ServerContext;
 use crate::runs::is_run_id;
 use crate::runs::state::{ArtifactRecord, RunResult};
-use crate::server::ServerContext;
 
 pub const MANIFEST_URI: &str = "scimcp://adapter/manifest";
 const WORKFLOWS_PREFIX: &str = "scimcp://adapter/workflows/";

@@ -12,8 +12,9 @@ use scimcp_core::failure::Failure;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::{ConfirmArg, ExecutorArg, ServeArgs, Transport};
+use crate::context::{ConfirmMode, ServerContext, ServerSettings};
 use crate::http::{HttpArgs, HttpConfig, TokenLimits};
-use crate::server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
+use crate::server::ScimcpServer;
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
     // The tool catalog (parsed from its checked-in JSON, a millisecond) gets its own thread

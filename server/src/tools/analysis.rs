@@ -8,13 +8,13 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Call, ToolHandler};
+use super::handler::{Call, ToolHandler};
+use crate::context::{ConfirmMode, ServerContext};
 use crate::envelope::{ErrorCode, Issue, ToolError};
 use crate::grants::{GrantKind, Refusal};
 use crate::plan::Plan;
 use crate::request::{AnalysisRequest, StartRequest};
 use crate::runs::state::RunState;
-use crate::server::{ConfirmMode, ServerContext};
 use crate::validate::{Validation, validate as validate_request};
 
 /// `start_analysis` output: a started run, or (`started: false`) a preview of one.

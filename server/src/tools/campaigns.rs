@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Call, ToolHandler};
+use super::handler::{Call, ToolHandler};
 use crate::campaigns::request::{
     CampaignItem, CampaignResultRequest, CampaignStatusRequest, CancelCampaignRequest,
     StartCampaignRequest,
@@ -18,11 +18,11 @@ use crate::campaigns::{
     CampaignCounts, CampaignRecord, CampaignState, ColumnSummary, ItemRecord, ItemStatus,
     MAX_ITEMS, Prepared, Row, counts, item_statuses, table,
 };
+use crate::context::{ConfirmMode, ServerContext};
 use crate::envelope::{ErrorCode, Issue, ToolError};
 use crate::grants::{GrantKind, Refusal};
 use crate::paging::Page;
 use crate::request::AnalysisRequest;
-use crate::server::{ConfirmMode, ServerContext};
 use crate::validate::validate as validate_request;
 
 /// Most Slurm array tasks running at once one campaign may ask for.

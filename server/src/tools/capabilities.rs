@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use scimcp_core::hash::canonical_sha256;
 use serde::Serialize;
 
-use super::{Call, ToolHandler};
+use super::handler::{Call, ToolHandler};
+use crate::context::ServerContext;
 use crate::envelope::{ErrorCode, ToolError};
 use crate::request::CapabilitiesRequest;
-use crate::server::ServerContext;
 
 /// The server's identity.
 #[derive(Debug, Serialize, JsonSchema)]

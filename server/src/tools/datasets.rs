@@ -5,13 +5,13 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Call, ToolHandler};
+use super::handler::{Call, ToolHandler};
+use crate::context::ServerContext;
 use crate::datasets::kinds::{self, FileKind};
 use crate::datasets::{ColumnInfo, DatasetEntry, ResolvedDataset};
 use crate::envelope::ToolError;
 use crate::paging::Page;
 use crate::request::{DatasetsRequest, InspectRequest};
-use crate::server::ServerContext;
 
 /// `list_datasets` output.
 #[derive(Debug, Serialize, JsonSchema)]

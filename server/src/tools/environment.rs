@@ -5,11 +5,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Call, ToolHandler};
+use super::handler::{Call, ToolHandler};
+use crate::context::ServerContext;
 use crate::envelope::ToolError;
 use crate::request::NoArguments;
 use crate::runtime::RuntimeProbe;
-use crate::server::ServerContext;
 
 /// A pinned requirement whose installed version differs.
 #[derive(Debug, Serialize, JsonSchema)]

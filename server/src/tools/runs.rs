@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Call, Progress, ToolHandler};
+use super::handler::{Call, Progress, ToolHandler};
+use crate::context::{ConfirmMode, ServerContext};
 use crate::envelope::ToolError;
 use crate::paging::{Detail, Page};
 use crate::plan::PlannedDataset;
@@ -19,7 +20,6 @@ use crate::runs::RunSummary;
 use crate::runs::state::{
     AdapterIdentity, ArtifactProblem, ArtifactRecord, RunResult, RunState, RunStatus,
 };
-use crate::server::{ConfirmMode, ServerContext};
 
 /// How often a waiting `get_run_result` reports progress (and looks at the run's state).
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
