@@ -24,8 +24,8 @@ pub use inputs::{
 pub use load::{load_embedded, load_file, resolve};
 pub use outputs::{Comparison, MetricReader, MetricSpec, OutputSource, RequireSpec, output_regex};
 pub use programs::{
-    PACKAGE_MANAGERS, ProgramFacts, ProgramRef, ProgramSpec, RUNTIME_PROGRAM, StepSpec,
-    VersionProbe, install_command, missing_program_remedy,
+    PACKAGE_MANAGERS, ProgramFacts, ProgramRef, RUNTIME_PROGRAM, install_command,
+    missing_program_remedy,
 };
 pub use progress::{
     CliProgress, PROGRESS_GROUPS, ProgressSpec, ProgressStream, is_unsafe_in_text, safe_text,
@@ -35,8 +35,8 @@ pub use template::{
 };
 pub use types::{
     ArtifactBase, ArtifactSpec, DatasetsSpec, InputFileFormat, InputFileSpec, Manifest,
-    NativeRequirement, OptionFormat, OptionSpec, Resources, Runtime, RuntimeKind, SuccessSpec,
-    Workflow,
+    NativeRequirement, OptionFormat, OptionSpec, ProgramSpec, Resources, Runtime, RuntimeKind,
+    StepSpec, SuccessSpec, VersionProbe, Workflow,
 };
 
 /// The JSON Schema keyword that marks a parameter as naming dataset columns (a string, or

@@ -1,13 +1,12 @@
-//! Several programs per adapter and several steps per workflow: `[programs.<id>]`, a
-//! workflow's own `program`/`launch`, and `[[workflow.step]]`. Every field is optional and
-//! absent from the canonical form when unused, so manifests written before these keys keep
-//! their hash.
+//! Several programs per adapter and several steps per workflow: which program a workflow or
+//! step runs (`[programs.<id>]`, a workflow's own `program`/`launch`, `[[workflow.step]]`),
+//! its declared facts, and the remedy when it is missing. The tables themselves
+//! ([`ProgramSpec`](super::types::ProgramSpec), [`VersionProbe`], [`StepSpec`]) are in
+//! `types.rs` with the rest of the data model, which this file reads and never the reverse.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::types::{Manifest, OptionSpec, RuntimeKind, Workflow};
+use super::types::{Manifest, RuntimeKind, StepSpec, VersionProbe, Workflow};
 
 /// The id a workflow or step may use to name the runtime's own program explicitly; a
 /// `[programs.<id>]` table cannot take it.
@@ -20,64 +19,6 @@ pub const PACKAGE_MANAGERS: &[&str] = &[
     "debian", "ubuntu", "fedora", "rhel", "arch", "alpine", "homebrew", "macports", "conda", "pip",
     "winget", "choco", "scoop", "nix",
 ];
-
-/// `[programs.<id>]`: a program other than the runtime's, run by workflows or steps that
-/// name it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProgramSpec {
-    /// A name looked up on PATH when the server starts (for a python runtime, first in the
-    /// interpreter's scripts directory), or an absolute path.
-    pub executable: String,
-    /// Arguments between the program and a workflow's or step's argv.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub launch: Vec<String>,
-    /// How to ask the program its version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<VersionProbe>,
-    /// The package that provides the program, per package manager (the remedy when missing).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub provided_by: BTreeMap<String, String>,
-    /// `false` for a program that cannot take paths with spaces: a run whose working or
-    /// state directory has one is refused at validation (default: true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paths_with_spaces: Option<bool>,
-}
-
-/// `version = { args = […], pattern = '…(?P<version>…)…' }`: the program run with `args`
-/// (bounded in time and output); the first match of `pattern` in its stdout, then its
-/// stderr, gives the version as group `version`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct VersionProbe {
-    #[serde(default)]
-    pub args: Vec<String>,
-    pub pattern: String,
-}
-
-/// `[[workflow.step]]`: one program run of a workflow that runs several in order, in one
-/// working directory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StepSpec {
-    /// `[a-z][a-z0-9_]*`, unique in the workflow; named in the result as `failed_step`.
-    pub id: String,
-    /// A `[programs.<id>]` id or `runtime` (default: the workflow's program).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub program: Option<String>,
-    /// Replaces the program's launch arguments for this step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launch: Option<Vec<String>>,
-    /// Arguments after the launch prefix; `{placeholders}` as in a workflow's argv.
-    pub argv: Vec<String>,
-    /// Optional parameters passed as flags to this step (a workflow with steps has no
-    /// top-level options: each option belongs to the step whose program reads it).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<OptionSpec>,
-    /// Ordered answers to this step's interactive prompts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stdin: Vec<String>,
-}
 
 /// What one step of a run executes once references are resolved: the program id (or
 /// [`RUNTIME_PROGRAM`]) and the launch prefix in force.

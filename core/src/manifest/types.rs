@@ -26,7 +26,7 @@ pub struct Manifest {
     pub datasets: Option<DatasetsSpec>,
     /// More programs than the runtime's, by id (`[programs.<id>]`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub programs: BTreeMap<String, super::programs::ProgramSpec>,
+    pub programs: BTreeMap<String, ProgramSpec>,
     #[serde(rename = "workflow", default)]
     pub workflows: Vec<Workflow>,
 }
@@ -120,7 +120,7 @@ pub struct Runtime {
     pub env: BTreeMap<String, String>,
     /// How to ask `executable` its version (`kind = "executable"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<super::programs::VersionProbe>,
+    pub version: Option<VersionProbe>,
     /// The package that provides `executable`, per package manager (the remedy when missing).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub provided_by: BTreeMap<String, String>,
@@ -183,7 +183,7 @@ pub struct Workflow {
     /// Several programs run in order in one working directory (`[[workflow.step]]`);
     /// such a workflow has no top-level argv, options or stdin.
     #[serde(rename = "step", default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<super::programs::StepSpec>,
+    pub steps: Vec<StepSpec>,
     #[serde(default)]
     pub options: Vec<OptionSpec>,
     /// Ordered answers to the CLI's interactive prompts.
@@ -416,4 +416,66 @@ impl ArtifactSpec {
 
 fn default_true() -> bool {
     true
+}
+
+// Several programs per adapter and several steps per workflow. Every field is optional and
+// absent from the canonical form when unused, so manifests written before these keys keep
+// their hash.
+
+/// `[programs.<id>]`: a program other than the runtime's, run by workflows or steps that
+/// name it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramSpec {
+    /// A name looked up on PATH when the server starts (for a python runtime, first in the
+    /// interpreter's scripts directory), or an absolute path.
+    pub executable: String,
+    /// Arguments between the program and a workflow's or step's argv.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch: Vec<String>,
+    /// How to ask the program its version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<VersionProbe>,
+    /// The package that provides the program, per package manager (the remedy when missing).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provided_by: BTreeMap<String, String>,
+    /// `false` for a program that cannot take paths with spaces: a run whose working or
+    /// state directory has one is refused at validation (default: true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths_with_spaces: Option<bool>,
+}
+
+/// `version = { args = […], pattern = '…(?P<version>…)…' }`: the program run with `args`
+/// (bounded in time and output); the first match of `pattern` in its stdout, then its
+/// stderr, gives the version as group `version`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VersionProbe {
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub pattern: String,
+}
+
+/// `[[workflow.step]]`: one program run of a workflow that runs several in order, in one
+/// working directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    /// `[a-z][a-z0-9_]*`, unique in the workflow; named in the result as `failed_step`.
+    pub id: String,
+    /// A `[programs.<id>]` id or `runtime` (default: the workflow's program).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// Replaces the program's launch arguments for this step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<Vec<String>>,
+    /// Arguments after the launch prefix; `{placeholders}` as in a workflow's argv.
+    pub argv: Vec<String>,
+    /// Optional parameters passed as flags to this step (a workflow with steps has no
+    /// top-level options: each option belongs to the step whose program reads it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<OptionSpec>,
+    /// Ordered answers to this step's interactive prompts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stdin: Vec<String>,
 }

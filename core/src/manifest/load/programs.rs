@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Checker, Seg, check_id, check_template};
-use crate::manifest::programs::{PACKAGE_MANAGERS, RUNTIME_PROGRAM, VersionProbe};
-use crate::manifest::types::{Manifest, OptionFormat, RuntimeKind, Workflow};
+use crate::manifest::programs::{PACKAGE_MANAGERS, RUNTIME_PROGRAM};
+use crate::manifest::types::{Manifest, OptionFormat, RuntimeKind, VersionProbe, Workflow};
 
 /// Most arguments a version probe may pass.
 const MAX_PROBE_ARGS: usize = 16;
