@@ -28,6 +28,8 @@ pub mod inputs;
 pub mod paging;
 pub mod plan;
 mod plan_argv;
+mod plan_compile;
+mod plan_error;
 mod plan_steps;
 pub mod programs;
 pub mod request;
@@ -39,6 +41,7 @@ mod shutdown;
 mod stdio;
 pub mod tools;
 mod validate;
+mod workflow_reads;
 
 use std::process::ExitCode;
 

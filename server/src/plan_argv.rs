@@ -11,6 +11,7 @@ use scimcp_core::manifest::{OptionFormat, OptionSpec, Template};
 use serde_json::Value;
 
 use crate::plan::value_text;
+use crate::plan_error::PlanError;
 
 /// The arguments the workflow's (or a step's) options give for `params`, in declared order.
 pub(crate) fn options(
@@ -48,12 +49,12 @@ pub(crate) fn options(
 pub(crate) fn assemble(
     argv: &[String],
     options: Vec<String>,
-    mut expand: impl FnMut(&str) -> Result<Vec<String>, String>,
-) -> Result<Vec<String>, String> {
+    mut expand: impl FnMut(&str) -> Result<Vec<String>, PlanError>,
+) -> Result<Vec<String>, PlanError> {
     let mut options = Some(options);
     let mut args = Vec::new();
     for arg in argv {
-        let t = Template::parse(arg).map_err(|e| e.to_string())?;
+        let t = Template::parse(arg).map_err(PlanError::template)?;
         if t.is_options_marker() {
             // The load check allows one marker; a second places nothing.
             args.extend(options.take().unwrap_or_default());
@@ -79,7 +80,7 @@ mod tests {
     }
 
     /// Renders `{name}` as the name in capitals, `{quiet|map:…}` through a fixed answer.
-    fn expand(arg: &str) -> Result<Vec<String>, String> {
+    fn expand(arg: &str) -> Result<Vec<String>, PlanError> {
         Ok(vec![match arg {
             "{verbose|map:true=--verbose,false=}" => String::new(),
             "{extra}" => String::new(),
@@ -166,7 +167,7 @@ options = [{{ param = "auto", flag = "--auto", format = "switch" }}, {{ param = 
                 relative: "seqs.fasta".into(),
             };
             let workflow = adapter.workflow("align").unwrap();
-            crate::plan::compile(
+            crate::plan_compile::compile(
                 &adapter,
                 workflow,
                 params.as_object().unwrap(),

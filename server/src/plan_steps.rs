@@ -12,30 +12,16 @@
 
 use std::path::Path;
 
-use schemars::JsonSchema;
 use scimcp_core::Adapter;
 use scimcp_core::manifest::{RUNTIME_PROGRAM, Workflow};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::envelope::Issue;
+// Re-exported: the step record is the plan's (`plan.rs`), and readers know it from here too.
 use crate::plan::Plan;
+pub(crate) use crate::plan::PlannedStep;
+use crate::plan_error::PlanError;
 use crate::runtime::ScientificRuntime;
-
-/// One step of a stepped plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct PlannedStep {
-    pub id: String,
-    /// The program id: `runtime` or a `[programs.<id>]`.
-    pub program_id: String,
-    /// The executable started (resolved when the server started).
-    pub program: String,
-    /// Every argument after the program (launch prefix, argv, options).
-    pub args: Vec<String>,
-    /// Lines written to the step's stdin, then it is closed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stdin: Vec<String>,
-}
 
 /// The program and launch prefix of a single-step workflow: the runtime's (as before), or
 /// the workflow's `program`, with the workflow's `launch` over the program's own.
@@ -96,8 +82,8 @@ pub(crate) fn compile(
     adapter: &Adapter,
     workflow: &Workflow,
     params: &serde_json::Map<String, Value>,
-    expand: &dyn Fn(&str) -> Result<Vec<String>, String>,
-) -> Result<Vec<PlannedStep>, String> {
+    expand: &dyn Fn(&str) -> Result<Vec<String>, PlanError>,
+) -> Result<Vec<PlannedStep>, PlanError> {
     let m = &adapter.manifest;
     workflow
         .steps

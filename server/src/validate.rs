@@ -18,6 +18,7 @@ use crate::envelope::{ErrorCode, Issue, ToolError};
 use crate::plan::{self, Plan};
 use crate::request::AnalysisRequest;
 use crate::runtime::ScientificRuntime;
+use crate::workflow_reads::uses_columns;
 
 /// Parameter validators, one per workflow, each compiled on the first request for its
 /// workflow: compiling them all before the first `tools/list` delayed every server start,
@@ -137,10 +138,11 @@ pub async fn validate(
     let mut resolved = with_defaults(&req.parameters, &workflow.parameters_schema);
     integers_as_integers(&mut resolved, &workflow.parameters_schema);
     check_shape_preserving(&resolved, workflow)?;
-    let dataset = match crate::inputs::dataset_reference(workflow, req)? {
-        Some(reference) => Some(datasets.resolve(reference, runtime).await?),
-        None => None,
-    };
+    let dataset =
+        match crate::inputs::dataset_reference(workflow, req.dataset.as_deref(), &req.inputs)? {
+            Some(reference) => Some(datasets.resolve(reference, runtime).await?),
+            None => None,
+        };
     if let Some(expected) = &req.expected_dataset_sha256
         && let Some(dataset) = &dataset
         && !expected.eq_ignore_ascii_case(&dataset.sha256)
@@ -186,7 +188,7 @@ pub async fn validate(
         _ => None,
     };
     let env = runtime.run_env(&adapter.manifest, workflow);
-    let mut plan = plan::compile(
+    let mut plan = crate::plan_compile::compile(
         adapter,
         workflow,
         &resolved,
@@ -196,8 +198,7 @@ pub async fn validate(
         &program,
         &launch,
         env,
-    )
-    .map_err(|e| ToolError::internal(format!("cannot compile the plan: {e}")))?;
+    )?;
     blockers.extend(crate::plan_steps::bind(
         &mut plan, adapter, workflow, runtime,
     ));
@@ -252,50 +253,6 @@ fn with_defaults(params: &Map<String, Value>, schema: &Value) -> Map<String, Val
         }
     }
     out
-}
-
-/// Does the workflow read the dataset's columns (a parameter marked as columns, or a column
-/// filter in a template)?
-pub(crate) fn uses_columns(workflow: &Workflow) -> bool {
-    let marked = workflow
-        .parameters_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|props| props.values().any(|p| p.get(COLUMN_KEYWORD).is_some()));
-    marked || {
-        let mut texts: Vec<&str> = workflow
-            .argv
-            .iter()
-            .chain(&workflow.stdin)
-            .chain(
-                workflow
-                    .steps
-                    .iter()
-                    .flat_map(|s| s.argv.iter().chain(&s.stdin)),
-            )
-            .map(String::as_str)
-            .collect();
-        let mut strings = Vec::new();
-        for f in &workflow.input_files {
-            collect_strings(&f.template, &mut strings);
-        }
-        texts.extend(strings.iter().map(String::as_str));
-        texts.iter().any(|t| {
-            Template::parse(t).is_ok_and(|t| {
-                t.placeholder_parts()
-                    .any(|p| p.filters.iter().any(|f| f.needs_columns()))
-            })
-        })
-    }
-}
-
-fn collect_strings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
-        _ => {}
-    }
 }
 
 /// Read the dataset's header, column types and missing values, and check every parameter

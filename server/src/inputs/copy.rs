@@ -6,9 +6,10 @@ use std::path::Path;
 
 use scimcp_core::fs::create_private_dir;
 
-use super::{PlannedInput, ResolvedInput};
+use super::resolved::ResolvedInput;
 use crate::datasets::open::open_confined;
 use crate::envelope::{ErrorCode, ToolError};
+use crate::plan::PlannedInput;
 
 /// The run stops with this reason when an input's bytes differ from the validated ones.
 pub const INPUT_CHANGED: &str = "input_changed";

@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 use scimcp_core::Workflow;
 use scimcp_core::manifest::{InputKind, InputSpec};
 
-use super::{
-    FromRun, InputRef, InputValue, PlannedInputFile, RequestInputs, ResolvedInput,
-    ResolvedInputFile, input_dir,
-};
+use super::reference::{InputRef, InputValue, RequestInputs};
+use super::resolved::{ResolvedInput, ResolvedInputFile, input_dir};
 use crate::datasets::DatasetCatalog;
 use crate::datasets::open::open_confined;
 use crate::envelope::{ErrorCode, ToolError};
+use crate::plan::{FromRun, OUTPUT_DIR, PlannedInputFile};
 
 /// Bounds that apply to every input file.
 #[derive(Debug, Clone, Copy)]
@@ -312,7 +311,7 @@ fn locate_run_artifact(
             // (the output directory, saved streams) lies in the output directory.
             let base = match r["base"].as_str() {
                 Some("work") => PathBuf::from("work"),
-                _ => Path::new("work").join(crate::plan::OUTPUT_DIR),
+                _ => Path::new("work").join(OUTPUT_DIR),
             };
             Ok(Located {
                 reference: format!("{run_id}:{artifact}"),
