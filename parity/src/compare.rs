@@ -12,57 +12,13 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
-
 use crate::content::{
     CompareMode, ContentComparison, compact, compare_csv, compare_sheets, compare_text,
     compare_values,
 };
+use crate::diff::{FieldDiff, Numeric};
 use crate::evidence::{Artifact, Evidence};
 use crate::scenario::Scenario;
-use crate::tolerance::Tolerance;
-
-/// One field on which two records disagree (`left` is the direct side or the recorded
-/// evidence, `right` the MCP side or this run).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FieldDiff {
-    /// e.g. `state`, `exit_code`, `artifacts[model.json].sha256`, `metrics.r2`.
-    pub field: String,
-    pub left: String,
-    pub right: String,
-    /// For a float beyond its tolerance: the errors and the tolerance.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub numeric: Option<Numeric>,
-}
-
-/// A float that differs between the recorded evidence and this run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Numeric {
-    pub field: String,
-    pub recorded: f64,
-    pub now: f64,
-    pub abs_err: f64,
-    pub rel_err: f64,
-    pub tolerance: Tolerance,
-    /// Inside the tolerance (reported, never failing).
-    pub within: bool,
-}
-
-impl std::fmt::Display for Numeric {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: recorded {} → now {} (abs {:.3e}, rel {:.3e}; {} tolerance: {})",
-            self.field,
-            crate::content::show_float(self.recorded),
-            crate::content::show_float(self.now),
-            self.abs_err,
-            self.rel_err,
-            if self.within { "inside" } else { "BEYOND" },
-            self.tolerance
-        )
-    }
-}
 
 /// The terminal facts both comparisons check exactly.
 fn outcome_fields(left: &Evidence, right: &Evidence, out: &mut Vec<FieldDiff>) {

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::compare::{FieldDiff, Numeric};
+use crate::diff::{FieldDiff, Numeric, show_float};
 use crate::tolerance::{Tolerance, Tolerances};
 
 /// How an artifact compares with its recorded evidence.
@@ -516,11 +516,6 @@ fn presence(v: Option<&Value>) -> String {
 
 pub fn compact(v: &Value) -> String {
     serde_json::to_string(v).expect("JSON value serializes")
-}
-
-/// A float as Rust prints it shortest-round-trip (what JSON carries).
-pub fn show_float(x: f64) -> String {
-    serde_json::Number::from_f64(x).map_or_else(|| x.to_string(), |n| n.to_string())
 }
 
 #[cfg(test)]

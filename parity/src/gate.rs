@@ -759,11 +759,11 @@ fn is_python(adapter: &LoadedAdapter) -> bool {
 fn thread_env_differences(
     direct: &BTreeMap<String, String>,
     plan: &BTreeMap<String, String>,
-) -> Vec<crate::compare::FieldDiff> {
+) -> Vec<crate::diff::FieldDiff> {
     scimcp_core::run_env::NUMERIC_THREAD_VARS
         .iter()
         .filter(|name| direct.get(**name) != plan.get(**name))
-        .map(|name| crate::compare::FieldDiff {
+        .map(|name| crate::diff::FieldDiff {
             field: format!("env.{name}"),
             left: direct.get(*name).cloned().unwrap_or_else(|| "unset".into()),
             right: plan.get(*name).cloned().unwrap_or_else(|| "unset".into()),

@@ -24,6 +24,7 @@
 mod cli;
 mod compare;
 mod content;
+mod diff;
 mod direct;
 mod error;
 mod evidence;

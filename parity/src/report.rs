@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::compare::Numeric;
+use crate::diff::Numeric;
 use crate::evidence::Evidence;
 use crate::machine::Machine;
 use crate::tolerance::Tolerances;

@@ -43,12 +43,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "installer/src/runtime/provision.rs",
     ],
     &[
-        "parity/src/compare.rs",
-        "parity/src/content.rs",
-        "parity/src/evidence.rs",
-        "parity/src/scenario.rs",
-    ],
-    &[
         "release/src/bundle/allowlist.rs",
         "release/src/bundle/binaries.rs",
         "release/src/bundle/mod.rs",
