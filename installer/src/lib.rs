@@ -11,6 +11,7 @@
 
 mod adapters;
 mod bundle;
+mod checked_bundle;
 mod cli;
 mod commands;
 mod diff;

@@ -14,8 +14,7 @@ use scimcp_verify::ReleasePolicy;
 use scimcp_verify::release_policy::SignerPolicy;
 use scimcp_verify::{ReleaseVerifyError, VerifyError, bundle_path, verify_release_files};
 
-use crate::bundle::{Bundle, BundleKind, version_from_name};
-use crate::error::SetupError;
+use crate::bundle::{Bundle, BundleKind};
 use crate::options::SignatureOptions;
 
 /// Why a bundle's provenance was not accepted.
@@ -92,39 +91,6 @@ impl scimcp_core::failure::Hint for SignatureError {
     }
 }
 
-/// Open a `--from` bundle and check it. A signed zip named `scimcp-<version>…` is verified
-/// before its contents are even parsed (so a damaged zip is refused with the verifier's
-/// reason), then must hold the version its name was verified for.
-pub fn open_checked(
-    path: &Path,
-    args: &SignatureOptions,
-) -> Result<(Bundle, SignatureRecord), SetupError> {
-    let named = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(version_from_name);
-    if let Some(signed) = named
-        && path.is_file()
-        && bundle_path(path).is_file()
-    {
-        let zip = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let record = verify_zip(&zip, &signed, args)?;
-        let bundle = Bundle::open(path)?;
-        if bundle.version != signed {
-            return Err(SignatureError::VersionMismatch {
-                bundle: zip,
-                signed: signed.to_string(),
-                found: bundle.version.to_string(),
-            }
-            .into());
-        }
-        return Ok((bundle, record));
-    }
-    let bundle = Bundle::open(path)?;
-    let record = check(&bundle, args)?;
-    Ok((bundle, record))
-}
-
 /// Check `bundle` before it is unpacked; returns what to record for it.
 pub fn check(bundle: &Bundle, args: &SignatureOptions) -> Result<SignatureRecord, SignatureError> {
     match &bundle.kind {
@@ -174,7 +140,8 @@ pub fn release_policy(args: &SignatureOptions) -> Result<ReleasePolicy, Signatur
     .map_err(|e| SignatureError::Policy(Box::new(e)))
 }
 
-fn verify_zip(
+/// Verify `zip` for `version` against the release policy (its signature must be beside it).
+pub(crate) fn verify_zip(
     zip: &Path,
     version: &semver::Version,
     args: &SignatureOptions,

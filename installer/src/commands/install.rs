@@ -27,13 +27,13 @@ use scimcp_core::install_state::{
 };
 use semver::Version;
 
+use super::session::{finish, lock};
 use super::{Report, Setup, register_clients};
 use crate::adapters::Resolved;
 use crate::bundle::Bundle;
 use crate::error::SetupError;
 use crate::faults::checkpoint;
 use crate::layout::{DEFAULT_ADAPTER, Layout};
-use crate::lock::SetupLock;
 use crate::options::{InstallOptions, PackageOptions};
 use crate::progress::Progress;
 use crate::register::Intent;
@@ -97,7 +97,7 @@ fn run(
                 }
                 None => path.to_path_buf(),
             };
-            Some(crate::signature::open_checked(&path, &args.signature)?)
+            Some(crate::checked_bundle::open_checked(&path, &args.signature)?)
         }
         None => None,
     };
@@ -248,44 +248,6 @@ pub(crate) fn register_adapters(
             .unwrap_or_default();
         let clients = setup.select(&recorded)?;
         register_clients(setup, state, adapter, &clients, intent, report);
-    }
-    Ok(())
-}
-
-/// Take the setup lock, except in a dry run (which writes nothing, not even the lock file),
-/// then sweep the temporary files a killed run left in the installer's own directories.
-pub(crate) fn lock(setup: &Setup, report: &mut Report) -> Result<Option<SetupLock>, SetupError> {
-    if setup.dry_run {
-        return Ok(None);
-    }
-    let lock = SetupLock::acquire(&setup.layout.lock_path())?;
-    let swept = crate::sweep::stale_temps(&setup.layout);
-    if !swept.is_empty() {
-        report.step(format!(
-            "remove {} temporary file(s) an interrupted scimcp-setup left behind: {}",
-            swept.len(),
-            swept
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    Ok(Some(lock))
-}
-
-/// Write the receipt and fill in the report's version fields. Client failures stay in the
-/// report: the caller prints it, then fails with [`SetupError::ClientsFailed`].
-pub(crate) fn finish(
-    setup: &Setup,
-    before: &InstallState,
-    state: &InstallState,
-    report: &mut Report,
-) -> Result<(), SetupError> {
-    report.active = state.active.clone();
-    report.previous = state.previous.clone();
-    if !setup.dry_run {
-        setup.save_state(before, state)?;
     }
     Ok(())
 }

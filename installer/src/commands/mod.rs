@@ -1,10 +1,12 @@
-//! One module per subcommand, over the shared [`Setup`] context and [`Report`].
+//! One module per subcommand, over the shared [`Setup`] context and [`Report`], and the
+//! lock-and-receipt steps they share (session.rs).
 
 pub mod approvals;
 pub mod clients;
 pub mod install;
 pub mod remote;
 pub mod rollback;
+mod session;
 pub mod status;
 pub mod uninstall;
 pub mod upgrade;

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use scimcp_core::install_state::{InstallState, RemoteRecord};
 
-use super::install::{finish, lock};
+use super::session::{finish, lock};
 use super::{ClientReport, Report, Setup, carry_out, cli_last};
 use crate::clients::Client;
 use crate::error::SetupError;

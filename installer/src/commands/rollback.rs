@@ -4,7 +4,8 @@
 
 use semver::Version;
 
-use super::install::{finish, lock, version_intact};
+use super::install::version_intact;
+use super::session::{finish, lock};
 use super::{Report, Setup};
 use crate::error::SetupError;
 use crate::faults::checkpoint;

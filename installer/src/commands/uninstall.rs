@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use super::install::{finish, lock};
+use super::session::{finish, lock};
 use super::{Report, Setup, register_clients, remove_tree};
 use crate::error::SetupError;
 use crate::options::UninstallOptions;

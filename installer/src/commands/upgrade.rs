@@ -4,16 +4,16 @@
 //!
 //! The choice is made before the setup lock is taken (a slow download never blocks another
 //! setup) and checked again under it. The chosen bundle is verified
-//! ([`crate::signature::open_checked`]) before anything under the data root changes.
+//! ([`crate::checked_bundle::open_checked`]) before anything under the data root changes.
 
 use std::path::{Path, PathBuf};
 
 use semver::Version;
 
 use super::install::{
-    Checked, Runtimes, Target, activate, clean_scratch, create_data_folders, finish, lock,
-    register_adapters,
+    Checked, Runtimes, Target, activate, clean_scratch, create_data_folders, register_adapters,
 };
+use super::session::{finish, lock};
 use super::{Report, Setup};
 use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::cli::UpgradeArgs;
@@ -120,7 +120,7 @@ pub fn run(
     // Verify before the switch: a refused bundle leaves everything as it was.
     let (target, signature) = match &target.kind {
         BundleKind::Zip(path) | BundleKind::Dir(path) => {
-            crate::signature::open_checked(path, &args.signature.clone().into())?
+            crate::checked_bundle::open_checked(path, &args.signature.clone().into())?
         }
         BundleKind::Running { .. } => {
             let signature = crate::signature::check(target, &args.signature.clone().into())?;

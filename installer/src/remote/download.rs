@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{RemoteBundle, RemoteError, check_url};
+use super::error::RemoteError;
+use super::github::RemoteBundle;
+use super::url::check_url;
 use crate::bundle::version_from_name;
 use crate::progress::Progress;
 

@@ -9,7 +9,8 @@
 use self_update::update::ReleaseAsset;
 use semver::Version;
 
-use super::{RemoteError, check_url};
+use super::error::RemoteError;
+use super::url::check_url;
 
 /// GitHub's REST API.
 pub const DEFAULT_API: &str = "https://api.github.com";

@@ -7,6 +7,7 @@ use std::process::Command;
 use scimcp_core::install_state::{PackageRecord, PackageSources, RuntimeRecord};
 use scimcp_core::manifest::Manifest;
 use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, RuntimeProbe, requirement_names};
+use scimcp_setup_model::runtime_files;
 
 use super::interpreter::{Choice, Interpreter, InterpreterError, find_interpreter};
 use crate::faults::checkpoint;
@@ -501,7 +502,7 @@ fn still_sound(
         Ok(now) => {
             now.versions == record.versions
                 && now.package == record.package
-                && super::files::check_files(
+                && runtime_files::check_files(
                     dir,
                     &requirement_names(&manifest.runtime.requirements),
                 )
@@ -774,9 +775,9 @@ pub fn unavailable_requirement(output: &str, requirements: &[String]) -> Option<
     let said = lines.last()?.trim_start_matches("ERROR: ").to_string();
     let pins = scimcp_core::pins::applicable(requirements);
     for line in lines.iter().rev() {
-        let text = super::files::normalize(&line.replace("==", " EQ "));
+        let text = runtime_files::normalize(&line.replace("==", " EQ "));
         for (pin, raw) in pins.iter().zip(requirements) {
-            let wanted = super::files::normalize(&format!("{} EQ {}", pin.name, pin.version));
+            let wanted = runtime_files::normalize(&format!("{} EQ {}", pin.name, pin.version));
             if text.contains(&wanted) {
                 let requirement = raw.split(';').next().unwrap_or(raw).trim().to_string();
                 return Some((requirement, said));

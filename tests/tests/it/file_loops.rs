@@ -29,18 +29,10 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "core/src/manifest/types.rs",
     ],
     &[
-        "installer/src/commands/install.rs",
-        "installer/src/commands/remote.rs",
-    ],
-    &["installer/src/error.rs", "installer/src/signature.rs"],
-    &[
-        "installer/src/remote/download.rs",
-        "installer/src/remote/github.rs",
-        "installer/src/remote/mod.rs",
-    ],
-    &[
-        "installer/src/runtime/mod.rs",
-        "installer/src/runtime/provision.rs",
+        "parity/src/compare.rs",
+        "parity/src/content.rs",
+        "parity/src/evidence.rs",
+        "parity/src/scenario.rs",
     ],
     &[
         "release/src/bundle/allowlist.rs",
