@@ -6,7 +6,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::tree::{Kill, signal_tree};
+use crate::TERMINATE_GRACE;
+use crate::tree::{Kill, signal_tree, terminate_blocking};
 
 /// Captured bytes kept per stream by default: the first half and the last half of it.
 pub const DEFAULT_MAX_OUTPUT: usize = 1024 * 1024;
@@ -79,7 +80,7 @@ impl<'a> Step<'a> {
     }
 }
 
-fn describe(cmd: &Command) -> String {
+pub(crate) fn describe(cmd: &Command) -> String {
     std::iter::once(cmd.get_program())
         .chain(cmd.get_args())
         .map(|a| {
@@ -285,11 +286,9 @@ pub fn run(step: Step<'_>) -> Result<Captured, ProcessError> {
             Err(_) => break None,
         }
         if start.elapsed() >= timeout {
-            signal_tree(child.id(), Kill::Kill);
-            let _ = child.kill();
-            let _ = child.wait();
+            // The suite's one ending: SIGTERM, the grace, SIGKILL, the whole group each time.
             timed_out = true;
-            break None;
+            break terminate_blocking(&mut child, TERMINATE_GRACE);
         }
         if let Some(tick) = on_tick.as_mut()
             && last_tick.elapsed() >= Duration::from_secs(1)
@@ -407,6 +406,25 @@ mod tests {
         assert!(
             !std::path::Path::new(&marker).exists(),
             "the background child died too"
+        );
+    }
+
+    #[test]
+    fn a_step_over_its_limit_is_asked_to_stop_before_it_is_killed() {
+        // SIGTERM first: the step's handler runs and says so; a straight SIGKILL would leave
+        // no line and a signal 9.
+        let c = run(Step::new(
+            "the export",
+            sh("trap 'echo stopping >&2; exit 0' TERM; sleep 30 & wait"),
+        )
+        .timeout(Duration::from_millis(300)))
+        .unwrap();
+        assert!(c.timed_out && !c.success());
+        assert_eq!(c.stderr_tail(1), ["stopping"], "{c:?}");
+        assert!(
+            c.took < crate::TERMINATE_GRACE + Duration::from_secs(5),
+            "{:?}",
+            c.took
         );
     }
 

@@ -1,11 +1,8 @@
 //! Ending a whole process tree: the process group a [`crate::Step`] starts (Unix), the tree
 //! `taskkill /T` walks (Windows).
 
-/// How long a process tree gets between SIGTERM and SIGKILL when the suite ends it (a run
-/// cancelled, over its time limit, or left by a stopping server): long enough for a CLI to
-/// flush what it was writing, short enough that a cancel answers promptly. Tests derive
-/// their limits from it (`scimcp-testkit`'s `limits`).
-pub const TERMINATE_GRACE: std::time::Duration = std::time::Duration::from_millis(700);
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
 
 /// How hard to end a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +25,35 @@ pub fn signal_tree(pid: u32, how: Kill) {
         Kill::Kill => Signal::SIGKILL,
     };
     let _ = killpg(Pid::from_raw(raw), signal);
+}
+
+/// [`crate::Child::terminate`] for a blocking caller ([`crate::run`] at its time limit):
+/// SIGTERM to the group `child` leads, up to `grace` for it to exit, SIGKILL to the group,
+/// and the child reaped. Its exit status, when it could be read.
+pub(crate) fn terminate_blocking(
+    child: &mut std::process::Child,
+    grace: Duration,
+) -> Option<ExitStatus> {
+    let group = child.id();
+    signal_tree(group, Kill::Terminate);
+    let deadline = Instant::now() + grace;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if Instant::now() >= deadline {
+            signal_tree(group, Kill::Kill);
+            // The group's SIGKILL reached it unless it left the group.
+            let _ = child.kill();
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // What it left in its group goes with it.
+    signal_tree(group, Kill::Kill);
+    status
 }
 
 /// Windows has no process groups to signal; `taskkill /T /F` ends the tree rooted at `pid`.
