@@ -7,14 +7,16 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::COLUMN_KEYWORD;
+use super::adapter::{Adapter, AdapterOrigin};
 use super::embedded::{EMBEDDED_ADAPTERS, EmbeddedAdapter, embedded_names};
 use super::error::{ManifestError, ManifestErrors, line_col};
 use super::template::{
     ABSOLUTE_RUN_VALUES, Filter, NULL, OPTIONS, RUN_VALUES, Template, is_placeholder_name,
 };
-use super::types::{Manifest, OptionFormat, RuntimeKind, Workflow};
-use super::{Adapter, AdapterOrigin};
+use super::types::{
+    COLUMN_KEYWORD, DatasetsSpec, InputFileFormat, Manifest, OptionFormat, Resources, RuntimeKind,
+    SuccessSpec, Workflow,
+};
 use crate::limits::Limits;
 
 /// The only manifest schema version this suite reads.
@@ -528,7 +530,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
                     None,
                 );
             }
-            if f.format == super::types::InputFileFormat::Text && !f.template.is_string() {
+            if f.format == InputFileFormat::Text && !f.template.is_string() {
                 let path = [
                     Seg::Key("workflow"),
                     Seg::Index(i),
@@ -692,7 +694,7 @@ fn check_env(c: &mut Checker<'_>, at: &[Seg], env: &std::collections::BTreeMap<S
 }
 
 /// `[datasets]`: an export command or a directory of the runtime's package, not both.
-fn check_datasets(c: &mut Checker<'_>, m: &Manifest, ds: &crate::manifest::DatasetsSpec) {
+fn check_datasets(c: &mut Checker<'_>, m: &Manifest, ds: &DatasetsSpec) {
     match (ds.export.is_empty(), &ds.package_dir) {
         (true, None) => c.error(
             &[Seg::Key("datasets")],
@@ -745,7 +747,7 @@ fn check_datasets(c: &mut Checker<'_>, m: &Manifest, ds: &crate::manifest::Datas
 }
 
 /// `[workflow.success]`: a file inside the working directory and JSON pointers.
-fn check_success(c: &mut Checker<'_>, i: usize, success: &crate::manifest::SuccessSpec) {
+fn check_success(c: &mut Checker<'_>, i: usize, success: &SuccessSpec) {
     let at = |k| {
         [
             Seg::Key("workflow"),
@@ -776,8 +778,7 @@ fn check_success(c: &mut Checker<'_>, i: usize, success: &crate::manifest::Succe
 }
 
 /// `[workflow.resources]`: positive, bounded, and a time limit the run timeout allows.
-fn check_resources(c: &mut Checker<'_>, i: usize, r: &crate::manifest::Resources, limits: Limits) {
-    use crate::manifest::Resources;
+fn check_resources(c: &mut Checker<'_>, i: usize, r: &Resources, limits: Limits) {
     let at = |k| {
         [
             Seg::Key("workflow"),
@@ -1351,7 +1352,7 @@ fn check_workflow_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
             Seg::Index(j),
             Seg::Key("template"),
         ];
-        let structured = f.format != super::types::InputFileFormat::Text;
+        let structured = f.format != InputFileFormat::Text;
         let mut strings = Vec::new();
         collect_strings(&f.template, &mut strings);
         for s in strings {

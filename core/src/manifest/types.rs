@@ -7,6 +7,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 
+/// The JSON Schema keyword that marks a parameter as naming dataset columns (a string, or
+/// an array of strings): `{"x-scimcp-column": {"numeric": true, "complete": true}}`. The
+/// server checks the names against the dataset's header before any process starts:
+/// each must exist, be numeric when `numeric`, and have no missing value when `complete`.
+pub const COLUMN_KEYWORD: &str = "x-scimcp-column";
+
 /// A whole adapter manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
