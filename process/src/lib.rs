@@ -21,6 +21,7 @@ mod child;
 mod grace;
 mod python;
 mod run;
+pub mod sandbox;
 mod tree;
 
 pub use child::{Child, ChildCommand, Ended, exit_signal};
