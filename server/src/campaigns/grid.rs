@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::MAX_ITEMS;
+use super::record::MAX_ITEMS;
 use super::request::{CampaignGrid, CampaignItem};
 
 /// How many items the grid expands to, computed from the lists' lengths alone; `None` when

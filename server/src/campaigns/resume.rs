@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{CampaignManager, CampaignRecord, ItemRecord, Pending, is_campaign_id, owner};
+use super::record::{CampaignRecord, ItemRecord, dataset_sha256, is_campaign_id};
+use super::{CampaignManager, Pending, owner};
 use crate::request::AnalysisRequest;
 use crate::server::ServerContext;
 use crate::validate::Validation;
@@ -26,12 +27,34 @@ use crate::validate::Validation;
 /// Keys the campaign adds to an item's run request beyond the analysis itself.
 const CAMPAIGN_KEYS: [&str; 4] = ["started_by", "confirmed", "campaign_id", "campaign_item"];
 
-/// The dataset hash a validation pinned (empty for a workflow without a dataset).
-pub(super) fn dataset_sha256(v: &Validation) -> String {
-    v.dataset
-        .as_ref()
-        .map(|d| d.sha256.clone())
-        .unwrap_or_default()
+/// Why a waiting item was not resumed: recorded as its `start_error`, each saying what to
+/// do next.
+#[derive(Debug, thiserror::Error)]
+enum NotResumed {
+    #[error(
+        "the server stopped before this item became a run of the campaign's job array, \
+         which cannot take it any more; start a campaign for this item again"
+    )]
+    ArrayGone,
+    #[error(
+        "not started after the server restarted: the recorded request cannot be read ({0}); \
+         start a campaign for this item again"
+    )]
+    UnreadableRequest(#[source] serde_json::Error),
+    #[error(
+        "not started after the server restarted: the item no longer validates: {message} ({next_action}); \
+         fix it, then start a campaign for this item again"
+    )]
+    Invalid {
+        message: String,
+        next_action: String,
+    },
+    /// What differs between the item as approved and its validation now.
+    #[error(
+        "not started after the server restarted: {0}; the item was approved for what it was \
+         then, so check that this change is intended and start a campaign for this item again"
+    )]
+    Changed(String),
 }
 
 /// Resume, in the background, every campaign of this adapter a stopped server left.
@@ -113,14 +136,11 @@ async fn resume_one(ctx: &Arc<ServerContext>, mut record: CampaignRecord, lock: 
     let mut pending = Vec::new();
     for index in waiting {
         let item = &record.items[index];
-        let outcome =
-            if record.executor == "slurm" {
-                Err("the server stopped before this item became a run of the campaign's job array, \
-                 which cannot take it any more; start a campaign for this item again"
-                .to_string())
-            } else {
-                revalidate(ctx, &record, item).await
-            };
+        let outcome = if record.executor == "slurm" {
+            Err(NotResumed::ArrayGone)
+        } else {
+            revalidate(ctx, &record, item).await
+        };
         match outcome {
             Ok((validation, request)) => pending.push(Pending {
                 index,
@@ -130,7 +150,7 @@ async fn resume_one(ctx: &Arc<ServerContext>, mut record: CampaignRecord, lock: 
             Err(why) => {
                 tracing::warn!(campaign_id, item = index, "not resumed: {why}");
                 let item = &mut record.items[index];
-                item.start_error = Some(why);
+                item.start_error = Some(why.to_string());
                 item.resume = None;
             }
         }
@@ -167,7 +187,7 @@ async fn revalidate(
     ctx: &ServerContext,
     record: &CampaignRecord,
     item: &ItemRecord,
-) -> Result<(Validation, Value), String> {
+) -> Result<(Validation, Value), NotResumed> {
     let request = match &item.resume {
         Some(resume) => resume.request.clone(),
         // A record written before items kept their request: the same request rebuilt.
@@ -186,12 +206,8 @@ async fn revalidate(
             obj.remove(key);
         }
     }
-    let analysis: AnalysisRequest = serde_json::from_value(analysis).map_err(|e| {
-        format!(
-            "not started after the server restarted: the recorded request cannot be read ({e}); \
-             start a campaign for this item again"
-        )
-    })?;
+    let analysis: AnalysisRequest =
+        serde_json::from_value(analysis).map_err(NotResumed::UnreadableRequest)?;
     let v = crate::validate::validate(
         &ctx.adapter,
         &ctx.validators,
@@ -200,21 +216,14 @@ async fn revalidate(
         &analysis,
     )
     .await
-    .map_err(|e| {
-        format!(
-            "not started after the server restarted: the item no longer validates: {} ({}); \
-             fix it, then start a campaign for this item again",
-            e.message, e.next_action
-        )
+    .map_err(|e| NotResumed::Invalid {
+        message: e.message,
+        next_action: e.next_action,
     })?;
     if v.validation_id == item.validation_id {
         return Ok((v, request));
     }
-    Err(format!(
-        "not started after the server restarted: {}; the item was approved for what it was \
-         then, so check that this change is intended and start a campaign for this item again",
-        what_changed(record, item, &v)
-    ))
+    Err(NotResumed::Changed(what_changed(record, item, &v)))
 }
 
 /// What differs between the item as it was validated and its validation now.
@@ -258,11 +267,12 @@ fn what_changed(record: &CampaignRecord, item: &ItemRecord, now: &Validation) ->
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CampaignManager, CampaignRecord, ItemRecord, owner};
+    use super::super::record::{CampaignRecord, ItemRecord};
+    use super::super::{CampaignManager, owner};
 
     fn record(id: &str, cancelled: bool, started: &[bool]) -> CampaignRecord {
         CampaignRecord {
-            schema_version: super::super::SCHEMA_VERSION,
+            schema_version: super::super::record::SCHEMA_VERSION,
             campaign_id: id.into(),
             adapter: "refsci".into(),
             workflow: "regression".into(),

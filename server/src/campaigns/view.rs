@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::CampaignRecord;
+use super::record::CampaignRecord;
 use crate::runs::RunManager;
 use crate::runs::state::RunState;
 

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use scimcp_core::hash::HashingReader;
 use serde::Serialize;
 
-use super::ResolvedDataset;
+use super::resolved::ResolvedDataset;
 use crate::envelope::{ErrorCode, ToolError};
 
 /// Longest cell text shown in samples.
@@ -475,7 +475,7 @@ mod tests {
     fn resolved(path: std::path::PathBuf) -> ResolvedDataset {
         ResolvedDataset {
             reference: "t.csv".into(),
-            source: super::super::DatasetSource::File,
+            source: super::super::resolved::DatasetSource::File,
             path: path.clone(),
             file_name: "t.csv".into(),
             size_bytes: 0,

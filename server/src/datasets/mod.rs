@@ -9,6 +9,7 @@ mod inspect;
 pub mod kinds;
 mod listing;
 pub(crate) mod open;
+mod resolved;
 pub mod roots;
 
 use std::path::{Component, Path, PathBuf};
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 pub use inspect::{ColumnInfo, ColumnType, Inspection, SheetInfo, inspect};
 pub use open::Opened;
+pub use resolved::{DatasetSource, ResolvedDataset};
 
 use schemars::JsonSchema;
 use scimcp_core::Adapter;
@@ -33,42 +35,6 @@ pub const BUILTIN_PREFIX: &str = "builtin:";
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Most files listed per root.
 const MAX_LISTED: usize = 1000;
-
-/// Where a dataset comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DatasetSource {
-    Builtin,
-    File,
-}
-
-/// A dataset reference resolved to a checked file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
-pub struct ResolvedDataset {
-    /// The reference as the client gave it.
-    pub reference: String,
-    pub source: DatasetSource,
-    /// Absolute path (its allowed directory, then the path below it).
-    pub path: PathBuf,
-    pub file_name: String,
-    pub size_bytes: u64,
-    pub sha256: String,
-    /// The allowed directory it lies in, and its path below it: how it is opened again.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub root: PathBuf,
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub relative: PathBuf,
-}
-
-impl ResolvedDataset {
-    /// Open the file again, the same way it was resolved (below its root, no links
-    /// followed, checked on the handle).
-    pub fn reopen(&self, max_bytes: u64) -> Result<Opened, ToolError> {
-        open::open_confined(&self.root, &self.relative, &self.reference, max_bytes)
-    }
-}
 
 /// One entry of `list_datasets`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]

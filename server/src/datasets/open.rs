@@ -318,12 +318,13 @@ impl Read for Capped<'_> {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
-    use super::*;
-
+    // Links, FIFOs and devices are Unix file types.
+    #[cfg(unix)]
     #[test]
     fn links_fifos_devices_and_growth_are_refused_through_the_handle() {
+        use super::*;
         let dir = tempfile::tempdir().unwrap();
         let root = fs_err::canonicalize(dir.path()).unwrap();
         fs_err::create_dir(root.join("sub")).unwrap();

@@ -9,6 +9,8 @@ use fitsrs::hdu::header::Header;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::error::ContentError;
+use super::shown::shown;
 /// HDUs described; a file with more says how many it has.
 const MAX_HDUS: usize = 64;
 /// Column names (TTYPEn) listed per table.
@@ -107,7 +109,7 @@ impl<R: Read> Seek for Forward<R> {
 }
 
 /// Every HDU of a FITS file.
-pub fn describe(reader: &mut impl Read) -> Result<FitsFacts, String> {
+pub fn describe(reader: &mut impl Read) -> Result<FitsFacts, ContentError> {
     let mut forward = Forward {
         inner: reader,
         position: 0,
@@ -120,10 +122,10 @@ pub fn describe(reader: &mut impl Read) -> Result<FitsFacts, String> {
         let fits = fitsrs::Fits::from_reader(&mut forward);
         for hdu in fits {
             let hdu = hdu.map_err(|e| {
-                format!(
+                ContentError::Malformed(format!(
                     "HDU {count} is not valid FITS: {}",
-                    super::shown(&e.to_string(), 300)
-                )
+                    shown(&e.to_string(), 300)
+                ))
             })?;
             let mut facts = match &hdu {
                 fitsrs::HDU::Primary(h) => one(count, "primary", h.get_header()),
@@ -143,7 +145,9 @@ pub fn describe(reader: &mut impl Read) -> Result<FitsFacts, String> {
         }
     }
     if count == 0 {
-        return Err("no FITS header found; a FITS file starts with a 'SIMPLE  =' card".to_string());
+        return Err(ContentError::malformed(
+            "no FITS header found; a FITS file starts with a 'SIMPLE  =' card",
+        ));
     }
     let end = forward.position;
     let truncated_at_hdu = ends.iter().position(|e| *e > end).map(|i| i as u64);
@@ -170,7 +174,7 @@ fn one<X>(index: u64, hdu_type: &str, header: &Header<X>) -> HduFacts {
         .map(|n| {
             (1..=n.min(MAX_COLUMNS as u64))
                 .filter_map(|i| match header.get(&format!("TTYPE{i}")) {
-                    Some(Value::String { value, .. }) => Some(super::shown(value.trim(), 80)),
+                    Some(Value::String { value, .. }) => Some(shown(value.trim(), 80)),
                     _ => None,
                 })
                 .collect()
@@ -183,7 +187,7 @@ fn one<X>(index: u64, hdu_type: &str, header: &Header<X>) -> HduFacts {
                 Value::Integer { value, .. } => serde_json::json!(value),
                 Value::Float { value, .. } => serde_json::json!(value),
                 Value::Logical { value, .. } => serde_json::json!(value),
-                Value::String { value, .. } => serde_json::json!(super::shown(value.trim(), 120)),
+                Value::String { value, .. } => serde_json::json!(shown(value.trim(), 120)),
                 Value::Undefined | Value::Invalid(_) => return None,
             };
             Some((k.to_string(), v))

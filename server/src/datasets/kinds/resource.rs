@@ -8,7 +8,8 @@ use std::path::Path;
 use rmcp::model::ResourceContents;
 use scimcp_core::hash::HashingReader;
 
-use super::{FileKind, by_name, describe, head, sniff};
+use super::describe::describe;
+use super::format::{FileKind, by_name, head, sniff};
 
 /// The facts of the artifact at `path` below `dir` when its name says sequences, structure
 /// or FITS; `None` for other files, or when the file cannot be read as recorded (its own
@@ -40,7 +41,7 @@ pub fn artifact_facts(
     }
     let body = match facts {
         Ok(facts) => serde_json::json!({ "path": path, "facts": facts }),
-        Err(e) => serde_json::json!({ "path": path, "kind": known.kind, "problem": e.message }),
+        Err(e) => serde_json::json!({ "path": path, "kind": known.kind, "problem": e.to_string() }),
     };
     let text = serde_json::to_string_pretty(&body).ok()?;
     Some(ResourceContents::text(text, uri).with_mime_type("application/json"))

@@ -11,6 +11,8 @@ use std::io::BufRead;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::error::ContentError;
+use super::shown::shown;
 /// Record ids shown.
 const SHOWN_IDS: usize = 5;
 /// Longest record id shown, in characters.
@@ -133,7 +135,7 @@ impl Records {
         if self.ids.len() < SHOWN_IDS {
             let header = String::from_utf8_lossy(header);
             let id = header.split_whitespace().next().unwrap_or_default();
-            self.ids.push(super::shown(id, MAX_ID_CHARS));
+            self.ids.push(shown(id, MAX_ID_CHARS));
         }
         self.min = if self.count == 0 {
             length
@@ -162,7 +164,7 @@ impl Records {
 
 /// A FASTA file's records, streamed: headers are cut at [`MAX_HEADER_BYTES`], sequences are
 /// counted, never kept.
-pub fn fasta(reader: &mut impl BufRead) -> Result<SequenceFacts, String> {
+pub fn fasta(reader: &mut impl BufRead) -> Result<SequenceFacts, ContentError> {
     let mut records = Records::default();
     let mut residues = Residues::default();
     let mut header: Vec<u8> = Vec::new();
@@ -172,7 +174,7 @@ pub fn fasta(reader: &mut impl BufRead) -> Result<SequenceFacts, String> {
     let mut line = 1u64;
     let mut length = 0u64;
     loop {
-        let buf = reader.fill_buf().map_err(|e| e.to_string())?;
+        let buf = reader.fill_buf()?;
         if buf.is_empty() {
             break;
         }
@@ -207,9 +209,9 @@ pub fn fasta(reader: &mut impl BufRead) -> Result<SequenceFacts, String> {
                 if b.is_ascii_whitespace() {
                     continue;
                 }
-                return Err(format!(
+                return Err(ContentError::Malformed(format!(
                     "line {line} holds sequence data before the first '>' header; a FASTA file starts with a '>' line naming the first record"
-                ));
+                )));
             }
             if residues.see(b) {
                 length += 1;
@@ -218,39 +220,41 @@ pub fn fasta(reader: &mut impl BufRead) -> Result<SequenceFacts, String> {
         reader.consume(n);
     }
     if !in_record {
-        return Err(
-            "no '>' record header found; a FASTA file has a '>' line before each sequence"
-                .to_string(),
-        );
+        return Err(ContentError::malformed(
+            "no '>' record header found; a FASTA file has a '>' line before each sequence",
+        ));
     }
     records.push(&header, length);
     Ok(records.facts(&residues, None))
 }
 
 /// A FASTQ file's records through noodles-fastq, with the quality range.
-pub fn fastq(reader: &mut impl BufRead) -> Result<SequenceFacts, String> {
+pub fn fastq(reader: &mut impl BufRead) -> Result<SequenceFacts, ContentError> {
     let mut fastq = noodles_fastq::io::Reader::new(reader);
     let mut record = noodles_fastq::Record::default();
     let mut records = Records::default();
     let mut residues = Residues::default();
     let (mut lowest, mut highest) = (u8::MAX, u8::MIN);
     loop {
-        let n = fastq
-            .read_record(&mut record)
-            .map_err(|e| format!("record {} is not valid FASTQ: {e}", records.count + 1))?;
+        let n = fastq.read_record(&mut record).map_err(|e| {
+            ContentError::Malformed(format!(
+                "record {} is not valid FASTQ: {e}",
+                records.count + 1
+            ))
+        })?;
         if n == 0 {
             break;
         }
         let seq = record.sequence();
         let qual = record.quality_scores();
         if seq.len() != qual.len() {
-            return Err(format!(
+            return Err(ContentError::Malformed(format!(
                 "record {} ('{}') has {} residues but {} quality characters; each residue needs one",
                 records.count + 1,
-                super::shown(&String::from_utf8_lossy(record.name()), MAX_ID_CHARS),
+                shown(&String::from_utf8_lossy(record.name()), MAX_ID_CHARS),
                 seq.len(),
                 qual.len()
-            ));
+            )));
         }
         let length = seq.iter().filter(|b| residues.see(**b)).count() as u64;
         for &q in qual {
@@ -260,7 +264,9 @@ pub fn fastq(reader: &mut impl BufRead) -> Result<SequenceFacts, String> {
         records.push(record.name(), length);
     }
     if records.count == 0 {
-        return Err("no FASTQ record found; each record is an '@' line, the sequence, a '+' line and the qualities".to_string());
+        return Err(ContentError::malformed(
+            "no FASTQ record found; each record is an '@' line, the sequence, a '+' line and the qualities",
+        ));
     }
     let quality = (lowest <= highest).then(|| QualityFacts {
         lowest,

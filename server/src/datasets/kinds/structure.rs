@@ -16,6 +16,8 @@ use std::io::{BufRead, Read};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::error::ContentError;
+use super::shown::shown;
 /// Chain ids listed.
 const SHOWN_CHAINS: usize = 100;
 /// Longest line kept of a PDBQT file; the rest of a longer line is skipped.
@@ -216,18 +218,18 @@ fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<b
 }
 
 /// A PDBQT file by its fixed columns.
-pub fn pdbqt(reader: &mut impl BufRead) -> Result<StructureFacts, String> {
+pub fn pdbqt(reader: &mut impl BufRead) -> Result<StructureFacts, ContentError> {
     by_columns(reader, true)
 }
 
 /// A PDB file by its fixed columns (what a PDB file too large for pdbtbx gets).
-pub fn pdb_by_columns(reader: &mut impl BufRead) -> Result<StructureFacts, String> {
+pub fn pdb_by_columns(reader: &mut impl BufRead) -> Result<StructureFacts, ContentError> {
     by_columns(reader, false)
 }
 
 /// PDB or PDBQT atom records by their fixed columns, streamed: the element from PDB's
 /// columns 77-78 (else the atom name's first two columns) or from PDBQT's AutoDock type.
-fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, String> {
+fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, ContentError> {
     let format = if pdbqt { "PDBQT" } else { "PDB" };
     let mut tally = Tally::default();
     let mut models = 0u64;
@@ -236,7 +238,7 @@ fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, 
     let mut saw_atoms = false;
     let mut buf = Vec::new();
     let mut number = 0u64;
-    while next_line(reader, &mut buf).map_err(|e| e.to_string())? {
+    while next_line(reader, &mut buf)? {
         number += 1;
         let text = String::from_utf8_lossy(&buf);
         let line = text.trim_end_matches(['\n', '\r']);
@@ -257,11 +259,11 @@ fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, 
                     .and_then(|s| s.trim().parse::<f64>().ok())
                     .filter(|v| v.is_finite())
                     .ok_or_else(|| {
-                        format!(
+                        ContentError::Malformed(format!(
                             "line {number}: the {axis} coordinate (columns {}-{}) is not a number",
                             range.start + 1,
                             range.end
-                        )
+                        ))
                     })
             };
             let pos = [
@@ -275,9 +277,9 @@ fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, 
                 Some((_, kind)) if pdbqt => autodock_element(kind),
                 _ if !pdbqt => pdb_element(line),
                 _ => {
-                    return Err(format!(
+                    return Err(ContentError::Malformed(format!(
                         "line {number}: no AutoDock atom type in columns 78-79 (a PDBQT atom line has its partial charge in 71-76 and its type in 78-79); prepare the file with Open Babel or Meeko, or name it .pdb if it is PDB"
-                    ));
+                    )));
                 }
             };
             tally.atom(chain, residue, &element, line.starts_with("HETATM"), pos);
@@ -286,9 +288,9 @@ fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, 
         }
     }
     if !saw_atoms {
-        return Err(format!(
+        return Err(ContentError::Malformed(format!(
             "no ATOM or HETATM record found; a {format} file lists its atoms on ATOM/HETATM lines"
-        ));
+        )));
     }
     Ok(tally.facts(models.max(1), torsions))
 }
@@ -300,19 +302,18 @@ fn by_columns(reader: &mut impl BufRead, pdbqt: bool) -> Result<StructureFacts, 
 ///
 /// pdbtbx holds the whole structure (a few times the file's size), so a file above
 /// [`MAX_PDBTBX_BYTES`] is read by its columns when it is PDB, and refused when mmCIF.
-pub fn with_pdbtbx(reader: &mut impl BufRead, mmcif: bool) -> Result<StructureFacts, String> {
+pub fn with_pdbtbx(reader: &mut impl BufRead, mmcif: bool) -> Result<StructureFacts, ContentError> {
     let mut bytes = Vec::new();
     reader
         .by_ref()
         .take(MAX_PDBTBX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_PDBTBX_BYTES {
         if mmcif {
-            return Err(format!(
+            return Err(ContentError::Malformed(format!(
                 "mmCIF files above {} MiB are not described (the whole structure would be held in memory); inspect an extract, e.g. one model or chain",
                 MAX_PDBTBX_BYTES >> 20
-            ));
+            )));
         }
         let mut rest = std::io::BufReader::new(std::io::Cursor::new(bytes).chain(reader));
         return pdb_by_columns(&mut rest);
@@ -337,16 +338,16 @@ pub fn with_pdbtbx(reader: &mut impl BufRead, mmcif: bool) -> Result<StructureFa
     let (pdb, _warnings) = options
         .read_raw(std::io::BufReader::new(std::io::Cursor::new(bytes)))
         .map_err(|errors| {
-            let shown: Vec<String> = errors
+            let first: Vec<String> = errors
                 .iter()
                 .take(3)
-                .map(|e| super::shown(&e.to_string(), 300))
+                .map(|e| shown(&e.to_string(), 300))
                 .collect();
-            format!(
+            ContentError::Malformed(format!(
                 "not a readable {} file: {}",
                 if mmcif { "mmCIF" } else { "PDB" },
-                shown.join("; ")
-            )
+                first.join("; ")
+            ))
         })?;
     let mut tally = Tally::default();
     if let Some(model) = pdb.models().next() {
@@ -365,7 +366,7 @@ pub fn with_pdbtbx(reader: &mut impl BufRead, mmcif: bool) -> Result<StructureFa
         }
     }
     if tally.atoms == 0 {
-        return Err(format!(
+        return Err(ContentError::Malformed(format!(
             "no atoms found; a {} file lists its atoms as {}",
             if mmcif { "mmCIF" } else { "PDB" },
             if mmcif {
@@ -373,7 +374,7 @@ pub fn with_pdbtbx(reader: &mut impl BufRead, mmcif: bool) -> Result<StructureFa
             } else {
                 "ATOM/HETATM records"
             }
-        ));
+        )));
     }
     Ok(tally.facts(models.max(1), None))
 }

@@ -5,6 +5,8 @@ use std::io::{BufRead, Read};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::error::ContentError;
+use super::shown::shown;
 /// Bytes read to tell text from binary and to show the first lines.
 const HEAD_BYTES: u64 = 64 * 1024;
 /// Lines shown, and their longest length in characters.
@@ -39,13 +41,9 @@ pub fn looks_like_text(head: &[u8]) -> bool {
     }
 }
 
-pub fn describe(reader: &mut impl BufRead) -> Result<FileFacts, String> {
+pub fn describe(reader: &mut impl BufRead) -> Result<FileFacts, ContentError> {
     let mut head = Vec::new();
-    reader
-        .by_ref()
-        .take(HEAD_BYTES)
-        .read_to_end(&mut head)
-        .map_err(|e| e.to_string())?;
+    reader.by_ref().take(HEAD_BYTES).read_to_end(&mut head)?;
     if !looks_like_text(&head) {
         return Ok(FileFacts {
             is_text: false,
@@ -58,12 +56,12 @@ pub fn describe(reader: &mut impl BufRead) -> Result<FileFacts, String> {
     let first_lines = text
         .lines()
         .take(SHOWN_LINES)
-        .map(|l| super::shown(l, MAX_LINE_CHARS))
+        .map(|l| shown(l, MAX_LINE_CHARS))
         .collect();
     let mut newlines = bytecount(&head);
     let mut last = head.last().copied();
     loop {
-        let buf = reader.fill_buf().map_err(|e| e.to_string())?;
+        let buf = reader.fill_buf()?;
         if buf.is_empty() {
             break;
         }

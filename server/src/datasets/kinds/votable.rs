@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::error::ContentError;
+use super::shown::shown;
 /// Fields listed.
 const MAX_FIELDS: usize = 100;
 /// Bytes of a VOTable parsed; past them the counts are lower bounds (`complete: false`).
@@ -40,7 +42,7 @@ pub struct VotableField {
 
 /// The facts of the VOTable in `bytes` (the first [`MAX_VOTABLE_BYTES`] of the file;
 /// `complete` says whether that was all of it).
-pub fn describe(bytes: &[u8], complete: bool) -> Result<VotableFacts, String> {
+pub fn describe(bytes: &[u8], complete: bool) -> Result<VotableFacts, ContentError> {
     use quick_xml::XmlVersion;
     use quick_xml::events::Event;
     let mut reader = quick_xml::Reader::from_reader(bytes);
@@ -58,10 +60,10 @@ pub fn describe(bytes: &[u8], complete: bool) -> Result<VotableFacts, String> {
             // A cut file ends mid-element: what was read stands.
             Err(_) if !complete => break,
             Err(e) => {
-                return Err(format!(
+                return Err(ContentError::Malformed(format!(
                     "not well-formed XML at byte {}: {e}",
                     reader.buffer_position()
-                ));
+                )));
             }
         };
         match event {
@@ -73,7 +75,7 @@ pub fn describe(bytes: &[u8], complete: bool) -> Result<VotableFacts, String> {
                         e.try_get_attribute(key).ok().flatten().and_then(|a| {
                             a.normalized_value(XmlVersion::Implicit1_0)
                                 .ok()
-                                .map(|v| super::shown(&v, 80))
+                                .map(|v| shown(&v, 80))
                         })
                     };
                     facts.fields.push(VotableField {
@@ -91,7 +93,7 @@ pub fn describe(bytes: &[u8], complete: bool) -> Result<VotableFacts, String> {
         buf.clear();
     }
     if !saw_votable {
-        return Err("no VOTABLE element found".to_string());
+        return Err(ContentError::malformed("no VOTABLE element found"));
     }
     Ok(facts)
 }
