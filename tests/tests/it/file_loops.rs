@@ -49,25 +49,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "release/src/keyless/services.rs",
         "release/src/keyless/token.rs",
     ],
-    &[
-        "server/src/campaigns/grid.rs",
-        "server/src/campaigns/mod.rs",
-        "server/src/campaigns/view.rs",
-    ],
-    &[
-        "server/src/datasets/inspect.rs",
-        "server/src/datasets/mod.rs",
-        "server/src/datasets/open.rs",
-    ],
-    &[
-        "server/src/datasets/kinds/fits.rs",
-        "server/src/datasets/kinds/mod.rs",
-        "server/src/datasets/kinds/resource.rs",
-        "server/src/datasets/kinds/sequences.rs",
-        "server/src/datasets/kinds/structure.rs",
-        "server/src/datasets/kinds/text.rs",
-        "server/src/datasets/kinds/votable.rs",
-    ],
     &["server/src/runs/execute.rs", "server/src/runs/require.rs"],
 ];
 
