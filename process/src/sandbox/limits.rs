@@ -1,6 +1,7 @@
 //! The process half of the sandbox, on Unix: resource limits ([`Limits`]) and, on Linux,
-//! `PR_SET_NO_NEW_PRIVS`. Both act on the calling process and are inherited across `exec`
-//! and `fork`, which is why they are set right before the program starts.
+//! `PR_SET_NO_NEW_PRIVS`. The limits hold for the whole process, no_new_privs for the calling
+//! thread; both pass to what it `exec`s and `fork`s, which is why they are set on the thread
+//! that then `exec`s the program.
 
 use nix::sys::resource::{Resource, getrlimit, rlim_t, setrlimit};
 
@@ -11,6 +12,14 @@ use super::policy::Limits;
 /// back (an unprivileged process cannot raise a hard limit). A limit already lower stays.
 pub(crate) fn apply(limits: &Limits) -> Result<(), SandboxError> {
     lower(Resource::RLIMIT_CORE, "RLIMIT_CORE", limits.max_core_bytes)?;
+    // nix offers RLIMIT_NPROC on these systems only (not on macOS); the report says so.
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd",
+        target_os = "netbsd"
+    ))]
     lower(Resource::RLIMIT_NPROC, "RLIMIT_NPROC", limits.max_processes)?;
     if let Some(bytes) = limits.max_file_bytes {
         lower(Resource::RLIMIT_FSIZE, "RLIMIT_FSIZE", bytes)?;

@@ -138,6 +138,7 @@ fn require_baseline(applied: &Applied) -> Result<(), SandboxError> {
 }
 
 /// Record a protection that did not apply, or fail with it when it is required.
+#[cfg_attr(not(unix), allow(dead_code))]
 fn degrade(
     applied: &mut Applied,
     requirement: Requirement,
@@ -157,6 +158,7 @@ fn degrade(
 }
 
 /// An error's message without its hint, for a report's `reason`.
+#[cfg_attr(not(unix), allow(dead_code))]
 fn first_line(error: &SandboxError) -> String {
     let text = error.to_string();
     text.split("\n\n").next().unwrap_or_default().to_owned()

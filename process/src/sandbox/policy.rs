@@ -155,9 +155,9 @@ pub enum Requirement {
 ///
 /// Of `/proc` only the system-wide facts and `/proc/self` — resolved when the rules are
 /// built, so the program's own directory (an `exec` keeps the pid), not its children's —
-/// are granted: the whole of `/proc` would let the program read the environment of the
-/// user's other processes (the server's included), which the test shows Landlock alone
-/// does not stop.
+/// are granted: with the whole of `/proc` granted, a sandboxed child here (as root) read
+/// its unsandboxed parent's `environ`, so the server's environment would be exposed; the
+/// integration test now checks that this read is denied.
 #[cfg(target_os = "linux")]
 pub fn system_read_only() -> Vec<PathBuf> {
     [

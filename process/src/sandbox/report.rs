@@ -291,7 +291,12 @@ fn planned_one(platform: &Platform, network: bool, protection: Protection) -> St
             }
         }
         None => {
-            if cfg!(unix) && os != "windows" {
+            if os == "macos" {
+                State::Partial {
+                    reason: "the number of processes (RLIMIT_NPROC) is not limited on macOS"
+                        .to_owned(),
+                }
+            } else if cfg!(unix) && os != "windows" {
                 State::Enforced
             } else {
                 State::NotEnforced {
@@ -414,6 +419,12 @@ mod tests {
                 .reason()
                 .unwrap()
                 .contains("macos")
+        );
+        assert!(
+            state(&states, Protection::ProcessLimits)
+                .reason()
+                .unwrap()
+                .contains("RLIMIT_NPROC")
         );
         let win = Platform {
             os: "windows",
