@@ -155,9 +155,11 @@ pub enum Requirement {
 ///
 /// Of `/proc` only the system-wide facts and `/proc/self` — resolved when the rules are
 /// built, so the program's own directory (an `exec` keeps the pid), not its children's —
-/// are granted: with the whole of `/proc` granted, a sandboxed child here (as root) read
-/// its unsandboxed parent's `environ`, so the server's environment would be exposed; the
-/// integration test now checks that this read is denied.
+/// are granted. With the whole of `/proc` granted, Landlock's ptrace rule keeps another
+/// process's `environ` from an ordinary user (tried: EACCES), but not from root: a sandboxed
+/// child running as root read its unsandboxed parent's environment, so a server run as root
+/// (a container) would expose its own. The integration test checks the read is denied. The
+/// cost: a child of the program cannot read its own `/proc/self`.
 #[cfg(target_os = "linux")]
 pub fn system_read_only() -> Vec<PathBuf> {
     [
