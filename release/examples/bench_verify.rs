@@ -22,7 +22,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i]
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runs: usize = std::env::args()
         .nth(1)
         .map(|s| s.parse())

@@ -1,7 +1,7 @@
-//! All of `scimcp-release`'s command-line parsing.
+//! All of `scimcp-release`'s command-line parsing: what the commands take, nothing of what
+//! they do ([`crate::commands`] dispatches), so this file imports nothing of the crate.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -11,13 +11,13 @@ use clap::{Args, Parser, Subcommand};
     version,
     about = "Bundle, sign, verify and preflight scimcp releases"
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    command: Command,
+    pub command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-enum Command {
+pub(crate) enum Command {
     /// Build one deterministic MCP bundle zip per target.
     Bundle(BundleArgs),
     /// Sign release artifacts: keyless (`--keyless`, Fulcio and Rekor) or with a key pair (`--key`).
@@ -181,17 +181,4 @@ pub(crate) struct VerifyBundleArgs {
     pub trust: TrustArgs,
     /// The artifact path, or `sha256:<hex>`.
     pub file_or_digest: String,
-}
-
-pub(crate) fn run() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Bundle(args) => crate::commands::bundle::run(&args),
-        Command::Preflight(args) => return crate::commands::preflight::run(&args),
-        Command::Sign(args) => crate::commands::sign::run(&args),
-        Command::Keygen(args) => crate::commands::keygen::run(&args),
-        Command::Verify(args) => crate::commands::verify::run(&args),
-        Command::VerifyBundle(args) => crate::commands::verify::run_conformance(&args),
-    };
-    crate::commands::finish(result)
 }

@@ -8,8 +8,14 @@
 //! verified against the signer [`ReleasePolicy`] (`release.toml`) pins for the tag; key-pair
 //! signing ([`sign`]) serves air-gapped maintainers and tests. [`bundle`] builds the
 //! deterministic MCP bundles and [`preflight`] runs every gate a tag needs.
+//!
+//! It must not link the server or the installer: it drives the suite only through its
+//! binaries, and every program it runs (git, cargo, npx, those binaries) goes through
+//! `scimcp-process` with the time limit of its kind (`child.rs`). Its library returns typed
+//! errors; only the binary's edge (`commands/`) turns them into an exit status and a hint.
 
 pub mod bundle;
+mod child;
 mod cli;
 mod commands;
 pub mod keyless;
@@ -25,5 +31,5 @@ use std::process::ExitCode;
 
 /// Entry point of the `scimcp-release` binary.
 pub fn main() -> ExitCode {
-    cli::run()
+    commands::main()
 }

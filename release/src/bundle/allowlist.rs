@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 
-use super::BundleError;
+use super::error::BundleError;
 
 /// `release/bundle.toml`.
 #[derive(Debug, Clone, Deserialize)]

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::BundleError;
+use super::error::BundleError;
 
 /// Where binaries come from.
 #[derive(Debug, Clone)]
@@ -105,12 +105,13 @@ fn from_archives(dir: &Path, target: &str) -> Result<Vec<(String, Vec<u8>)>, Bun
             }
         } else {
             let file = fs_err::File::open(&archive).map_err(|e| BundleError::io(&archive, e))?;
-            let mut zip = zip::ZipArchive::new(file)
-                .map_err(|e| BundleError::Zip(format!("{}: {e}", archive.display())))?;
+            let unreadable = |source| BundleError::Archive {
+                archive: archive.clone(),
+                source,
+            };
+            let mut zip = zip::ZipArchive::new(file).map_err(&unreadable)?;
             for i in 0..zip.len() {
-                let mut entry = zip
-                    .by_index(i)
-                    .map_err(|e| BundleError::Zip(e.to_string()))?;
+                let mut entry = zip.by_index(i).map_err(&unreadable)?;
                 if !entry.is_file() {
                     continue;
                 }

@@ -15,6 +15,7 @@
 
 mod allowlist;
 mod binaries;
+mod error;
 pub mod mcpb;
 mod readme;
 mod zipper;
@@ -25,54 +26,11 @@ use serde::{Deserialize, Serialize};
 
 pub use allowlist::{Allowlist, denied};
 pub use binaries::BinarySource;
+pub use error::BundleError;
 use zipper::Entry;
 
 /// Version of both `RELEASE.json` formats.
 pub const RELEASE_SCHEMA_VERSION: u32 = 1;
-
-/// Why a bundle cannot be built.
-#[derive(Debug, thiserror::Error)]
-pub enum BundleError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("the bundle allowlist {path} is invalid: {message}")]
-    Allowlist { path: PathBuf, message: String },
-    #[error("{path} must never ship in a bundle ({why}); remove it from release/bundle.toml")]
-    Denied { path: String, why: String },
-    #[error(
-        "no binary '{name}' for target {target} in {source_dir}; build it (or run dist build) first"
-    )]
-    MissingBinary {
-        name: String,
-        target: String,
-        source_dir: PathBuf,
-    },
-    #[error(
-        "{target} is not a target scimcp bundles (use a linux, apple-darwin or windows triple)"
-    )]
-    UnknownTarget { target: String },
-    #[error("adapter {path} is invalid:\n{message}")]
-    Adapter { path: PathBuf, message: String },
-    #[error("cannot write the zip: {0}")]
-    Zip(String),
-    #[error(
-        "cannot determine the source date: set SOURCE_DATE_EPOCH or build inside a git checkout ({0})"
-    )]
-    NoEpoch(String),
-}
-
-impl BundleError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> BundleError {
-        BundleError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
 
 /// What to bundle, from where, into where.
 #[derive(Debug, Clone)]
@@ -216,12 +174,10 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
         for e in &mut entries {
             e.path = format!("{folder}/{}", e.path);
         }
-        let zip = zipper::write_zip(&mut entries, opts.epoch)
-            .map_err(|e| BundleError::Zip(e.to_string()))?;
+        let zip = zipper::write_zip(&mut entries, opts.epoch).map_err(BundleError::Zip)?;
         let file = format!("{folder}.zip");
         let path = opts.out_dir.join(&file);
-        scimcp_core::fs::write_atomic(&path, &zip, scimcp_core::fs::Privacy::KeepExisting)
-            .map_err(|e| BundleError::Zip(e.to_string()))?;
+        scimcp_core::fs::write_atomic(&path, &zip, scimcp_core::fs::Privacy::KeepExisting)?;
         bundles.push(BundleRecord {
             file,
             target: target.clone(),
@@ -243,9 +199,18 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
         &path,
         &pretty(&index),
         scimcp_core::fs::Privacy::KeepExisting,
-    )
-    .map_err(|e| BundleError::Zip(e.to_string()))?;
+    )?;
     Ok(index)
+}
+
+/// The Rust target triple of this machine, for the default bundle.
+pub fn host_target() -> String {
+    let arch = std::env::consts::ARCH;
+    match std::env::consts::OS {
+        "macos" => format!("{arch}-apple-darwin"),
+        "windows" => format!("{arch}-pc-windows-msvc"),
+        _ => format!("{arch}-unknown-linux-gnu"),
+    }
 }
 
 /// The one top-level folder of the bundle of `version` for `target`, also its zip's name
@@ -361,7 +326,7 @@ pub fn source_date_epoch(repo_root: &Path) -> Result<i64, BundleError> {
             .parse()
             .map_err(|_| BundleError::NoEpoch(format!("SOURCE_DATE_EPOCH={v} is not an integer")));
     }
-    let out = git(repo_root, &["log", "-1", "--format=%ct"]).map_err(BundleError::NoEpoch)?;
+    let out = git(repo_root, &["log", "-1", "--format=%ct"]).map_err(BundleError::NoCommitTime)?;
     out.trim()
         .parse()
         .map_err(|_| BundleError::NoEpoch(format!("git printed '{out}'")))
@@ -374,17 +339,14 @@ pub fn git_commit(repo_root: &Path) -> String {
         .unwrap_or_else(|_| "uncommitted".into())
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .map_err(|e| format!("git: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+/// git's stdout in `dir`, within [`crate::child::GIT`]; the error names the command.
+fn git(dir: &Path, args: &[&str]) -> Result<String, scimcp_process::ProcessError> {
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("-C").arg(dir).args(args);
+    let name = format!("git {}", args.join(" "));
+    Ok(crate::child::run(&name, cmd, crate::child::GIT)?
+        .check()?
+        .stdout)
 }
 
 #[cfg(test)]

@@ -2,22 +2,11 @@
 
 use std::io::Write as _;
 
-use anyhow::Context as _;
-
-use crate::bundle::{self, BinarySource, BundleOptions};
+use super::error::CommandError;
+use crate::bundle::{self, BinarySource, BundleOptions, host_target};
 use crate::cli::BundleArgs;
 
-/// The Rust target triple of this machine, for the default bundle.
-pub(crate) fn host_target() -> String {
-    let arch = std::env::consts::ARCH;
-    match std::env::consts::OS {
-        "macos" => format!("{arch}-apple-darwin"),
-        "windows" => format!("{arch}-pc-windows-msvc"),
-        _ => format!("{arch}-unknown-linux-gnu"),
-    }
-}
-
-pub(crate) fn run(args: &BundleArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: &BundleArgs) -> Result<(), CommandError> {
     let targets = if args.targets.is_empty() {
         vec![host_target()]
     } else {
@@ -35,7 +24,7 @@ pub(crate) fn run(args: &BundleArgs) -> anyhow::Result<()> {
         (Some(dist), _) => BinarySource::Dist(dist.clone()),
         (None, Some(dir)) => BinarySource::Dir(dir.clone()),
         (None, None) => {
-            let exe = std::env::current_exe().context("cannot locate this executable")?;
+            let exe = std::env::current_exe().map_err(CommandError::NoExe)?;
             BinarySource::Dir(
                 exe.parent()
                     .map(std::path::Path::to_path_buf)

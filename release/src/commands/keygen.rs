@@ -1,8 +1,8 @@
 //! `scimcp-release keygen --out DIR`: a new key pair for key-pair signing.
 
-use anyhow::{Context, bail};
 use scimcp_core::fs::publish_once;
 
+use super::error::CommandError;
 use crate::cli::KeygenArgs;
 use crate::sign;
 
@@ -10,7 +10,7 @@ pub(crate) const PRIVATE_KEY_FILE: &str = "scimcp-release.key";
 pub(crate) const PUBLIC_KEY_FILE: &str = "scimcp-release.pub";
 
 #[allow(clippy::print_stdout)]
-pub(crate) fn run(args: &KeygenArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: &KeygenArgs) -> Result<(), CommandError> {
     fs_err::create_dir_all(&args.out)?;
     let private = args.out.join(PRIVATE_KEY_FILE);
     let public = args.out.join(PUBLIC_KEY_FILE);
@@ -18,17 +18,19 @@ pub(crate) fn run(args: &KeygenArgs) -> anyhow::Result<()> {
     // would silently change what verifiers trust.
     for path in [&private, &public] {
         if path.exists() {
-            bail!(
-                "{} already exists; keygen never replaces a key (choose another --out)",
-                path.display()
-            );
+            return Err(CommandError::KeyExists { path: path.clone() });
         }
     }
     let key = sign::generate_key();
-    publish_once(&private, sign::private_key_pem(&key)?.as_bytes())
-        .with_context(|| format!("writing the private key {}", private.display()))?;
-    publish_once(&public, sign::public_key_pem(&key)?.as_bytes())
-        .with_context(|| format!("writing the public key {}", public.display()))?;
+    let write = |which, path: &std::path::Path, pem: String| {
+        publish_once(path, pem.as_bytes()).map_err(|source| CommandError::WriteKey {
+            which,
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    write("private", &private, sign::private_key_pem(&key)?)?;
+    write("public", &public, sign::public_key_pem(&key)?)?;
     println!("{}", private.display());
     println!("{}", public.display());
     Ok(())

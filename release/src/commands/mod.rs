@@ -1,66 +1,41 @@
-//! One module per subcommand; each returns `anyhow::Result` and [`finish`] turns it into an
-//! exit status ([`scimcp_core::exit`]) with the error, its causes and a hint on stderr.
+//! One module per subcommand; each returns its [`CommandError`], and [`main`] turns the
+//! outcome into an exit status ([`scimcp_core::exit`]), printing the error, its causes and a
+//! hint on stderr. This is the binary's edge: the library below returns typed errors only.
 
-use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use clap::Parser as _;
 use scimcp_core::exit;
-use scimcp_core::failure::{Failure, Hint};
 
-use crate::verify::TrustedRoot;
+use crate::cli::{Cli, Command};
 
-pub(crate) mod bundle;
-pub(crate) mod keygen;
-pub(crate) mod preflight;
+mod bundle;
+mod error;
+mod keygen;
+mod preflight;
+mod sign;
+mod trust;
+mod verify;
 
-pub(crate) use bundle::host_target;
-pub(crate) mod sign;
-pub(crate) mod verify;
+use error::CommandError;
 
-/// Exit 0 on success; otherwise print the failure and exit 1 (a refused signature, a failed
-/// preflight, a missing file, the network: STYLE.md's "user/env failure"), or 2 for an
-/// argument clap could not check (an unknown preflight step; clap exits 2 for the others).
-pub(crate) fn finish(result: anyhow::Result<()>) -> ExitCode {
-    let Err(err) = result else {
-        return exit::code(exit::SUCCESS);
+/// Parse the command line and run the subcommand: exit 0 on success, otherwise the failed
+/// command's [`CommandError::exit_status`] (clap exits 2 itself for what it checks).
+pub(crate) fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: Result<u8, CommandError> = match cli.command {
+        Command::Bundle(args) => bundle::run(&args).map(|()| exit::SUCCESS),
+        Command::Preflight(args) => preflight::run(&args).map(exit::verdict),
+        Command::Sign(args) => sign::run(&args).map(|()| exit::SUCCESS),
+        Command::Keygen(args) => keygen::run(&args).map(|()| exit::SUCCESS),
+        Command::Verify(args) => verify::run(&args).map(|()| exit::SUCCESS),
+        Command::VerifyBundle(args) => verify::run_conformance(&args).map(|()| exit::SUCCESS),
     };
-    report(&err);
-    exit::code(status_of(&err))
-}
-
-/// The exit status of a failed command: [`exit::ERROR`] for an argument error
-/// ([`crate::preflight::PreflightError`]), [`exit::FAILURE`] for everything else.
-pub(crate) fn status_of(err: &anyhow::Error) -> u8 {
-    let argument = err.chain().any(|e| {
-        e.downcast_ref::<crate::preflight::PreflightError>()
-            .is_some()
-    });
-    if argument { exit::ERROR } else { exit::FAILURE }
-}
-
-/// Print `err` with the hint of the first error in its chain that has one.
-pub(crate) fn report(err: &anyhow::Error) {
-    let mut failure = Failure::new(err.as_ref());
-    let typed = err.chain().find_map(|e| {
-        e.downcast_ref::<crate::preflight::PreflightError>()
-            .and_then(Hint::hint)
-            .map(String::from)
-    });
-    if let Some(hint) = typed {
-        failure = failure.hint(hint);
-    }
-    failure.print(false);
-}
-
-/// The trusted root at `path`, or the embedded public-good root.
-pub(crate) fn trusted_root(path: Option<&Path>) -> anyhow::Result<TrustedRoot> {
-    match path {
-        Some(path) => {
-            let bytes = fs_err::read(path)?;
-            TrustedRoot::from_json(&bytes)
-                .with_context(|| format!("reading the trusted root {}", path.display()))
+    match result {
+        Ok(status) => exit::code(status),
+        Err(err) => {
+            err.report();
+            exit::code(err.exit_status())
         }
-        None => Ok(TrustedRoot::production()?),
     }
 }

@@ -2,14 +2,12 @@
 //! the preflight could not run, 2 for an unknown `--only`/`--skip` step, an argument error
 //! ([`scimcp_core::exit`]).
 
-use std::process::ExitCode;
-
-use scimcp_core::exit;
-
+use super::error::CommandError;
 use crate::cli::PreflightArgs;
 use crate::preflight::{PreflightOptions, run as run_preflight};
 
-pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
+/// Whether every selected step passed.
+pub(crate) fn run(args: &PreflightArgs) -> Result<bool, CommandError> {
     let bin_dir = args.bin_dir.clone().unwrap_or_else(|| {
         std::env::current_exe()
             .ok()
@@ -42,11 +40,5 @@ pub(crate) fn run(args: &PreflightArgs) -> ExitCode {
         keep_workdir: args.keep_workdir,
     };
     let mut out = std::io::stdout().lock();
-    match run_preflight(&opts, &mut out) {
-        Ok(report) => exit::code(exit::verdict(report.passed)),
-        Err(e) => {
-            super::report(&e);
-            exit::code(super::status_of(&e))
-        }
-    }
+    Ok(run_preflight(&opts, &mut out)?.passed)
 }

@@ -3,26 +3,26 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use jiff::Timestamp;
 use scimcp_core::fs::{Privacy, write_atomic};
 
+use super::error::CommandError;
+use super::trust::trusted_root;
 use crate::cli::SignArgs;
 use crate::keyless::{KeylessSigner, Services, UreqTransport, identity_token};
 use crate::sign;
 use crate::verify::bundle_path;
 
-pub(crate) fn run(args: &SignArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: &SignArgs) -> Result<(), CommandError> {
     if args.keyless {
         return run_keyless(args);
     }
-    let key_path = args
-        .key
-        .as_deref()
-        .context("--key or --keyless is required")?;
+    let key_path = args.key.as_deref().ok_or(CommandError::NoSigningMode)?;
     let pem = fs_err::read_to_string(key_path)?;
-    let key = sign::load_private_key(&pem)
-        .with_context(|| format!("reading the private key {}", key_path.display()))?;
+    let key = sign::load_private_key(&pem).map_err(|source| CommandError::PrivateKey {
+        path: key_path.to_path_buf(),
+        source,
+    })?;
     let mut bundles = Vec::with_capacity(args.files.len());
     for file in &args.files {
         let artifact = fs_err::read(file)?;
@@ -31,13 +31,16 @@ pub(crate) fn run(args: &SignArgs) -> anyhow::Result<()> {
     write_bundles(&bundles)
 }
 
-fn run_keyless(args: &SignArgs) -> anyhow::Result<()> {
+fn run_keyless(args: &SignArgs) -> Result<(), CommandError> {
     let services = match &args.signing_config {
         Some(path) => Services::from_signing_config(&fs_err::read(path)?, Timestamp::now())
-            .with_context(|| format!("reading the signing config {}", path.display()))?,
+            .map_err(|source| CommandError::SigningConfig {
+                path: path.clone(),
+                source,
+            })?,
         None => Services::production()?,
     };
-    let root = super::trusted_root(args.trusted_root.as_deref())?;
+    let root = trusted_root(args.trusted_root.as_deref())?;
     let transport = UreqTransport::new();
     let token = identity_token(args.identity_token.as_deref(), &transport, &|name| {
         std::env::var(name).ok()
@@ -48,7 +51,10 @@ fn run_keyless(args: &SignArgs) -> anyhow::Result<()> {
         let artifact = fs_err::read(file)?;
         let signed = signer
             .sign(&artifact)
-            .with_context(|| format!("signing {}", file.display()))?;
+            .map_err(|source| CommandError::Signing {
+                file: file.clone(),
+                source,
+            })?;
         log_signed(file, &signed);
         bundles.push((file.as_path(), signed.json));
     }
@@ -68,7 +74,7 @@ fn log_signed(file: &Path, signed: &crate::keyless::SignedBundle) {
 }
 
 #[allow(clippy::print_stdout)]
-fn write_bundles(bundles: &[(&Path, String)]) -> anyhow::Result<()> {
+fn write_bundles(bundles: &[(&Path, String)]) -> Result<(), CommandError> {
     for (file, bundle) in bundles {
         let out = bundle_path(file);
         write_atomic(&out, bundle.as_bytes(), Privacy::KeepExisting)?;

@@ -3,17 +3,15 @@
 //! protocol), thin over [`crate::verify::verify_release_files`] and
 //! [`crate::verify::verify_bundle`].
 
-use anyhow::{Context, bail};
-
-use scimcp_core::failure::Hinted;
-
+use super::error::CommandError;
+use super::trust::trusted_root;
 use crate::cli::{TrustArgs, VerifyArgs, VerifyBundleArgs};
 use crate::release_policy::ReleasePolicy;
 use crate::verify::{
     ArtifactInput, Policy, TrustedKey, Verified, bundle_path, verify_bundle, verify_release_files,
 };
 
-fn policy(trust: &TrustArgs) -> anyhow::Result<Policy> {
+fn policy(trust: &TrustArgs) -> Result<Policy, CommandError> {
     match (
         &trust.key,
         &trust.certificate_identity,
@@ -21,19 +19,17 @@ fn policy(trust: &TrustArgs) -> anyhow::Result<Policy> {
     ) {
         (Some(path), None, None) => {
             let pem = fs_err::read_to_string(path)?;
-            let key = TrustedKey::from_pem(&pem)
-                .with_context(|| format!("reading the public key {}", path.display()))?;
+            let key = TrustedKey::from_pem(&pem).map_err(|source| CommandError::PublicKey {
+                path: path.clone(),
+                source,
+            })?;
             Ok(Policy::Key(key))
         }
         (None, Some(identity), Some(issuer)) => Ok(Policy::Identity {
             identity: identity.clone(),
             issuer: issuer.clone(),
         }),
-        _ => bail!(
-            "say who must have signed: --tag vX.Y.Z (the signer release.toml pins for that \
-             release), --key PUBLIC.pem, or --certificate-identity and \
-             --certificate-oidc-issuer"
-        ),
+        _ => Err(CommandError::NoSigner),
     }
 }
 
@@ -45,42 +41,35 @@ fn describe(verified: &Verified) -> String {
 }
 
 /// A missing file is a mistyped path, not a refusal: say so before any verification.
-fn require_files(files: &[std::path::PathBuf]) -> anyhow::Result<()> {
+fn require_files(files: &[std::path::PathBuf]) -> Result<(), CommandError> {
     for file in files {
         if !file.is_file() {
-            return Err(Hinted::new(
-                format!("there is no file {}", file.display()),
-                "give the path of a release file (as `scimcp-release bundle` wrote it), with \
-                 its signature FILE.sigstore.json beside it",
-            )
-            .into());
+            return Err(CommandError::MissingFile { file: file.clone() });
         }
     }
     Ok(())
 }
 
 #[allow(clippy::print_stdout)]
-pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: &VerifyArgs) -> Result<(), CommandError> {
     require_files(&args.files)?;
     if let Some(tag) = &args.tag {
         return run_release(args, tag);
     }
     if args.bundle.is_some() && args.files.len() != 1 {
-        bail!("--bundle names the bundle of one file; pass a single FILE or drop --bundle");
+        return Err(CommandError::BundleOfOneFile);
     }
     let policy = policy(&args.trust)?;
-    let root = super::trusted_root(args.trust.trusted_root.as_deref())?;
+    let root = trusted_root(args.trust.trusted_root.as_deref())?;
     for file in &args.files {
         let bundle_file = args.bundle.clone().unwrap_or_else(|| bundle_path(file));
         let artifact = fs_err::read(file)?;
         let bundle = fs_err::read(&bundle_file)?;
         let verified = verify_bundle(ArtifactInput::Bytes(&artifact), &bundle, &policy, &root)
-            .with_context(|| {
-                format!(
-                    "{} refused by its bundle {}",
-                    file.display(),
-                    bundle_file.display()
-                )
+            .map_err(|source| CommandError::Refused {
+                file: file.clone(),
+                bundle: bundle_file.clone(),
+                source,
             })?;
         println!("verified: {} ({})", file.display(), describe(&verified));
     }
@@ -89,7 +78,7 @@ pub(crate) fn run(args: &VerifyArgs) -> anyhow::Result<()> {
 
 /// `verify --tag`: every file against the signer the release policy pins for the tag.
 #[allow(clippy::print_stdout)]
-fn run_release(args: &VerifyArgs, tag: &str) -> anyhow::Result<()> {
+fn run_release(args: &VerifyArgs, tag: &str) -> Result<(), CommandError> {
     let policy = match &args.release_policy {
         Some(path) => ReleasePolicy::load(path)?,
         None => ReleasePolicy::embedded()?,
@@ -111,23 +100,23 @@ fn run_release(args: &VerifyArgs, tag: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn parse_digest(s: &str) -> anyhow::Result<Option<[u8; 32]>> {
+fn parse_digest(s: &str) -> Result<Option<[u8; 32]>, CommandError> {
     let Some(hex_digest) = s.strip_prefix("sha256:") else {
         return Ok(None);
     };
-    let bytes = hex::decode(hex_digest).context("sha256:<hex> must be 64 hex digits")?;
+    let bytes = hex::decode(hex_digest).map_err(|e| CommandError::BadDigest(Some(e)))?;
     let digest: [u8; 32] = bytes
         .try_into()
-        .map_err(|_| anyhow::anyhow!("sha256:<hex> must be 64 hex digits"))?;
+        .map_err(|_| CommandError::BadDigest(None))?;
     Ok(Some(digest))
 }
 
-pub(crate) fn run_conformance(args: &VerifyBundleArgs) -> anyhow::Result<()> {
+pub(crate) fn run_conformance(args: &VerifyBundleArgs) -> Result<(), CommandError> {
     if args.staging && args.trust.trusted_root.is_none() {
-        bail!("the staging trusted root is not embedded; pass --trusted-root");
+        return Err(CommandError::StagingRoot);
     }
     let policy = policy(&args.trust)?;
-    let root = super::trusted_root(args.trust.trusted_root.as_deref())?;
+    let root = trusted_root(args.trust.trusted_root.as_deref())?;
     let bundle = fs_err::read(&args.bundle)?;
     let artifact_bytes;
     let artifact = match parse_digest(&args.file_or_digest)? {
@@ -137,7 +126,11 @@ pub(crate) fn run_conformance(args: &VerifyBundleArgs) -> anyhow::Result<()> {
             ArtifactInput::Bytes(&artifact_bytes)
         }
     };
-    verify_bundle(artifact, &bundle, &policy, &root)
-        .with_context(|| format!("bundle {} refused", args.bundle.display()))?;
+    verify_bundle(artifact, &bundle, &policy, &root).map_err(|source| {
+        CommandError::BundleRefused {
+            bundle: args.bundle.clone(),
+            source,
+        }
+    })?;
     Ok(())
 }

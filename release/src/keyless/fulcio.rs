@@ -9,9 +9,9 @@ use serde::Deserialize;
 use x509_cert::Certificate;
 use x509_cert::der::{Decode, Encode};
 
+use super::error::{KeylessError, Service};
 use super::http::{Transport, body_excerpt, with_retries};
 use super::token::IdentityToken;
-use super::{KeylessError, Service};
 use crate::verify::pem_decode;
 
 /// A certificate Fulcio issued for the ephemeral key.
@@ -68,7 +68,13 @@ pub(crate) fn request_certificate(
     });
     let body = serde_json::to_vec(&request).map_err(|e| KeylessError::Encode(e.to_string()))?;
     let response =
-        with_retries(|| transport.post_json(&url, Some(token.raw()), &body)).map_err(&fail)?;
+        with_retries(|| transport.post_json(&url, Some(token.raw()), &body)).map_err(|source| {
+            KeylessError::Unreachable {
+                service: Service::Fulcio,
+                url: url.clone(),
+                source,
+            }
+        })?;
     if !matches!(response.status, 200 | 201) {
         return Err(fail(format!(
             "HTTP {}: {}",

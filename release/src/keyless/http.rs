@@ -11,18 +11,31 @@ pub struct HttpResponse {
     pub body: Vec<u8>,
 }
 
-/// A blocking HTTP client. Errors are transport failures (no connection, TLS, timeout), as
-/// text; an HTTP error status is a response, for the caller to judge.
+/// A request that got no usable HTTP answer: no connection, TLS, a timeout, a body that
+/// could not be read. An HTTP error status is not one: it is a response.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error(transparent)]
+    Request(Box<ureq::Error>),
+    #[error("reading the response: {0}")]
+    Body(#[source] Box<ureq::Error>),
+    /// Another [`Transport`]'s failure (a test's fake), in its own words.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A blocking HTTP client. Errors are transport failures ([`TransportError`]); an HTTP error
+/// status is a response, for the caller to judge.
 pub trait Transport {
     /// `GET url`, with `Authorization: Bearer <bearer>` when given.
-    fn get(&self, url: &str, bearer: Option<&str>) -> Result<HttpResponse, String>;
+    fn get(&self, url: &str, bearer: Option<&str>) -> Result<HttpResponse, TransportError>;
     /// `POST url` with a JSON body, with `Authorization: Bearer <bearer>` when given.
     fn post_json(
         &self,
         url: &str,
         bearer: Option<&str>,
         body: &[u8],
-    ) -> Result<HttpResponse, String>;
+    ) -> Result<HttpResponse, TransportError>;
 }
 
 /// Sigstore answers are small (a certificate chain, a log entry with its proof); anything
@@ -50,15 +63,15 @@ impl UreqTransport {
 
     fn finish(
         result: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<HttpResponse, String> {
-        let mut response = result.map_err(|e| e.to_string())?;
+    ) -> Result<HttpResponse, TransportError> {
+        let mut response = result.map_err(|e| TransportError::Request(Box::new(e)))?;
         let status = response.status().as_u16();
         let body = response
             .body_mut()
             .with_config()
             .limit(MAX_RESPONSE_BYTES)
             .read_to_vec()
-            .map_err(|e| format!("reading the response: {e}"))?;
+            .map_err(|e| TransportError::Body(Box::new(e)))?;
         Ok(HttpResponse { status, body })
     }
 }
@@ -70,7 +83,7 @@ impl Default for UreqTransport {
 }
 
 impl Transport for UreqTransport {
-    fn get(&self, url: &str, bearer: Option<&str>) -> Result<HttpResponse, String> {
+    fn get(&self, url: &str, bearer: Option<&str>) -> Result<HttpResponse, TransportError> {
         let mut request = self.agent.get(url).header("Accept", "application/json");
         if let Some(token) = bearer {
             request = request.header("Authorization", format!("Bearer {token}"));
@@ -83,7 +96,7 @@ impl Transport for UreqTransport {
         url: &str,
         bearer: Option<&str>,
         body: &[u8],
-    ) -> Result<HttpResponse, String> {
+    ) -> Result<HttpResponse, TransportError> {
         let mut request = self
             .agent
             .post(url)
@@ -102,8 +115,8 @@ const ATTEMPTS: u32 = 3;
 /// or answers "too many requests" or a gateway error: in CI those are usually blips, and a
 /// release should not fail on one. Any other answer is final.
 pub(crate) fn with_retries(
-    mut exchange: impl FnMut() -> Result<HttpResponse, String>,
-) -> Result<HttpResponse, String> {
+    mut exchange: impl FnMut() -> Result<HttpResponse, TransportError>,
+) -> Result<HttpResponse, TransportError> {
     let mut delay = Duration::from_secs(1);
     let mut attempt = 1;
     loop {

@@ -13,6 +13,7 @@
 //! ([`Services`]): the public-good instance by default, local fakes in tests. No RFC 3161
 //! timestamp is requested: Rekor v1's SET is the signed time.
 
+mod error;
 mod fulcio;
 mod http;
 mod rekor;
@@ -26,74 +27,18 @@ use p256::ecdsa::{DerSignature, SigningKey};
 use p256::elliptic_curve::Generate;
 use sha2::{Digest, Sha256};
 
-pub use http::{HttpResponse, Transport, UreqTransport};
+pub use error::{KeylessError, Service};
+pub use http::{HttpResponse, Transport, TransportError, UreqTransport};
 pub use services::Services;
 pub use token::{
     ACTIONS_ID_TOKEN_REQUEST_TOKEN, ACTIONS_ID_TOKEN_REQUEST_URL, IdentityToken, identity_token,
 };
 
-use crate::verify::{
-    ArtifactInput, BUNDLE_V03_MEDIA_TYPE, Policy, TrustedRoot, VerifyError, verify_bundle,
-};
+use crate::verify::{ArtifactInput, BUNDLE_V03_MEDIA_TYPE, Policy, TrustedRoot, verify_bundle};
 
 /// A certificate is renewed when less than this is left of it: the log's integrated time must
 /// fall inside its validity, and the upload takes a moment.
 const CERTIFICATE_MARGIN: SignedDuration = SignedDuration::from_secs(60);
-
-/// The service a keyless step talked to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
-    Fulcio,
-    Rekor,
-    GitHubActions,
-}
-
-impl std::fmt::Display for Service {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Service::Fulcio => "Fulcio",
-            Service::Rekor => "Rekor",
-            Service::GitHubActions => "the GitHub Actions OIDC token service",
-        })
-    }
-}
-
-/// A keyless signing step failed.
-#[derive(Debug, thiserror::Error)]
-pub enum KeylessError {
-    #[error(
-        "no OIDC identity token: pass --identity-token TOKEN (or set SIGSTORE_ID_TOKEN), or \
-         run in a GitHub Actions job with `permissions: id-token: write`, which sets \
-         ACTIONS_ID_TOKEN_REQUEST_URL and ACTIONS_ID_TOKEN_REQUEST_TOKEN"
-    )]
-    NoToken,
-    #[error(
-        "{present} is set but {missing} is not; the GitHub Actions job needs \
-         `permissions: id-token: write`"
-    )]
-    PartialAmbient {
-        present: &'static str,
-        missing: &'static str,
-    },
-    #[error("identity token: {0}")]
-    Token(String),
-    #[error("signing config: {0}")]
-    SigningConfig(String),
-    #[error("{service} ({url}): {problem}")]
-    Service {
-        service: Service,
-        url: String,
-        problem: String,
-    },
-    #[error("cannot encode a request: {0}")]
-    Encode(String),
-    /// The bundle assembled from the services' answers does not verify: it is not written.
-    #[error(
-        "the new bundle does not verify against the trusted root, so it was not written (is \
-         the trusted root the one of this Fulcio and Rekor?)"
-    )]
-    SelfCheck(#[source] VerifyError),
-}
 
 /// A signed, self-verified bundle.
 #[derive(Debug, Clone)]

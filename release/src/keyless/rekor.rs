@@ -10,8 +10,8 @@ use base64ct::{Base64, Encoding};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::error::{KeylessError, Service};
 use super::http::{Transport, body_excerpt, with_retries};
-use super::{KeylessError, Service};
 
 /// What the log records: the artifact's SHA-256, the signature and the signing certificate.
 pub(crate) struct Record<'a> {
@@ -87,7 +87,13 @@ pub(crate) fn log_entry(
         },
     });
     let body = serde_json::to_vec(&proposed).map_err(|e| KeylessError::Encode(e.to_string()))?;
-    let response = with_retries(|| transport.post_json(&url, None, &body)).map_err(&fail)?;
+    let response = with_retries(|| transport.post_json(&url, None, &body)).map_err(|source| {
+        KeylessError::Unreachable {
+            service: Service::Rekor,
+            url: url.clone(),
+            source,
+        }
+    })?;
     if !matches!(response.status, 200 | 201) {
         return Err(fail(format!(
             "HTTP {}: {}",
@@ -104,28 +110,48 @@ pub(crate) fn log_entry(
             "the answer does not hold exactly one log entry".into(),
         ));
     };
-    bundle_entry(entry).map_err(fail)
+    bundle_entry(entry).map_err(|e| fail(e.to_string()))
+}
+
+/// Why Rekor's answer cannot become a bundle entry (reported as the Rekor service's problem).
+#[derive(Debug, thiserror::Error)]
+enum EntryError {
+    #[error("the entry has no verification data (SET and inclusion proof)")]
+    NoVerification,
+    #[error("the entry has no signed entry timestamp")]
+    NoSet,
+    #[error("the entry has no inclusion proof, which a v0.3 bundle needs")]
+    NoInclusionProof,
+    #[error("the inclusion proof has no checkpoint, which a v0.3 bundle needs")]
+    NoCheckpoint,
+    #[error("{what} {value:?} is not hex: {source}")]
+    NotHex {
+        what: &'static str,
+        value: String,
+        #[source]
+        source: hex::FromHexError,
+    },
 }
 
 /// Rekor v1 JSON (hex log ID and hashes, numbers) to the bundle's protobuf JSON (base64,
 /// int64 as strings).
-fn bundle_entry(entry: LogEntryJson) -> Result<Value, String> {
-    let verification = entry
-        .verification
-        .ok_or("the entry has no verification data (SET and inclusion proof)")?;
+fn bundle_entry(entry: LogEntryJson) -> Result<Value, EntryError> {
+    let verification = entry.verification.ok_or(EntryError::NoVerification)?;
     let set = verification
         .signed_entry_timestamp
-        .ok_or("the entry has no signed entry timestamp")?;
+        .ok_or(EntryError::NoSet)?;
     let proof = verification
         .inclusion_proof
-        .ok_or("the entry has no inclusion proof, which a v0.3 bundle needs")?;
-    let checkpoint = proof
-        .checkpoint
-        .ok_or("the inclusion proof has no checkpoint, which a v0.3 bundle needs")?;
-    let from_hex = |what: &str, h: &str| {
+        .ok_or(EntryError::NoInclusionProof)?;
+    let checkpoint = proof.checkpoint.ok_or(EntryError::NoCheckpoint)?;
+    let from_hex = |what: &'static str, h: &str| {
         hex::decode(h)
             .map(|bytes| Base64::encode_string(&bytes))
-            .map_err(|e| format!("{what} {h:?} is not hex: {e}"))
+            .map_err(|source| EntryError::NotHex {
+                what,
+                value: h.to_owned(),
+                source,
+            })
     };
     let hashes = proof
         .hashes
@@ -171,6 +197,11 @@ mod tests {
             "verification": { "signedEntryTimestamp": "AA==" },
         }))
         .unwrap();
-        assert!(bundle_entry(entry).unwrap_err().contains("inclusion proof"));
+        assert!(
+            bundle_entry(entry)
+                .unwrap_err()
+                .to_string()
+                .contains("inclusion proof")
+        );
     }
 }

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::KeylessError;
+use super::error::KeylessError;
 
 /// Sigstore's public-good signing config (from its TUF repository).
 const PRODUCTION_SIGNING_CONFIG: &str =

@@ -9,8 +9,8 @@ use base64ct::{Base64UrlUnpadded, Encoding};
 use jiff::Timestamp;
 use serde::Deserialize;
 
+use super::error::{KeylessError, Service};
 use super::http::{Transport, body_excerpt, with_retries};
-use super::{KeylessError, Service};
 
 /// The variables GitHub Actions sets for a job with `permissions: id-token: write`.
 pub const ACTIONS_ID_TOKEN_REQUEST_URL: &str = "ACTIONS_ID_TOKEN_REQUEST_URL";
@@ -169,7 +169,13 @@ fn github_actions_token(
         url: request_url.to_owned(),
         problem,
     };
-    let response = with_retries(|| transport.get(&url, Some(bearer))).map_err(service_error)?;
+    let response = with_retries(|| transport.get(&url, Some(bearer))).map_err(|source| {
+        KeylessError::Unreachable {
+            service: Service::GitHubActions,
+            url: request_url.to_owned(),
+            source,
+        }
+    })?;
     if response.status != 200 {
         return Err(service_error(format!(
             "HTTP {}: {}",
@@ -222,7 +228,11 @@ mod tests {
 
     struct NoNetwork;
     impl Transport for NoNetwork {
-        fn get(&self, _: &str, _: Option<&str>) -> Result<super::super::HttpResponse, String> {
+        fn get(
+            &self,
+            _: &str,
+            _: Option<&str>,
+        ) -> Result<super::super::HttpResponse, super::super::TransportError> {
             panic!("no request expected")
         }
         fn post_json(
@@ -230,7 +240,7 @@ mod tests {
             _: &str,
             _: Option<&str>,
             _: &[u8],
-        ) -> Result<super::super::HttpResponse, String> {
+        ) -> Result<super::super::HttpResponse, super::super::TransportError> {
             panic!("no request expected")
         }
     }

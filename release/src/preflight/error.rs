@@ -5,27 +5,45 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
-use std::process::ExitStatus;
 
 use scimcp_core::failure::Hint;
+
+use super::steps::STEPS;
 
 /// One step failed (the step's verdict, or a tool it needed that could not run).
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
-    /// A program the step needs (git, cargo, npx, a suite binary) could not be started.
+    /// A program the step needs (git, cargo, npx, a suite binary) could not be started;
+    /// `what` is the step that runs it, `program` the executable.
     #[error("cannot run {what}")]
     Spawn {
         what: String,
+        program: String,
         #[source]
         source: std::io::Error,
     },
-    /// A command the step runs exited unsuccessfully; `tail` is the end of its output.
+    /// A command the step runs exited unsuccessfully (`status`: `exit status 1`,
+    /// `signal 9`); `tail` is the end of its output.
     #[error("{what} failed ({status}):\n{tail}")]
     Command {
         what: String,
-        status: ExitStatus,
+        status: String,
         tail: String,
     },
+    /// A command ran past its time limit (`crate::child`) and was stopped with every
+    /// process it started; `tail` is the end of what it printed.
+    #[error(
+        "{what} took longer than {} s and was stopped, with every process it started:\n{tail}",
+        limit.as_secs_f64()
+    )]
+    TimedOut {
+        what: String,
+        limit: std::time::Duration,
+        tail: String,
+    },
+    /// `scimcp-process` refused to run a command for another reason than a failed start.
+    #[error(transparent)]
+    Process(scimcp_process::ProcessError),
     #[error("git {args}: {stderr}")]
     Git { args: String, stderr: String },
     #[error("the checkout is not clean ({count} entries, e.g. {first})")]
@@ -96,12 +114,6 @@ impl StepError {
         move |source| StepError::Io { action, source }
     }
 
-    /// The [`StepError::Spawn`] for `what`, to use with `map_err`.
-    pub(crate) fn spawn(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> StepError {
-        let what = what.into();
-        move |source| StepError::Spawn { what, source }
-    }
-
     /// The message, its causes and the hint, as one line for the report's `detail`.
     pub(crate) fn detail(&self) -> String {
         let failure = scimcp_core::failure::Failure::new(self);
@@ -117,11 +129,14 @@ impl Hint for StepError {
         use StepError as E;
         let version = |tag: &str| tag.trim_start_matches('v').to_owned();
         Some(match self {
-            E::Spawn { what, .. } => {
-                format!("install {what} or put it on PATH, then run the preflight again").into()
+            E::Spawn { program, .. } => {
+                format!("install {program} or put it on PATH, then run the preflight again").into()
             }
             E::Command { .. } => "the lines above are the end of its output; run the same \
                 command in the repository to see all of it"
+                .into(),
+            E::TimedOut { .. } => "it hung, or is far slower than on any runner we know: run \
+                the same command in the repository to see where it stops"
                 .into(),
             E::Git { .. } => "run the preflight inside a git checkout (--repo DIR)".into(),
             E::DirtyCheckout { .. } => "commit or remove them, then run the preflight again".into(),
@@ -158,6 +173,7 @@ impl Hint for StepError {
                 "an install step touched runs/: it must never; find it before releasing".into()
             }
             E::Metadata(_)
+            | E::Process(_)
             | E::Io { .. }
             | E::Sign(_)
             | E::Key(_)
@@ -167,24 +183,51 @@ impl Hint for StepError {
     }
 }
 
-/// Why the preflight could not start: an argument error, so the preflight exits
-/// [`scimcp_core::exit::ERROR`] (2), as clap does for the arguments it checks itself.
+/// Why the preflight could not run: an unknown step (an argument error, so the preflight
+/// exits [`scimcp_core::exit::ERROR`] (2), as clap does for the arguments it checks itself),
+/// or its work directory, progress or report could not be written (exit 1).
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
     #[error("unknown preflight step '{id}'")]
     UnknownStep { id: String },
+    #[error("cannot create the preflight's work directory in {}", dir.display())]
+    WorkDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the preflight's progress")]
+    Progress(#[from] std::io::Error),
+    /// `fs_err` names the file or directory in the source.
+    #[error("cannot write the preflight report")]
+    Report(#[source] std::io::Error),
+    #[error("cannot write the preflight report")]
+    ReportFile(#[source] scimcp_core::fs::WriteError),
+}
+
+impl PreflightError {
+    /// The exit status this error means ([`scimcp_core::exit`]).
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            PreflightError::UnknownStep { .. } => scimcp_core::exit::ERROR,
+            _ => scimcp_core::exit::FAILURE,
+        }
+    }
 }
 
 impl Hint for PreflightError {
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
-            PreflightError::UnknownStep { .. } => Some(
-                format!(
-                    "--only and --skip take these steps: {}",
-                    super::STEPS.join(", ")
-                )
-                .into(),
-            ),
+            PreflightError::UnknownStep { .. } => {
+                Some(format!("--only and --skip take these steps: {}", STEPS.join(", ")).into())
+            }
+            PreflightError::WorkDir { .. } => {
+                Some("set TMPDIR to a writable directory with free space".into())
+            }
+            PreflightError::Report(_) | PreflightError::ReportFile(_) => {
+                Some("pass --report-dir DIR, a directory you can write".into())
+            }
+            PreflightError::Progress(_) => None,
         }
     }
 }
@@ -203,10 +246,11 @@ mod tests {
             e.hint().as_deref(),
             Some("create it with: git tag -a v1.2.3 -m \"scimcp 1.2.3\"")
         );
-        let e = StepError::spawn("git")(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "No such file or directory",
-        ));
+        let e = StepError::Spawn {
+            what: "git".into(),
+            program: "git".into(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory"),
+        };
         assert_eq!(e.detail(), "cannot run git: No such file or directory");
         assert!(e.hint().unwrap().contains("put it on PATH"));
     }

@@ -3,22 +3,22 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::StepError;
+use super::command;
+use super::error::StepError;
+use crate::child;
 
-/// Run git in `repo`, returning stdout, or the trimmed stderr as the error.
+/// Run git in `repo` (within [`child::GIT`]), returning stdout, or the trimmed stderr as the
+/// error.
 pub fn git(repo: &Path, args: &[&str]) -> Result<String, StepError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .map_err(StepError::spawn("git"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(repo).args(args);
+    let out = command::start(&format!("git {}", args.join(" ")), cmd, child::GIT)?;
+    if out.success() {
+        Ok(out.stdout.trim().to_string())
     } else {
         Err(StepError::Git {
             args: args.join(" "),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            stderr: out.stderr.trim().to_string(),
         })
     }
 }

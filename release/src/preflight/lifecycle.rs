@@ -9,7 +9,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::StepError;
+use super::command;
+use super::error::StepError;
+use crate::child;
 
 /// Run the smoke on the first bundle zip in `bundles`.
 pub(super) fn run(
@@ -47,19 +49,14 @@ pub(super) fn run(
         }) {
             cmd.arg("--python").arg(py);
         }
-        let out = cmd.output().map_err(StepError::spawn("scimcp-setup"))?;
-        if !out.status.success() {
-            return Err(StepError::Command {
-                what: format!("scimcp-setup {what}"),
-                status: out.status,
-                tail: format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                ),
-            });
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        // The whole output: an install's failure may be explained well before its last lines.
+        let out = command::run(
+            &format!("scimcp-setup {what}"),
+            cmd,
+            child::SETUP,
+            usize::MAX,
+        )?;
+        Ok(out.stdout)
     };
     let zip_text = zip.to_string_lossy().into_owned();
     run(
@@ -81,23 +78,19 @@ pub(super) fn run(
         .join("current")
         .join("bin")
         .join(format!("scimcp-doctor{exe}"));
-    let doctor_out = Command::new(&doctor)
+    let mut doctor_cmd = Command::new(&doctor);
+    doctor_cmd
         .arg("--json")
         .env("HOME", &home)
-        .env("SCIMCP_HOME", &data)
-        .output()
-        .map_err(StepError::spawn("the installed scimcp-doctor"))?;
+        .env("SCIMCP_HOME", &data);
+    let doctor_out = command::start("the installed scimcp-doctor", doctor_cmd, child::DOCTOR)?;
     // Exit 1 covers warnings and failures alike; only failures stop the lifecycle.
-    let doctor_status = serde_json::from_slice::<serde_json::Value>(&doctor_out.stdout)
+    let doctor_status = serde_json::from_str::<serde_json::Value>(&doctor_out.stdout)
         .ok()
         .and_then(|r| r["status"].as_str().map(String::from));
     if !matches!(doctor_status.as_deref(), Some("ok" | "warn")) {
         return Err(StepError::Doctor {
-            report: format!(
-                "{}{}",
-                String::from_utf8_lossy(&doctor_out.stdout),
-                String::from_utf8_lossy(&doctor_out.stderr)
-            ),
+            report: format!("{}{}", doctor_out.stdout, doctor_out.stderr),
         });
     }
     run(&["repair", "--client", "generic"], "repair")?;

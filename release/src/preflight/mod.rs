@@ -10,11 +10,17 @@
 //! unchanged), `parity` (the parity gate). The run stops at the first failure and keeps the
 //! work directory for diagnosis. `--quick` runs the parity gate's quick shard and says the
 //! report is not release evidence; so does any skipped step.
+//!
+//! Every program a step runs goes through `crate::child` (a time limit per kind, its own
+//! process group, bounded output) and `command.rs` turns how it ended into the step's
+//! [`StepError`], naming the step.
 
+mod command;
 mod error;
 mod git;
 mod lifecycle;
 mod report;
+mod steps;
 mod versions;
 
 use std::path::{Path, PathBuf};
@@ -23,21 +29,16 @@ use std::time::Instant;
 
 pub use error::{PreflightError, StepError};
 pub use report::{Report, Status, StepReport};
+pub use steps::STEPS;
+
+use steps::title;
 
 use scimcp_core::failure::Hint as _;
 
-/// Every step id, in run order.
-pub const STEPS: &[&str] = &[
-    "checkout",
-    "tag",
-    "versions",
-    "lint",
-    "tests",
-    "bundle",
-    "signature",
-    "lifecycle",
-    "parity",
-];
+use crate::child;
+
+/// A failed command's error shows this many of its last output lines.
+const TAIL: usize = command::TAIL_LINES;
 
 /// What to run, on what.
 #[derive(Debug, Clone)]
@@ -60,17 +61,24 @@ pub struct PreflightOptions {
 }
 
 /// Run the preflight; returns the report (also written to disk).
-pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Report> {
+pub fn run(
+    opts: &PreflightOptions,
+    out: &mut dyn std::io::Write,
+) -> Result<Report, PreflightError> {
     for id in opts.only.iter().chain(&opts.skip) {
         if !STEPS.contains(&id.as_str()) {
-            return Err(PreflightError::UnknownStep { id: id.clone() }.into());
+            return Err(PreflightError::UnknownStep { id: id.clone() });
         }
     }
     let version = scimcp_core::version::SUITE_VERSION.to_string();
     let tag = opts.tag.clone().unwrap_or_else(|| format!("v{version}"));
     let work = tempfile::Builder::new()
         .prefix("scimcp-preflight-")
-        .tempdir()?;
+        .tempdir()
+        .map_err(|source| PreflightError::WorkDir {
+            dir: std::env::temp_dir(),
+            source,
+        })?;
     let work_dir = work.path().to_path_buf();
     let commit = git::git(&opts.repo, &["rev-parse", "HEAD"]).unwrap_or_else(|_| "unknown".into());
     let mut report = Report {
@@ -159,9 +167,11 @@ pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Res
         .report_dir
         .clone()
         .unwrap_or_else(|| opts.repo.join("target").join("preflight"));
-    fs_err::create_dir_all(&report_dir)?;
-    scimcp_core::fs::write_json_atomic(&report_dir.join("preflight.json"), &report)?;
-    fs_err::write(report_dir.join("preflight.md"), report.markdown())?;
+    fs_err::create_dir_all(&report_dir).map_err(PreflightError::Report)?;
+    scimcp_core::fs::write_json_atomic(&report_dir.join("preflight.json"), &report)
+        .map_err(PreflightError::ReportFile)?;
+    fs_err::write(report_dir.join("preflight.md"), report.markdown())
+        .map_err(PreflightError::Report)?;
     writeln!(
         out,
         "report: {} and preflight.md",
@@ -172,21 +182,6 @@ pub fn run(opts: &PreflightOptions, out: &mut dyn std::io::Write) -> anyhow::Res
         writeln!(out, "work directory kept for diagnosis: {}", kept.display())?;
     }
     Ok(report)
-}
-
-fn title(id: &str) -> &'static str {
-    match id {
-        "checkout" => "clean checkout",
-        "tag" => "annotated tag at HEAD",
-        "versions" => "crate, adapter and changelog versions",
-        "lint" => "cargo fmt and clippy -D warnings",
-        "tests" => "the test suite",
-        "bundle" => "bundles reproducible and clean",
-        "signature" => "sign, verify, tamper check",
-        "lifecycle" => "install, doctor, repair, upgrade, rollback, uninstall",
-        "parity" => "the parity gate",
-        _ => "",
-    }
 }
 
 struct Ctx<'a> {
@@ -204,39 +199,37 @@ impl Ctx<'_> {
             "tag" => git::tag_at_head(repo, self.tag),
             "versions" => versions::check(repo, self.version),
             "lint" => {
-                run_cmd(
-                    Command::new("cargo")
-                        .args(["fmt", "--all", "--", "--check"])
-                        .current_dir(repo),
-                    "cargo fmt --check",
-                )?;
-                run_cmd(
-                    Command::new("cargo")
-                        .args([
-                            "clippy",
-                            "--workspace",
-                            "--all-targets",
-                            "--",
-                            "-D",
-                            "warnings",
-                        ])
-                        .current_dir(repo),
-                    "cargo clippy",
-                )?;
+                let mut fmt = Command::new("cargo");
+                fmt.args(["fmt", "--all", "--", "--check"])
+                    .current_dir(repo);
+                command::run("cargo fmt --check", fmt, child::CARGO_BUILD, TAIL)?;
+                let mut clippy = Command::new("cargo");
+                clippy
+                    .args([
+                        "clippy",
+                        "--workspace",
+                        "--all-targets",
+                        "--",
+                        "-D",
+                        "warnings",
+                    ])
+                    .current_dir(repo);
+                command::run("cargo clippy", clippy, child::CARGO_BUILD, TAIL)?;
                 Ok("formatted; clippy clean with -D warnings".into())
             }
             "tests" => {
-                let nextest = Command::new("cargo")
-                    .args(["nextest", "--version"])
-                    .output()
-                    .is_ok_and(|o| o.status.success());
+                let mut probe = Command::new("cargo");
+                probe.args(["nextest", "--version"]);
+                let nextest = child::run("cargo nextest --version", probe, child::PROBE)
+                    .is_ok_and(|c| c.success());
                 let mut cmd = Command::new("cargo");
                 if nextest {
                     cmd.args(["nextest", "run", "--workspace"]);
                 } else {
                     cmd.args(["test", "--workspace"]);
                 }
-                run_cmd(cmd.current_dir(repo), "the test suite")?;
+                cmd.current_dir(repo);
+                command::run("the test suite", cmd, child::CARGO_BUILD, TAIL)?;
                 Ok("every test passed".into())
             }
             "bundle" => self.bundles(),
@@ -273,7 +266,7 @@ impl Ctx<'_> {
         let opts = crate::bundle::BundleOptions {
             repo_root: self.opts.repo.clone(),
             binaries: crate::bundle::BinarySource::Dir(self.opts.bin_dir.clone()),
-            targets: vec![crate::commands::host_target()],
+            targets: vec![crate::bundle::host_target()],
             out_dir: out.to_path_buf(),
             epoch: crate::bundle::source_date_epoch(&self.opts.repo).map_err(failed)?,
             git_commit: crate::bundle::git_commit(&self.opts.repo),
@@ -300,22 +293,20 @@ impl Ctx<'_> {
             return Err(StepError::ReleaseIndexDiffers);
         }
         let mcpb_dir = self.work.join("mcpb");
-        let manifest = crate::bundle::write_manifest(&mcpb_dir, &crate::commands::host_target())
+        let manifest = crate::bundle::write_manifest(&mcpb_dir, &crate::bundle::host_target())
             .map_err(|source| StepError::Bundle {
                 out: mcpb_dir.clone(),
                 source,
             })?;
-        let npx = Command::new("npx")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
+        let mut probe = Command::new("npx");
+        probe.arg("--version");
+        let npx = child::run("npx --version", probe, child::PROBE).is_ok_and(|c| c.success());
         let mcpb = if npx {
-            run_cmd(
-                Command::new("npx")
-                    .args(["--yes", "@anthropic-ai/mcpb@2.1.2", "validate"])
-                    .arg(&manifest),
-                "mcpb validate",
-            )?;
+            let mut validate = Command::new("npx");
+            validate
+                .args(["--yes", "@anthropic-ai/mcpb@2.1.2", "validate"])
+                .arg(&manifest);
+            command::run("mcpb validate", validate, child::MCPB_VALIDATE, TAIL)?;
             "mcpb validate accepts manifest.json"
         } else {
             "mcpb validate skipped: npx not available"
@@ -407,37 +398,11 @@ impl Ctx<'_> {
         for pair in &self.opts.adapter_python {
             cmd.arg("--adapter-python").arg(pair);
         }
-        run_cmd(&mut cmd, "scimcp-parity check")?;
+        command::run("scimcp-parity check", cmd, child::PARITY, TAIL)?;
         Ok(if self.opts.quick {
             "the quick parity shard passed (not release evidence)".into()
         } else {
             "every parity scenario passed".into()
         })
     }
-}
-
-/// Run `cmd`; on failure, the last lines of its output say why.
-fn run_cmd(cmd: &mut Command, what: &str) -> Result<String, StepError> {
-    let out = cmd.output().map_err(StepError::spawn(what))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if out.status.success() {
-        return Ok(text);
-    }
-    let tail: Vec<&str> = text
-        .lines()
-        .rev()
-        .take(12)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    Err(StepError::Command {
-        what: what.into(),
-        status: out.status,
-        tail: tail.join("\n"),
-    })
 }

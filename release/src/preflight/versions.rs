@@ -3,32 +3,27 @@
 //! and the changelog has an entry for the release.
 
 use std::path::Path;
+use std::process::Command;
 
-use super::StepError;
+use super::command;
+use super::error::StepError;
+use crate::child;
 
 /// Check every rule; `Ok` says what was checked.
 pub fn check(repo: &Path, version: &str) -> Result<String, StepError> {
     let mut problems = Vec::new();
-    let metadata = std::process::Command::new("cargo")
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(repo)
-        .output()
-        .map_err(StepError::spawn("cargo metadata"))?;
-    if !metadata.status.success() {
-        return Err(StepError::Command {
-            what: "cargo metadata".into(),
-            status: metadata.status,
-            tail: String::from_utf8_lossy(&metadata.stderr).trim().to_string(),
-        });
-    }
+    let mut cmd = Command::new("cargo");
+    cmd.args([
+        "metadata",
+        "--no-deps",
+        "--format-version",
+        "1",
+        "--offline",
+    ])
+    .current_dir(repo);
+    let metadata = command::run("cargo metadata", cmd, child::METADATA, command::TAIL_LINES)?;
     let meta: serde_json::Value =
-        serde_json::from_slice(&metadata.stdout).map_err(StepError::Metadata)?;
+        serde_json::from_str(&metadata.stdout).map_err(StepError::Metadata)?;
     let packages = meta["packages"].as_array().cloned().unwrap_or_default();
     for p in &packages {
         let (name, v) = (

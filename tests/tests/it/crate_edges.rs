@@ -166,6 +166,21 @@ fn the_doctor_does_not_link_the_installer() {
     }
 }
 
+/// The release tool runs git, cargo, npx and the suite's binaries through `scimcp-process`
+/// (time limits, process groups, bounded output), and never links the server or the
+/// installer it drives only through their binaries.
+#[test]
+fn the_release_tool_runs_its_children_through_scimcp_process() {
+    let linked = linked_by("scimcp-release");
+    assert!(linked.contains("scimcp-process"), "{linked:?}");
+    for banned in ["scimcp-server", "scimcp-installer"] {
+        assert!(
+            !linked.contains(banned),
+            "scimcp-release links {banned} (directly or through another crate)"
+        );
+    }
+}
+
 #[test]
 fn the_table_reader_sees_what_is_written() {
     assert_eq!(
