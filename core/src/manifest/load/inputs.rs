@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use super::{Checker, Seg, Template, check_id, is_id};
+use super::checker::{Checker, Seg};
+use super::names::{check_id, is_id};
 use crate::manifest::inputs::{InputKind, InputSpec};
-use crate::manifest::template::Placeholder;
+use crate::manifest::template::{Placeholder, Template};
 use crate::manifest::types::Workflow;
 
 /// Every input of workflow `i`.
@@ -189,7 +190,7 @@ fn used_inputs(wf: &Workflow) -> BTreeSet<String> {
     let mut texts: Vec<String> = wf.argv.iter().chain(&wf.stdin).cloned().collect();
     texts.extend(wf.steps.iter().flat_map(|s| s.argv.iter().cloned()));
     for f in &wf.input_files {
-        super::collect_strings(&f.template, &mut texts);
+        super::input_files::collect_strings(&f.template, &mut texts);
     }
     texts
         .iter()

@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Checker, Seg, check_id};
+use super::checker::{Checker, Seg};
+use super::names::check_id;
 use crate::manifest::outputs::{Comparison, MetricReader, MetricSpec, OutputSource};
 use crate::manifest::types::{ArtifactBase, ArtifactSpec, Workflow};
 

@@ -1,7 +1,7 @@
 //! Load-time checks of option placement: `{options}` is a whole argv element, at most once
 //! per argv (a workflow's, or each step's), and nowhere else.
 
-use super::{Checker, Seg};
+use super::checker::{Checker, Seg};
 use crate::manifest::template::{OPTIONS, Template};
 use crate::manifest::types::Manifest;
 

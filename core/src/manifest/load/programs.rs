@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Checker, Seg, check_id, check_template};
+use super::checker::{Checker, Seg};
+use super::names::check_id;
+use super::templates::check_template;
 use crate::manifest::programs::{PACKAGE_MANAGERS, RUNTIME_PROGRAM};
 use crate::manifest::types::{Manifest, OptionFormat, RuntimeKind, VersionProbe, Workflow};
 
@@ -232,7 +234,7 @@ fn check_workflow(c: &mut Checker<'_>, m: &Manifest, i: usize, wf: &Workflow) {
 
 /// The steps' templates and options, against the workflow's schema (after it is loaded).
 pub(super) fn check_step_refs(c: &mut Checker<'_>, i: usize, wf: &Workflow) {
-    let (props, _) = super::schema_params(&wf.parameters_schema);
+    let (props, _) = super::parameters::schema_params(&wf.parameters_schema);
     let mut optioned = BTreeSet::new();
     for (j, step) in wf.steps.iter().enumerate() {
         let base = [

@@ -1,4 +1,6 @@
+use super::parameters::schema_problems;
 use super::*;
+use crate::limits::Limits;
 
 const SCHEMA: &str = r#"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
