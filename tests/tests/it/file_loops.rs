@@ -28,27 +28,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "parity/src/evidence.rs",
         "parity/src/scenario.rs",
     ],
-    &[
-        "release/src/bundle/allowlist.rs",
-        "release/src/bundle/binaries.rs",
-        "release/src/bundle/mod.rs",
-    ],
-    &[
-        "release/src/cli.rs",
-        "release/src/commands/bundle.rs",
-        "release/src/commands/keygen.rs",
-        "release/src/commands/mod.rs",
-        "release/src/commands/preflight.rs",
-        "release/src/commands/sign.rs",
-        "release/src/commands/verify.rs",
-        "release/src/preflight/error.rs",
-        "release/src/preflight/mod.rs",
-    ],
-    &[
-        "release/src/keyless/mod.rs",
-        "release/src/keyless/services.rs",
-        "release/src/keyless/token.rs",
-    ],
     &["server/src/runs/execute.rs", "server/src/runs/require.rs"],
 ];
 
