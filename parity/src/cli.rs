@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::error::Error;
+use crate::error::{ArgError, Error};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -82,25 +82,25 @@ struct GateArgs {
     platform: bool,
 }
 
-fn parse_adapter_python(s: &str) -> Result<(String, PathBuf), String> {
-    let (name, path) = s.split_once('=').ok_or_else(|| {
-        format!("`{s}` is not ADAPTER=PATH, e.g. geochemistrypi=.venv-geochemistrypi/bin/python")
-    })?;
+fn parse_adapter_python(s: &str) -> Result<(String, PathBuf), ArgError> {
+    let (name, path) = s
+        .split_once('=')
+        .ok_or_else(|| ArgError::NotAdapterPath(s.to_string()))?;
     Ok((name.to_string(), PathBuf::from(path)))
 }
 
-fn parse_env(s: &str) -> Result<(String, String), String> {
+fn parse_env(s: &str) -> Result<(String, String), ArgError> {
     let (name, value) = s
         .split_once('=')
-        .ok_or_else(|| format!("`{s}` is not NAME=VALUE, e.g. OPENBLAS_CORETYPE=Haswell"))?;
+        .ok_or_else(|| ArgError::NotNameValue(s.to_string()))?;
     if let Some(problem) = scimcp_core::run_env::manifest_env_problem(name, value) {
-        return Err(problem);
+        return Err(ArgError::Env(problem));
     }
     Ok((name.to_string(), value.to_string()))
 }
 
-fn parse_shard(s: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("`{s}` is not a shard: write I/N with 1 <= I <= N, e.g. 2/4");
+fn parse_shard(s: &str) -> Result<(usize, usize), ArgError> {
+    let bad = || ArgError::NotShard(s.to_string());
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let i: usize = i.trim().parse().map_err(|_| bad())?;
     let n: usize = n.trim().parse().map_err(|_| bad())?;

@@ -21,9 +21,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+use crate::error::SideError;
 use crate::evidence::{self, Evidence};
 use crate::scenario::{self, Scenario};
 
@@ -135,7 +135,7 @@ impl DirectPaths {
 }
 
 /// Run the scenario's direct command.
-pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<DirectRun> {
+pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> Result<DirectRun, SideError> {
     let values = paths.values();
     let args: Vec<String> = scenario
         .direct
@@ -186,9 +186,10 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> anyhow::Result<Dir
     cmd.process_group(0);
 
     let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", program.display()))?;
+    let mut child = cmd.spawn().map_err(|source| SideError::StartDirect {
+        program: program.clone(),
+        source,
+    })?;
     let pid = child.id();
     if let Some(mut stdin) = child.stdin.take() {
         let answers: Vec<u8> = scenario
@@ -348,16 +349,17 @@ pub fn evidence(
     run: &DirectRun,
     adapter: &str,
     work_globs: &[globset::GlobMatcher],
-) -> anyhow::Result<Evidence> {
+) -> Result<Evidence, SideError> {
     let (state, exit_code, signal) = match run.ending {
         Ending::Exited(0) => ("succeeded", Some(0), None),
         Ending::Exited(code) => ("failed", Some(code), None),
         Ending::Signaled(sig) => ("failed", None, Some(sig)),
         Ending::Stopped(sig) => ("cancelled", None, sig),
-        Ending::TimedOut => anyhow::bail!(
-            "the direct command did not finish within {} s (timeout_s); it was killed",
-            scenario.timeout_s
-        ),
+        Ending::TimedOut => {
+            return Err(SideError::DirectTimedOut {
+                timeout_s: scenario.timeout_s,
+            });
+        }
     };
     let places = evidence::ArtifactPlaces {
         output: &run.out_dir,
@@ -385,7 +387,7 @@ pub fn evidence(
 /// The test hook behind `SCIMCP_PARITY_PERTURB`: flip one bit of one byte in the first
 /// artifact (by path) of `out_dir`, so a test can prove that one changed byte fails the
 /// gate. Returns the path it changed.
-pub fn perturb_first_artifact(out_dir: &Path) -> anyhow::Result<Option<String>> {
+pub fn perturb_first_artifact(out_dir: &Path) -> std::io::Result<Option<String>> {
     let Some(first) = evidence::list_files(out_dir)?.into_iter().next() else {
         return Ok(None);
     };

@@ -17,7 +17,7 @@ use scimcp_core::manifest::load_file;
 use crate::cli::{Mode, Settings};
 use crate::compare::{EvidenceComparison, against_recorded, same_run};
 use crate::direct::{self, DirectPaths};
-use crate::error::Error;
+use crate::error::{Error, SideError};
 use crate::evidence::{EVIDENCE_FORMAT, Evidence};
 use crate::machine::{self, Machine};
 use crate::mcp::{self, McpPaths};
@@ -542,7 +542,7 @@ async fn run_scenario(
         Err(e) => {
             report.differences.push(Difference::Error {
                 side: "setup",
-                message: format!("{e:#}"),
+                message: e.chain_text(),
             });
             return report;
         }
@@ -556,7 +556,7 @@ async fn run_scenario(
                 Err(e) => {
                     diffs.push(Difference::Error {
                         side: "direct",
-                        message: format!("{e:#}"),
+                        message: e.chain_text(),
                     });
                     None
                 }
@@ -565,7 +565,7 @@ async fn run_scenario(
         Err(e) => {
             diffs.push(Difference::Error {
                 side: "direct",
-                message: format!("{e:#}"),
+                message: e.chain_text(),
             });
             None
         }
@@ -589,7 +589,7 @@ async fn run_scenario(
                 Err(e) => {
                     diffs.push(Difference::Error {
                         side: "mcp",
-                        message: format!("{e:#}"),
+                        message: e.chain_text(),
                     });
                     None
                 }
@@ -598,7 +598,7 @@ async fn run_scenario(
         Err(e) => {
             diffs.push(Difference::Error {
                 side: "mcp",
-                message: format!("{e:#}"),
+                message: e.chain_text(),
             });
             None
         }
@@ -663,8 +663,8 @@ async fn run_scenario(
     report
 }
 
-type DirectSide = anyhow::Result<(direct::DirectRun, anyhow::Result<Evidence>)>;
-type McpSide = anyhow::Result<(mcp::McpRun, anyhow::Result<(Evidence, Vec<String>)>)>;
+type DirectSide = Result<(direct::DirectRun, Result<Evidence, SideError>), SideError>;
+type McpSide = Result<(mcp::McpRun, Result<(Evidence, Vec<String>), SideError>), SideError>;
 
 /// Run the direct side, then the MCP side, each in its own temporary directory.
 async fn both_sides(
@@ -672,7 +672,7 @@ async fn both_sides(
     s: &Scenario,
     adapter: &LoadedAdapter,
     exported: &Path,
-) -> anyhow::Result<(DirectSide, McpSide)> {
+) -> Result<(DirectSide, McpSide), SideError> {
     // Spaces and non-ASCII letters in every path: the way real home directories look.
     let root = tempfile::Builder::new()
         .prefix(&format!("scimcp-parity {} ", s.name))

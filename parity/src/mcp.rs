@@ -11,9 +11,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
+use crate::error::SideError;
 use crate::evidence::{self, Artifact, Evidence};
 use crate::scenario::Scenario;
 use scimcp_client::McpSession;
@@ -53,7 +53,7 @@ pub struct McpRun {
 }
 
 /// Run the scenario through a fresh `scimcp serve`.
-pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun> {
+pub async fn run(scenario: &Scenario, paths: &McpPaths) -> Result<McpRun, SideError> {
     fs_err::create_dir_all(&paths.home)?;
     fs_err::create_dir_all(&paths.start)?;
     let session_started = Instant::now();
@@ -74,7 +74,10 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
     ];
     let session = McpSession::spawn(&paths.scimcp, &args, &envs, &paths.start)
         .await
-        .with_context(|| format!("cannot start `{} serve`", paths.scimcp.display()))?;
+        .map_err(|source| SideError::StartServer {
+            program: paths.scimcp.clone(),
+            source,
+        })?;
     let outcome = drive_session(scenario, &session).await;
     let stderr = session.stderr();
     let _ = session.close().await;
@@ -85,7 +88,10 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
             e
         } else {
             let tail: Vec<&str> = tail.into_iter().rev().collect();
-            e.context(format!("server stderr (last lines):\n{}", tail.join("\n")))
+            SideError::WithServerStderr {
+                tail: tail.join("\n"),
+                source: Box::new(e),
+            }
         }
     })?;
     Ok(McpRun {
@@ -99,12 +105,15 @@ pub async fn run(scenario: &Scenario, paths: &McpPaths) -> anyhow::Result<McpRun
     })
 }
 
-async fn call(session: &McpSession, tool: &str, args: Value) -> anyhow::Result<Value> {
+async fn call(session: &McpSession, tool: &str, args: Value) -> Result<Value, SideError> {
     session
         .call(tool, args)
         .await?
         .ok()
-        .with_context(|| format!("{tool} failed"))
+        .map_err(|source| SideError::ToolFailed {
+            tool: tool.to_string(),
+            source,
+        })
 }
 
 /// What [`drive`] hands back.
@@ -123,12 +132,12 @@ struct Driven {
 async fn drive_session(
     scenario: &Scenario,
     session: &McpSession,
-) -> anyhow::Result<(Driven, Value)> {
+) -> Result<(Driven, Value), SideError> {
     let environment = call(session, "get_environment", json!({})).await?;
     Ok((drive(scenario, session).await?, environment))
 }
 
-async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driven> {
+async fn drive(scenario: &Scenario, session: &McpSession) -> Result<Driven, SideError> {
     let timeout = Duration::from_secs(scenario.timeout_s);
     let request = scenario.request();
     let started = Instant::now();
@@ -142,17 +151,16 @@ async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driv
         })
         .unwrap_or_default();
     if validation["ready"] != json!(true) {
-        bail!(
-            "validate_analysis says the request is not ready: {}",
-            validation["blockers"]
-        );
+        return Err(SideError::NotReady {
+            blockers: validation["blockers"].clone(),
+        });
     }
     let mut start = request;
     start["validation_id"] = validation["validation_id"].clone();
     let started_run = call(session, "start_analysis", start).await?;
     let run_id = started_run["run_id"]
         .as_str()
-        .context("start_analysis returned no run_id")?
+        .ok_or(SideError::NoRunId)?
         .to_string();
 
     let mut tree_ended = None;
@@ -173,18 +181,16 @@ async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driv
             }
             let status = call(session, "get_run_status", json!({"run_id": run_id})).await?;
             if status["state"] != json!("running") && status["state"] != json!("queued") {
-                bail!(
-                    "the run ended ({}) before its stdout showed {:?}, so it could not be cancelled",
-                    status["state"],
-                    cancel.when_stdout_contains
-                );
+                return Err(SideError::EndedBeforeMarker {
+                    state: status["state"].clone(),
+                    marker: cancel.when_stdout_contains.clone(),
+                });
             }
             if started.elapsed() > timeout {
-                bail!(
-                    "stdout never showed {:?} within {} s",
-                    cancel.when_stdout_contains,
-                    scenario.timeout_s
-                );
+                return Err(SideError::MarkerNeverShown {
+                    marker: cancel.when_stdout_contains.clone(),
+                    timeout_s: scenario.timeout_s,
+                });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -193,12 +199,12 @@ async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driv
         tokio::time::sleep(Duration::from_secs_f64(cancel.after_s)).await;
         let cancelled = call(session, "cancel_run", json!({"run_id": run_id})).await?;
         if cancelled["changed"] != json!(true) {
-            bail!("cancel_run changed nothing: {cancelled}");
+            return Err(SideError::CancelChangedNothing { answer: cancelled });
         }
         // The server records the CLI's pid as its process group id.
         tree_ended = Some(match pgid {
             Some(pgid) => crate::process::wait_group_gone(pgid).await,
-            None => bail!("get_run_status reported no pid for the running run: {status}"),
+            None => return Err(SideError::NoPid { status }),
         });
     }
 
@@ -212,7 +218,7 @@ async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driv
         if out["terminal"] == json!(true) {
             let result = out["result"].clone();
             if result.is_null() {
-                bail!("the run ended without a published result: {out}");
+                return Err(SideError::NoResult { answer: out });
             }
             let artifacts = all_artifacts(session, &run_id, &result).await?;
             return Ok(Driven {
@@ -225,10 +231,9 @@ async fn drive(scenario: &Scenario, session: &McpSession) -> anyhow::Result<Driv
         }
         if started.elapsed() > timeout {
             let _ = call(session, "cancel_run", json!({"run_id": run_id})).await;
-            bail!(
-                "the run did not finish within {} s (timeout_s); it was cancelled",
-                scenario.timeout_s
-            );
+            return Err(SideError::McpTimedOut {
+                timeout_s: scenario.timeout_s,
+            });
         }
     }
 }
@@ -239,17 +244,19 @@ async fn all_artifacts(
     session: &McpSession,
     run_id: &str,
     result: &Value,
-) -> anyhow::Result<Vec<Value>> {
+) -> Result<Vec<Value>, SideError> {
     let mut page = result["artifacts"].clone();
     let sequence = page["sequence_sha256"].clone();
     let mut items = Vec::new();
     loop {
         let Some(batch) = page["items"].as_array() else {
-            bail!("result.artifacts is not a page of items: {page}");
+            return Err(SideError::NotAPage { page });
         };
         items.extend(batch.iter().cloned());
         if page["sequence_sha256"] != sequence {
-            bail!("the artifact pages of {run_id} belong to different sequences");
+            return Err(SideError::MixedSequences {
+                run_id: run_id.to_string(),
+            });
         }
         let Some(next) = page["next_offset"].as_u64() else {
             break;
@@ -265,10 +272,10 @@ async fn all_artifacts(
     if let Some(total) = result["artifacts"]["total"].as_u64()
         && total != items.len() as u64
     {
-        bail!(
-            "result.artifacts says {total} artifacts, the pages held {}",
-            items.len()
-        );
+        return Err(SideError::ArtifactCount {
+            total,
+            held: items.len(),
+        });
     }
     Ok(items)
 }
@@ -281,17 +288,15 @@ pub fn evidence(
     adapter: &str,
     work_globs: &[globset::GlobMatcher],
     reads_text: bool,
-) -> anyhow::Result<(Evidence, Vec<String>)> {
+) -> Result<(Evidence, Vec<String>), SideError> {
     let r = &run.result;
     let state = r["state"]
         .as_str()
-        .context("result has no state")?
+        .ok_or(SideError::ResultField { field: "state" })?
         .to_string();
-    let output_dir = PathBuf::from(
-        r["output_dir"]
-            .as_str()
-            .context("result has no output_dir")?,
-    );
+    let output_dir = PathBuf::from(r["output_dir"].as_str().ok_or(SideError::ResultField {
+        field: "output_dir",
+    })?);
     let reported = &run.artifacts;
     // The working directory holds the output directory (`work/output`).
     let work_dir = output_dir
@@ -306,8 +311,12 @@ pub fn evidence(
     let mut index_problems = Vec::new();
     let mut artifacts = Vec::new();
     for a in reported {
-        let path = a["path"].as_str().context("artifact without path")?;
-        let sha = a["sha256"].as_str().context("artifact without sha256")?;
+        let path = a["path"]
+            .as_str()
+            .ok_or(SideError::ArtifactField { field: "path" })?;
+        let sha = a["sha256"]
+            .as_str()
+            .ok_or(SideError::ArtifactField { field: "sha256" })?;
         let disk = on_disk.iter().find(|d| d.path == path);
         match disk {
             None => index_problems.push(format!(
