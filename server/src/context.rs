@@ -7,13 +7,59 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use scimcp_core::Adapter;
+use scimcp_core::dirs::NoHome;
+use scimcp_core::failure::Hinted;
+use scimcp_core::manifest::ManifestErrors;
 
 use crate::datasets::DatasetCatalog;
 use crate::runs::RunManager;
 use crate::runtime::ScientificRuntime;
 use crate::validate::Validators;
+
+/// Why the server cannot start: each names the flag, directory or manifest at fault. The
+/// hint of an invalid adapter (and of a missing home) stays in the chain, where
+/// `Failure::new` finds it.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// One manifest problem that has a hint: the message, with the hint beside it.
+    #[error("{0}")]
+    AdapterHinted(#[source] Hinted),
+    #[error("invalid adapter:\n{0}")]
+    Adapter(ManifestErrors),
+    #[error("--env {arg:?} is not NAME=VALUE; write e.g. --env OMP_NUM_THREADS=4")]
+    EnvNotNameValue { arg: String },
+    #[error("--env {arg:?}: {problem}")]
+    EnvRefused { arg: String, problem: String },
+    #[error("cannot resolve the server's start directory")]
+    StartDir(#[source] std::io::Error),
+    #[error("--data-dir {} is not an existing directory", path.display())]
+    DataDirMissing {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    NoHome(#[source] NoHome),
+    #[error("cannot create the data directory {}", path.display())]
+    DataRoot {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot open the runs directory {}", path.display())]
+    RunsDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot open the campaigns directory {}", path.display())]
+    CampaignsDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Whether `start_analysis` and `cancel_run` act only with `confirm: true`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,28 +109,27 @@ impl ServerSettings {
         python: Option<PathBuf>,
         data_dirs: Vec<PathBuf>,
         run_env: &[String],
-    ) -> anyhow::Result<ServerSettings> {
+    ) -> Result<ServerSettings, StartError> {
         let adapter =
             scimcp_core::manifest::resolve(adapter).map_err(|e| match e.split_hint() {
-                Some((message, hint)) => anyhow::Error::new(scimcp_core::failure::Hinted::new(
+                Some((message, hint)) => StartError::AdapterHinted(Hinted::new(
                     format!("invalid adapter: {message}"),
                     hint,
                 )),
-                None => anyhow::anyhow!("invalid adapter:\n{e}"),
+                None => StartError::Adapter(e),
             })?;
         let run_env = parse_run_env(run_env)?;
         let start_dir = std::env::current_dir()
             .and_then(fs_err::canonicalize)
-            .context("cannot resolve the server's start directory")?;
+            .map_err(StartError::StartDir)?;
         let data_dirs = data_dirs
             .into_iter()
             .map(|d| {
-                fs_err::canonicalize(&d).with_context(|| {
-                    format!("--data-dir {} is not an existing directory", d.display())
-                })
+                fs_err::canonicalize(&d)
+                    .map_err(|source| StartError::DataDirMissing { path: d, source })
             })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let data_root = scimcp_core::dirs::data_root()?;
+            .collect::<Result<Vec<_>, _>>()?;
+        let data_root = scimcp_core::dirs::data_root().map_err(StartError::NoHome)?;
         // Flag and SCIMCP_PYTHON (clap reads both) win; then the runtime scimcp-setup
         // provisioned for this adapter. An unreadable state file is a warning, not a crash:
         // the server still starts and says what is missing.
@@ -118,14 +163,19 @@ impl ServerSettings {
 }
 
 /// `--env NAME=VALUE` arguments, each checked by the rules a manifest's `env` follows.
-fn parse_run_env(args: &[String]) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+fn parse_run_env(
+    args: &[String],
+) -> Result<std::collections::BTreeMap<String, String>, StartError> {
     let mut env = std::collections::BTreeMap::new();
     for arg in args {
         let Some((name, value)) = arg.split_once('=') else {
-            anyhow::bail!("--env {arg:?} is not NAME=VALUE; write e.g. --env OMP_NUM_THREADS=4");
+            return Err(StartError::EnvNotNameValue { arg: arg.clone() });
         };
         if let Some(problem) = scimcp_core::run_env::manifest_env_problem(name, value) {
-            anyhow::bail!("--env {arg:?}: {problem}");
+            return Err(StartError::EnvRefused {
+                arg: arg.clone(),
+                problem: problem.to_string(),
+            });
         }
         env.insert(name.to_string(), value.to_string());
     }
@@ -152,7 +202,7 @@ pub struct ServerContext {
 
 impl ServerContext {
     /// Open the state directories, recover interrupted runs and prepare validators.
-    pub async fn open(settings: ServerSettings) -> anyhow::Result<Arc<ServerContext>> {
+    pub async fn open(settings: ServerSettings) -> Result<Arc<ServerContext>, StartError> {
         let adapter = Arc::new(settings.adapter);
         // The adapter's canonical form and hash are needed by the first validation, not by
         // the handshake: the blocking pool computes them while the server starts answering.
@@ -167,11 +217,11 @@ impl ServerContext {
         if let Some(problem) = runtime.problem() {
             tracing::warn!("{problem}");
         }
-        scimcp_core::fs::create_private_dir(&settings.data_root).with_context(|| {
-            format!(
-                "cannot create the data directory {}",
-                settings.data_root.display()
-            )
+        scimcp_core::fs::create_private_dir(&settings.data_root).map_err(|source| {
+            StartError::DataRoot {
+                path: settings.data_root.clone(),
+                source,
+            }
         })?;
         let datasets_root = settings.data_root.join("datasets");
         let datasets = DatasetCatalog::new(
@@ -184,8 +234,13 @@ impl ServerContext {
             tracing::warn!("{note}");
         }
         let runs_dir = settings.data_root.join("runs");
-        let runs = RunManager::open(runs_dir.clone(), &adapter, settings.executor)
-            .with_context(|| format!("cannot open the runs directory {}", runs_dir.display()))?;
+        let runs =
+            RunManager::open(runs_dir.clone(), &adapter, settings.executor).map_err(|source| {
+                StartError::RunsDir {
+                    path: runs_dir.clone(),
+                    source,
+                }
+            })?;
         let runs = Arc::new(runs);
         if runs.has_detached_runs() {
             // Their results record the runtime identity, as the first server's would have.
@@ -197,12 +252,12 @@ impl ServerContext {
             .data_root
             .join("campaigns")
             .join(&adapter.manifest.name);
-        let campaigns = crate::campaigns::CampaignManager::open(campaigns_dir.clone())
-            .with_context(|| {
-                format!(
-                    "cannot open the campaigns directory {}",
-                    campaigns_dir.display()
-                )
+        let campaigns =
+            crate::campaigns::CampaignManager::open(campaigns_dir.clone()).map_err(|source| {
+                StartError::CampaignsDir {
+                    path: campaigns_dir.clone(),
+                    source,
+                }
             })?;
         let validators = Validators::new(&adapter);
         tracing::info!(adapter = adapter.manifest.name, version = adapter.manifest.version, runs = %runs_dir.display(), "scimcp server ready");

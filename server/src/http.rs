@@ -23,6 +23,7 @@
 //! token that opened it.
 
 mod conns;
+mod error;
 mod limits;
 mod sse;
 mod tls;
@@ -34,7 +35,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -52,7 +52,9 @@ pub use limits::TokenLimits;
 use crate::auth::{Caller, Tokens};
 use crate::server::ScimcpServer;
 use conns::{Conns, Ticket};
+pub use error::HttpError;
 use limits::{Held, Limiter, Refusal};
+pub use tls::TlsError;
 
 /// The one path MCP is served on (the convention clients default to).
 pub const MCP_PATH: &str = "/mcp";
@@ -117,42 +119,31 @@ pub struct HttpConfig {
 
 /// Parse `--listen`: `HOST:PORT` with an IP address (`[…]` around IPv6), or
 /// `localhost:PORT` (the IPv4 loopback: no resolver, so no surprise from a hosts file).
-pub fn parse_listen(listen: &str) -> anyhow::Result<SocketAddr> {
+pub fn parse_listen(listen: &str) -> Result<SocketAddr, HttpError> {
     let literal = match listen.strip_prefix("localhost:") {
         Some(port) => format!("127.0.0.1:{port}"),
         None => listen.to_owned(),
     };
-    literal.parse().with_context(|| {
-        format!(
-            "--listen {listen:?} is not an address and port such as 127.0.0.1:8765, \
-             localhost:8765, [::1]:8765 or (with tokens) 0.0.0.0:8765"
-        )
+    literal.parse().map_err(|source| HttpError::Listen {
+        listen: listen.to_owned(),
+        source,
     })
 }
 
 impl HttpConfig {
     /// Check `args`; every refusal says what to change.
-    pub fn resolve(args: HttpArgs) -> anyhow::Result<HttpConfig> {
+    pub fn resolve(args: HttpArgs) -> Result<HttpConfig, HttpError> {
         let addr = parse_listen(&args.listen)?;
         let network = !addr.ip().is_loopback();
         let require_token = network || args.require_token;
         let tls = match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => Some(tls::server_config(cert, key)?),
             (None, None) => None,
-            (Some(_), None) => {
-                anyhow::bail!("--tls-cert needs --tls-key (the certificate's private key)")
-            }
-            (None, Some(_)) => {
-                anyhow::bail!("--tls-key needs --tls-cert (the server's certificate chain)")
-            }
+            (Some(_), None) => return Err(HttpError::CertWithoutKey),
+            (None, Some(_)) => return Err(HttpError::KeyWithoutCert),
         };
         if network && tls.is_none() && !args.allow_plain_http {
-            anyhow::bail!(
-                "--listen {addr} is a network address: bearer tokens would cross the network in \
-                 clear text. Give the server a certificate with --tls-cert FILE --tls-key FILE, \
-                 or, when a TLS-terminating reverse proxy forwards to it, add --allow-plain-http \
-                 (docs/REMOTE.md shows both)"
-            );
+            return Err(HttpError::PlainOnNetwork { addr });
         }
         let token_file = args
             .token_file
@@ -174,15 +165,11 @@ impl HttpConfig {
             } else {
                 "--require-token asks for authentication".to_string()
             };
-            anyhow::bail!(
-                "{why}, and no token is configured (none in {} and no {}). Create one per \
-                 person with `scimcp token add NAME` (it prints the secret once; that person's \
-                 MCP client sends it as `Authorization: Bearer SECRET`), or set {}; then start \
-                 the server again",
-                token_file.display(),
-                crate::auth::TOKEN_ENV,
-                crate::auth::TOKEN_ENV,
-            );
+            return Err(HttpError::NoToken {
+                why,
+                token_file,
+                env: crate::auth::TOKEN_ENV,
+            });
         }
         let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
         let listen_ip = addr.ip().to_string();
@@ -192,10 +179,7 @@ impl HttpConfig {
         for host in &args.allowed_hosts {
             let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
             if host.is_empty() || host.contains(['/', ' ', '@']) {
-                anyhow::bail!(
-                    "--allowed-host {host:?} is not a host name: give the name clients use, e.g. \
-                     --allowed-host analysis.lab.example (or NAME:PORT to allow one port only)"
-                );
+                return Err(HttpError::BadHost { host });
             }
             if !allowed_hosts.contains(&host) {
                 allowed_hosts.push(host);
@@ -205,10 +189,9 @@ impl HttpConfig {
             LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
         for origin in &args.allowed_origins {
             if !(origin.starts_with("http://") || origin.starts_with("https://")) {
-                anyhow::bail!(
-                    "--allowed-origin {origin:?} is not an origin: give the scheme, host and \
-                     port of the web page, e.g. https://notebook.lab.example:443"
-                );
+                return Err(HttpError::BadOrigin {
+                    origin: origin.clone(),
+                });
             }
             allowed_origins.push(origin.clone());
         }
@@ -392,11 +375,14 @@ type HttpBody = BoxBody<Bytes, Infallible>;
 
 /// Serve until SIGINT/SIGTERM (or Ctrl-C), then stop accepting, end every session and return
 /// (the caller then ends the live runs).
-pub async fn serve(server: ScimcpServer, config: HttpConfig) -> anyhow::Result<()> {
+pub async fn serve(server: ScimcpServer, config: HttpConfig) -> Result<(), HttpError> {
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
-        .with_context(|| format!("cannot listen on {}", config.addr))?;
-    let local = listener.local_addr().context("reading the bound address")?;
+        .map_err(|source| HttpError::Bind {
+            addr: config.addr,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(HttpError::BoundAddress)?;
     let shutdown = CancellationToken::new();
     // Host is checked by the gate (which also accepts the address a client connected to);
     // rmcp checks it again for loopback names when nothing else is allowed.

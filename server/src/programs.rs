@@ -104,22 +104,33 @@ impl ProgramTable {
     }
 }
 
+/// Why a version probe gave no output to read a version from.
+#[derive(Debug, thiserror::Error)]
+enum VersionProbeError {
+    #[error("{0}")]
+    Run(#[source] scimcp_process::ProcessError),
+    #[error("it took longer than {} s", VERSION_TIMEOUT.as_secs())]
+    TimedOut,
+}
+
+/// [`version_probe`] as `identify` takes a probe: the problem it reports carries the text.
+fn run_version_probe(program: &Path, args: &[String]) -> Result<(String, String), String> {
+    version_probe(program, args).map_err(|e| e.to_string())
+}
+
 /// A version probe through the shared runner: own process group, cleared environment (the
 /// suite's fixed variables only), stdin closed, output and time bounded. Its exit status is
 /// not judged: some programs exit non-zero after printing their version; the pattern decides.
-fn run_version_probe(program: &Path, args: &[String]) -> Result<(String, String), String> {
+fn version_probe(program: &Path, args: &[String]) -> Result<(String, String), VersionProbeError> {
     let cwd = std::env::temp_dir();
     let cmd =
         crate::runs::child::isolated_std_command(program, args, &cwd, &crate::plan::fixed_env());
     let step = scimcp_process::Step::new("the version probe", cmd)
         .timeout(VERSION_TIMEOUT)
         .max_output(VERSION_OUTPUT_BYTES);
-    let out = scimcp_process::run(step).map_err(|e| e.to_string())?;
+    let out = scimcp_process::run(step).map_err(VersionProbeError::Run)?;
     if out.timed_out {
-        return Err(format!(
-            "it took longer than {} s",
-            VERSION_TIMEOUT.as_secs()
-        ));
+        return Err(VersionProbeError::TimedOut);
     }
     Ok((out.stdout, out.stderr))
 }

@@ -7,8 +7,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use scimcp_core::program_identity::ProgramProblem;
 use scimcp_core::{Adapter, Manifest, RuntimeKind, Workflow};
 use tokio::sync::OnceCell;
 
@@ -20,11 +22,49 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 pub use scimcp_core::runtime_probe::{ProbedPackage, RuntimeProbe};
 use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, requirement_names};
 
+/// Why the runtime's program cannot be used: each says what to configure.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RuntimeProblem {
+    #[error(
+        "no Python interpreter is configured for the '{adapter}' runtime: run `scimcp-setup install` \
+         (it provisions one and records it), or start the server with \
+         --python PATH or set SCIMCP_PYTHON to an interpreter that has `{package}` and its \
+         pinned requirements installed (scripts/dev-env.sh creates one at .venv)"
+    )]
+    NoInterpreter { adapter: String, package: String },
+    #[error(
+        "the configured Python interpreter {} does not exist or is not a file: fix \
+         --python / SCIMCP_PYTHON",
+        path.display()
+    )]
+    NotAFile { path: PathBuf },
+    /// The executable runtime's program was not found or not identified.
+    #[error("{0}")]
+    Program(ProgramProblem),
+    #[error("the executable runtime names no program")]
+    NoProgram,
+}
+
+/// Why the environment probe gave no answer (kept, and shared, for the process's life).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProbeError {
+    #[error("{0}")]
+    Unavailable(RuntimeProblem),
+    #[error("environment probing applies to python runtimes only")]
+    NotPython,
+    #[error("the runtime probe did not finish: {0}")]
+    Unfinished(String),
+    #[error("{0}")]
+    Failed(Arc<scimcp_process::ProcessError>),
+    #[error("the runtime probe printed something unexpected: {0}")]
+    Unexpected(Arc<serde_json::Error>),
+}
+
 /// The scientific runtime the server launches the CLI with.
 #[derive(Debug)]
 pub struct ScientificRuntime {
     kind: RuntimeKind,
-    program: Result<PathBuf, String>,
+    program: Result<PathBuf, RuntimeProblem>,
     launch: Vec<String>,
     package: Option<String>,
     requirement_names: Vec<String>,
@@ -33,7 +73,7 @@ pub struct ScientificRuntime {
     /// What a process of this runtime outside a workflow gets (the dataset export): the
     /// manifest's `[runtime] env`, the operator's, the suite's fixed variables.
     env: BTreeMap<String, String>,
-    probe: OnceCell<Result<RuntimeProbe, String>>,
+    probe: OnceCell<Result<RuntimeProbe, ProbeError>>,
     /// The executable runtime's program and every `[programs.<id>]` a workflow names.
     programs: crate::programs::ProgramTable,
     /// Where runs and the state directory live (checked for spaces at validation).
@@ -50,23 +90,19 @@ impl ScientificRuntime {
         let rt = &adapter.manifest.runtime;
         let program = match rt.kind {
             RuntimeKind::Python => match python {
-                None => Err(format!(
-                    "no Python interpreter is configured for the '{}' runtime: run `scimcp-setup install` \
-                     (it provisions one and records it), or start the server with \
-                     --python PATH or set SCIMCP_PYTHON to an interpreter that has `{}` and its \
-                     pinned requirements installed (scripts/dev-env.sh creates one at .venv)",
-                    adapter.manifest.name,
-                    rt.package.as_deref().unwrap_or("the adapter package")
-                )),
-                Some(p) if !p.is_file() => Err(format!(
-                    "the configured Python interpreter {} does not exist or is not a file: fix \
-                     --python / SCIMCP_PYTHON",
-                    p.display()
-                )),
+                None => Err(RuntimeProblem::NoInterpreter {
+                    adapter: adapter.manifest.name.clone(),
+                    package: rt
+                        .package
+                        .as_deref()
+                        .unwrap_or("the adapter package")
+                        .to_string(),
+                }),
+                Some(p) if !p.is_file() => Err(RuntimeProblem::NotAFile { path: p }),
                 Some(p) => Ok(std::path::absolute(&p).unwrap_or(p)),
             },
             // Resolved below, with the other programs.
-            RuntimeKind::Executable => Err(String::new()),
+            RuntimeKind::Executable => Err(RuntimeProblem::NoProgram),
         };
         let programs = crate::programs::ProgramTable::resolve(
             &adapter.manifest,
@@ -76,8 +112,8 @@ impl ScientificRuntime {
             RuntimeKind::Python => program,
             RuntimeKind::Executable => match programs.get(scimcp_core::manifest::RUNTIME_PROGRAM) {
                 Some(Ok(identity)) => Ok(PathBuf::from(&identity.executable)),
-                Some(Err(problem)) => Err(problem.to_string()),
-                None => Err("the executable runtime names no program".into()),
+                Some(Err(problem)) => Err(RuntimeProblem::Program(problem.clone())),
+                None => Err(RuntimeProblem::NoProgram),
             },
         };
         ScientificRuntime {
@@ -141,8 +177,8 @@ impl ScientificRuntime {
     }
 
     /// Why the runtime cannot be used, if it cannot.
-    pub fn problem(&self) -> Option<&str> {
-        self.program.as_ref().err().map(String::as_str)
+    pub fn problem(&self) -> Option<&RuntimeProblem> {
+        self.program.as_ref().err()
     }
 
     /// The program and the launch arguments before a workflow's argv.
@@ -151,7 +187,7 @@ impl ScientificRuntime {
             Ok(p) => Ok((p.as_path(), &self.launch)),
             Err(problem) => Err(ToolError::new(
                 ErrorCode::RuntimeUnavailable,
-                problem.clone(),
+                problem.to_string(),
                 "configure the scientific runtime, then restart the server",
             )),
         }
@@ -163,16 +199,16 @@ impl ScientificRuntime {
         result.clone().map_err(|problem| {
             ToolError::new(
                 ErrorCode::RuntimeUnavailable,
-                problem,
+                problem.to_string(),
                 "fix the scientific runtime (scripts/dev-env.sh rebuilds the development one), then restart the server",
             )
         })
     }
 
-    async fn run_probe(&self) -> Result<RuntimeProbe, String> {
-        let program = self.program.clone()?;
+    async fn run_probe(&self) -> Result<RuntimeProbe, ProbeError> {
+        let program = self.program.clone().map_err(ProbeError::Unavailable)?;
         if self.kind != RuntimeKind::Python {
-            return Err("environment probing applies to python runtimes only".into());
+            return Err(ProbeError::NotPython);
         }
         let mut cmd = scimcp_process::python_command(&program);
         cmd.arg("-c")
@@ -182,10 +218,9 @@ impl ScientificRuntime {
         let step = scimcp_process::Step::new("the runtime probe", cmd).timeout(PROBE_TIMEOUT);
         let out = tokio::task::spawn_blocking(move || scimcp_process::run(step))
             .await
-            .map_err(|e| format!("the runtime probe did not finish: {e}"))?
+            .map_err(|e| ProbeError::Unfinished(e.to_string()))?
             .and_then(scimcp_process::Captured::check)
-            .map_err(|e| e.to_string())?;
-        serde_json::from_str(&out.stdout)
-            .map_err(|e| format!("the runtime probe printed something unexpected: {e}"))
+            .map_err(|e| ProbeError::Failed(Arc::new(e)))?;
+        serde_json::from_str(&out.stdout).map_err(|e| ProbeError::Unexpected(Arc::new(e)))
     }
 }

@@ -44,14 +44,7 @@ pub fn checked(
             match read_line_capped(&mut lines, &mut line, MAX_LINE_BYTES).await {
                 Ok(LineRead::End) => break,
                 Ok(LineRead::TooLong(n)) => {
-                    let message = format!(
-                        "Parse error: a line of {n} bytes or more; at most {MAX_LINE_BYTES} bytes per message"
-                    );
-                    if answers
-                        .send(error(Value::Null, -32700, &message))
-                        .await
-                        .is_err()
-                    {
+                    if answers.send(BadLine::TooLong(n).answer()).await.is_err() {
                         break;
                     }
                 }
@@ -62,8 +55,8 @@ pub fn checked(
                             break;
                         }
                     }
-                    Err(answer) => {
-                        if answers.send(answer).await.is_err() {
+                    Err(bad) => {
+                        if answers.send(bad.answer()).await.is_err() {
                             break;
                         }
                     }
@@ -152,18 +145,42 @@ async fn read_line_capped(
     }
 }
 
-/// `Ok` for a line rmcp can take; otherwise the error response to send.
-fn check(line: &[u8]) -> Result<(), String> {
+/// A line rmcp cannot take, and so the error response it gets.
+#[derive(Debug, thiserror::Error)]
+enum BadLine {
+    #[error("Parse error: a line of {0} bytes or more; at most {MAX_LINE_BYTES} bytes per message")]
+    TooLong(usize),
+    #[error("Parse error: an empty line")]
+    Empty,
+    #[error("Parse error: not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error(
+        "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\" and a method (or a result or an error)"
+    )]
+    NotJsonRpc {
+        /// The id it carried, when it could be read (a string or a number).
+        id: Value,
+    },
+}
+
+impl BadLine {
+    /// The JSON-RPC error response line: -32700 for a line that is not JSON, -32600 for a
+    /// JSON value that is not a message, with its id when one could be read.
+    fn answer(&self) -> String {
+        let (id, code) = match self {
+            BadLine::TooLong(_) | BadLine::Empty | BadLine::NotJson(_) => (Value::Null, -32700),
+            BadLine::NotJsonRpc { id } => (id.clone(), -32600),
+        };
+        error(id, code, &self.to_string())
+    }
+}
+
+/// `Ok` for a line rmcp can take; otherwise what is wrong with it.
+fn check(line: &[u8]) -> Result<(), BadLine> {
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
-        Err(e) => {
-            let what = if line.iter().all(u8::is_ascii_whitespace) {
-                "an empty line".to_string()
-            } else {
-                format!("not JSON ({e})")
-            };
-            return Err(error(Value::Null, -32700, &format!("Parse error: {what}")));
-        }
+        Err(_) if line.iter().all(u8::is_ascii_whitespace) => return Err(BadLine::Empty),
+        Err(e) => return Err(BadLine::NotJson(e)),
     };
     let id = value.get("id").cloned().unwrap_or(Value::Null);
     let message = value.as_object().filter(|o| {
@@ -176,11 +193,7 @@ fn check(line: &[u8]) -> Result<(), String> {
         } else {
             Value::Null
         };
-        return Err(error(
-            id,
-            -32600,
-            "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\" and a method (or a result or an error)",
-        ));
+        return Err(BadLine::NotJsonRpc { id });
     }
     Ok(())
 }
@@ -205,7 +218,7 @@ mod tests {
             (b"[1, 2]", -32600),
             (b"42", -32600),
         ] {
-            let answer: Value = serde_json::from_str(&check(line).unwrap_err()).unwrap();
+            let answer: Value = serde_json::from_str(&check(line).unwrap_err().answer()).unwrap();
             assert_eq!(
                 answer["error"]["code"],
                 code,
@@ -215,7 +228,9 @@ mod tests {
         }
         assert!(check(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}").is_ok());
         let answer: Value = serde_json::from_str(
-            &check(b"{\"jsonrpc\": \"1.0\", \"id\": 7, \"method\": \"x\"}").unwrap_err(),
+            &check(b"{\"jsonrpc\": \"1.0\", \"id\": 7, \"method\": \"x\"}")
+                .unwrap_err()
+                .answer(),
         )
         .unwrap();
         assert_eq!(answer["id"], 7);

@@ -24,7 +24,9 @@ use crate::workflow_reads::uses_columns;
 /// workflow: compiling them all before the first `tools/list` delayed every server start,
 /// and a session rarely uses more than one or two workflows. (Every schema already compiled
 /// once when the manifest was loaded and checked.)
-pub struct Validators(HashMap<String, OnceLock<Result<jsonschema::Validator, String>>>);
+pub struct Validators(
+    HashMap<String, OnceLock<Result<jsonschema::Validator, jsonschema::ValidationError<'static>>>>,
+);
 
 impl std::fmt::Debug for Validators {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,16 +52,14 @@ impl Validators {
         let slot = self.0.get(&workflow.id).ok_or_else(|| {
             ToolError::internal(format!("no validator slot for workflow {}", workflow.id))
         })?;
-        slot.get_or_init(|| {
-            jsonschema::validator_for(&workflow.parameters_schema).map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| {
-            ToolError::internal(format!(
-                "workflow {}: its parameter schema does not compile: {e}",
-                workflow.id
-            ))
-        })
+        slot.get_or_init(|| jsonschema::validator_for(&workflow.parameters_schema))
+            .as_ref()
+            .map_err(|e| {
+                ToolError::internal(format!(
+                    "workflow {}: its parameter schema does not compile: {e}",
+                    workflow.id
+                ))
+            })
     }
 }
 

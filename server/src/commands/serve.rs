@@ -121,7 +121,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     crate::campaigns::resume::spawn(&context);
     let server = ScimcpServer::new(context.clone());
     let served = match http {
-        Some(config) => crate::http::serve(server, config).await,
+        Some(config) => crate::http::serve(server, config)
+            .await
+            .map_err(anyhow::Error::from),
         None => serve_stdio(server).await,
     };
     // Whatever ended the session, live runs end with the server, recorded as interrupted.
@@ -168,7 +170,7 @@ fn http_config(args: &ServeArgs) -> anyhow::Result<HttpConfig> {
     if args.token_concurrency == 0 {
         anyhow::bail!("--token-concurrency must be at least 1");
     }
-    HttpConfig::resolve(HttpArgs {
+    let config = HttpConfig::resolve(HttpArgs {
         listen: args.listen.clone(),
         tls_cert: args.tls_cert.clone(),
         tls_key: args.tls_key.clone(),
@@ -184,7 +186,8 @@ fn http_config(args: &ServeArgs) -> anyhow::Result<HttpConfig> {
             burst: (args.token_rate * 5.0).max(1.0),
             max_in_flight: args.token_concurrency,
         }),
-    })
+    })?;
+    Ok(config)
 }
 
 /// HTTP-only flags given to a stdio server do nothing: say so rather than ignore them.

@@ -203,7 +203,7 @@ fn readiness(ctx: &ServerContext) -> Readiness {
     let mut problems: Vec<String> = ctx
         .runtime
         .problem()
-        .map(String::from)
+        .map(ToString::to_string)
         .into_iter()
         .collect();
     for p in ctx.runtime.programs().problems() {
