@@ -189,6 +189,20 @@ fn attempt_everything(spec: &Spec) {
             )
         },
     );
+    outcome("write_dev_null", fs_err::write("/dev/null", "x"), |_| {
+        String::new()
+    });
+    outcome(
+        "exec_ungranted",
+        Command::new(spec.other_run.join("tool")).status(),
+        |status| status.to_string(),
+    );
+    outcome(
+        "nproc_limit",
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NPROC)
+            .map_err(std::io::Error::from),
+        |(soft, hard)| format!("{soft},{hard}"),
+    );
     outcome(
         "core_limit",
         nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_CORE)
@@ -237,6 +251,8 @@ impl Fixture {
         fs_err::write(home.join(".ssh/id_ed25519"), SECRET).unwrap();
         fs_err::write(home.join(".config/scimcp/tokens.json"), TOKEN).unwrap();
         fs_err::write(other_run.join("result.txt"), OTHER_RESULT).unwrap();
+        // A program the policy does not grant: even starting it must fail.
+        fs_err::copy("/bin/true", other_run.join("tool")).unwrap();
         let unique = format!(
             "scimcp-sandbox-test-{}-{}",
             std::process::id(),
@@ -476,8 +492,16 @@ fn the_sandbox_denies_everything_outside_the_run_and_allows_the_run() {
     // Another process's environment is out of reach even though /proc is readable.
     answers.assert_denied("read_test_environ", EACCES);
 
+    // A program outside the grants cannot even start; the null device takes writes.
+    answers.assert_denied("exec_ungranted", EACCES);
+    answers.assert_ok("write_dev_null");
+
     // The limits and no_new_privs hold in the program.
     assert_eq!(answers.assert_ok("core_limit"), "0,0");
+    // At most the policy's 4096 (lower if the test already had less), and not raisable.
+    let (soft, hard) = answers.assert_ok("nproc_limit").split_once(',').unwrap();
+    let (soft, hard): (u64, u64) = (soft.parse().unwrap(), hard.parse().unwrap());
+    assert!(hard <= 4096 && soft <= hard, "RLIMIT_NPROC {soft},{hard}");
     assert_eq!(answers.assert_ok("no_new_privs"), "true");
 }
 
@@ -506,6 +530,7 @@ fn without_the_sandbox_the_same_child_does_all_of_it() {
     answers.assert_ok("read_test_environ");
     answers.assert_ok("abstract_socket");
     assert!(answers.assert_ok("shell_write_tmp").starts_with("0:"));
+    answers.assert_ok("exec_ungranted");
     assert!(fixture.tmp_target.exists() && fixture.shell_target.exists());
     assert!(fixture.home.join("planted.txt").exists());
     assert_eq!(fixture.accepted(), (1, 1));
@@ -520,12 +545,15 @@ fn a_policy_that_allows_the_network_leaves_tcp_alone() {
         return;
     }
     let fixture = Fixture::new();
+    let absent = fixture.home.with_file_name("absent");
     let answers = fixture.run(
-        Some(fixture.policy().allow_network(true)),
+        Some(fixture.policy().allow_network(true).allow_read(&absent)),
         Requirement::BestEffort,
     );
     let applied = answers.applied();
     assert_eq!(applied.state(Protection::Tcp), Some(&State::NotRequested));
+    // A granted path that does not exist grants nothing, and the report says so.
+    assert!(applied.skipped_paths.contains(&absent), "{applied:?}");
     answers.assert_ok("tcp_connect");
     answers.assert_ok("tcp_bind");
     assert_eq!(fixture.accepted().0, 1);
