@@ -5,6 +5,7 @@
 //! that handle ([`open`]); every check that can refuse it (`..`, links, secrets, hard links,
 //! non-regular files, size) runs before a byte of content is read.
 
+mod export;
 mod inspect;
 pub mod kinds;
 mod listing;
@@ -14,7 +15,6 @@ pub mod roots;
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use inspect::{ColumnInfo, ColumnType, Inspection, SheetInfo, inspect};
 pub use open::Opened;
@@ -22,17 +22,15 @@ pub use resolved::{DatasetSource, ResolvedDataset};
 
 use schemars::JsonSchema;
 use scimcp_core::Adapter;
-use scimcp_core::manifest::{DatasetsSpec, Template};
 use serde::Serialize;
 use tokio::sync::OnceCell;
 
 use crate::envelope::{ErrorCode, ToolError};
 use crate::runtime::ScientificRuntime;
+use export::ExportError;
 
 /// Prefix of references to the adapter's built-in datasets, e.g. `builtin:iris`.
 pub const BUILTIN_PREFIX: &str = "builtin:";
-/// How long materializing the built-in datasets may take.
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Most files listed per root.
 const MAX_LISTED: usize = 1000;
 
@@ -64,7 +62,7 @@ pub struct DatasetCatalog {
     /// for (the adapter's hash is computed off the start's critical path).
     datasets_root: PathBuf,
     adapter: Arc<Adapter>,
-    builtin: OnceCell<Result<PathBuf, String>>,
+    builtin: OnceCell<Result<PathBuf, Arc<ExportError>>>,
 }
 
 impl DatasetCatalog {
@@ -244,7 +242,11 @@ impl DatasetCatalog {
         };
         let result = self
             .builtin
-            .get_or_init(|| async { materialize(spec, &self.builtin_home(), runtime).await })
+            .get_or_init(|| async {
+                export::materialize(spec, &self.builtin_home(), runtime)
+                    .await
+                    .map_err(Arc::new)
+            })
             .await;
         result.clone().map_err(|problem| {
             ToolError::new(
@@ -466,71 +468,4 @@ fn check_and_hash(
         root,
         relative,
     })
-}
-
-/// Run the adapter's export command into a scratch directory, then rename it into place,
-/// so a half-written export is never used and two servers racing both end up consistent.
-async fn materialize(
-    spec: &DatasetsSpec,
-    dir: &Path,
-    runtime: &ScientificRuntime,
-) -> Result<PathBuf, String> {
-    if dir.is_dir() {
-        return Ok(dir.to_path_buf());
-    }
-    let (program, launch) = runtime.command_prefix().map_err(|e| e.message)?;
-    let parent = dir.parent().ok_or("datasets directory has no parent")?;
-    scimcp_core::fs::create_private_dir(parent).map_err(|e| e.to_string())?;
-    let scratch = parent.join(format!(".export-{}", uuid::Uuid::new_v4().simple()));
-    scimcp_core::fs::create_private_dir(&scratch).map_err(|e| e.to_string())?;
-    let scratch_text = scratch.to_string_lossy().into_owned();
-    let mut args: Vec<String> = launch.to_vec();
-    for arg in &spec.export {
-        let t = Template::parse(arg).map_err(|e| e.to_string())?;
-        args.push(t.render(|_| Ok::<_, String>(scratch_text.clone()))?);
-    }
-    // The export runs like a run: its home and temporary files in a directory of its own
-    // (removed before the datasets are published).
-    let private = parent.join(format!(".export-home-{}", uuid::Uuid::new_v4().simple()));
-    for dir in scimcp_core::run_env::DEFAULT_RUN_DIRS {
-        scimcp_core::fs::create_private_dir(&private.join(dir)).map_err(|e| e.to_string())?;
-    }
-    let paths = crate::plan::RunPaths {
-        work_dir: private.clone(),
-        state_dir: private.clone(),
-    };
-    let env: std::collections::BTreeMap<String, String> = runtime
-        .env()
-        .iter()
-        .map(|(k, v)| (k.clone(), paths.substitute(v, crate::plan::Escape::None)))
-        .collect();
-    let cmd = crate::runs::child::isolated_std_command(program, &args, &scratch, &env);
-    let step =
-        scimcp_process::Step::new("the built-in dataset export", cmd).timeout(EXPORT_TIMEOUT);
-    let outcome = tokio::task::spawn_blocking(move || scimcp_process::run(step))
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| {
-            r.and_then(scimcp_process::Captured::check)
-                .map_err(|e| e.to_string())
-        });
-    let _ = fs_err::remove_dir_all(&private);
-    if let Err(e) = outcome {
-        let _ = fs_err::remove_dir_all(&scratch);
-        return Err(e);
-    }
-    let cleanup = |scratch: &Path| {
-        let _ = fs_err::remove_dir_all(scratch);
-    };
-    match fs_err::rename(&scratch, dir) {
-        Ok(()) => Ok(dir.to_path_buf()),
-        Err(_) if dir.is_dir() => {
-            cleanup(&scratch);
-            Ok(dir.to_path_buf())
-        }
-        Err(e) => {
-            cleanup(&scratch);
-            Err(e.to_string())
-        }
-    }
 }

@@ -196,9 +196,10 @@ fn check_json(path: &Path, rel: &str, spec: &ArtifactSpec, out: &mut Collected) 
         )));
         return;
     }
-    let parsed: Result<Value, String> = fs_err::read(path)
-        .map_err(|e| e.to_string())
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()));
+    // A read error is said as serde_json says an I/O error: its own text, no position.
+    let parsed: Result<Value, serde_json::Error> = fs_err::read(path)
+        .map_err(serde_json::Error::io)
+        .and_then(|b| serde_json::from_slice(&b));
     match parsed {
         Err(e) => out.problems.push(problem(format!("not valid JSON: {e}"))),
         Ok(Value::Object(map)) => {

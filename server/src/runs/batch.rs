@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use scimcp_core::fs::{Privacy, write_atomic, write_json_atomic};
+use scimcp_core::fs::{Privacy, WriteError, write_atomic, write_json_atomic};
 
 use super::execute::{Finish, exited};
 use super::slurm::{
-    Ending, JOB_RECORD, JobRecord, JobView, Observation, Phase, SlurmExecutor, Submission, phase,
-    slurm_messages,
+    Ending, JOB_RECORD, JobRecord, JobView, Observation, Phase, SlurmError, SlurmExecutor,
+    Submission, UnquotableWord, phase, slurm_messages,
 };
 use super::state::{BatchJob, RECORD_SCHEMA_VERSION, RunState, RunStatus, now};
 use super::{LiveRun, RunManager, is_run_id, read_json, try_own};
@@ -34,6 +34,28 @@ pub(crate) struct JobShape {
     pub cpus: u32,
     pub memory_mb: Option<u64>,
     pub time_limit_min: u64,
+}
+
+/// Why a run (or a campaign's job array) was not submitted: the failed run's message.
+#[derive(Debug, thiserror::Error)]
+enum SubmitError {
+    /// A run directory could not be made absolute or a directory created.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Write(#[from] WriteError),
+    #[error("cannot write the batch script: {0}")]
+    Script(UnquotableWord),
+    #[error("{path:?} contains a line break")]
+    LineBreak { path: String },
+    #[error("Slurm refused the job: {0}")]
+    Refused(SlurmError),
+    #[error("Slurm refused the job array: {0}")]
+    RefusedArray(SlurmError),
+    #[error("cancelled before the job array was submitted")]
+    Cancelled,
+    #[error("{0}")]
+    Panicked(#[from] tokio::task::JoinError),
 }
 
 impl RunManager {
@@ -81,7 +103,7 @@ impl RunManager {
         }
         let record = match self.submit(exec, dir, v).await {
             Ok(r) => r,
-            Err(message) => return Finish::new(RunState::Failed, "submit_failed", &message),
+            Err(e) => return Finish::new(RunState::Failed, "submit_failed", &e.to_string()),
         };
         self.follow(exec, dir, live, &record).await
     }
@@ -111,12 +133,12 @@ impl RunManager {
         exec: &Arc<SlurmExecutor>,
         dir: &Path,
         v: &Validation,
-    ) -> Result<JobRecord, String> {
-        let dir = std::path::absolute(dir).map_err(|e| e.to_string())?;
+    ) -> Result<JobRecord, SubmitError> {
+        let dir = std::path::absolute(dir)?;
         let shape = self.job_shape(v);
         let script = exec
             .script(&self.job_args(("--run-dir", &dir)))
-            .map_err(|e| format!("cannot write the batch script: {e}"))?;
+            .map_err(SubmitError::Script)?;
         let script_path = dir.join("slurm-job.sh");
         let run_id = dir
             .file_name()
@@ -137,14 +159,10 @@ impl RunManager {
         let sub = submission.clone();
         // Durable writes and sbatch are blocking work: off the async workers.
         let job_id = tokio::task::spawn_blocking(move || {
-            write_atomic(&sub.script, script.as_bytes(), Privacy::Private)
-                .map_err(|e| e.to_string())?;
-            slurm
-                .submit(&sub)
-                .map_err(|e| format!("Slurm refused the job: {e}"))
+            write_atomic(&sub.script, script.as_bytes(), Privacy::Private)?;
+            slurm.submit(&sub).map_err(SubmitError::Refused)
         })
-        .await
-        .map_err(|e| e.to_string())??;
+        .await??;
         let record = JobRecord {
             schema_version: RECORD_SCHEMA_VERSION,
             job_id,
@@ -158,10 +176,7 @@ impl RunManager {
         };
         // Recorded at once: a server dying from here on leaves a job the next one finds.
         let (path, written) = (dir.join(JOB_RECORD), record.clone());
-        tokio::task::spawn_blocking(move || write_json_atomic(&path, &written))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+        tokio::task::spawn_blocking(move || write_json_atomic(&path, &written)).await??;
         tracing::info!(run_id, job_id = record.job_id, "submitted to Slurm");
         Ok(record)
     }
@@ -454,14 +469,14 @@ impl RunManager {
         let first = ready.first()?;
         let shape = self.job_shape(&first.v);
         let submitted = async {
-            let campaign_dir = std::path::absolute(campaign_dir).map_err(|e| e.to_string())?;
+            let campaign_dir = std::path::absolute(campaign_dir)?;
             let slurm_dir = campaign_dir.join("slurm");
             let mut lines = String::new();
             for run in &ready {
-                let dir = std::path::absolute(&run.dir).map_err(|e| e.to_string())?;
+                let dir = std::path::absolute(&run.dir)?;
                 let text = dir.display().to_string();
                 if text.contains(['\n', '\r']) {
-                    return Err(format!("{text:?} contains a line break"));
+                    return Err(SubmitError::LineBreak { path: text });
                 }
                 lines.push_str(&text);
                 lines.push('\n');
@@ -469,21 +484,19 @@ impl RunManager {
             let runs_file = campaign_dir.join("runs.txt");
             let script = exec
                 .script(&self.job_args(("--runs-file", &runs_file)))
-                .map_err(|e| format!("cannot write the batch script: {e}"))?;
+                .map_err(SubmitError::Script)?;
             let script_path = campaign_dir.join("slurm-array.sh");
             // Durable writes are blocking work: off the async workers.
             let files = (slurm_dir.clone(), script_path.clone());
-            tokio::task::spawn_blocking(move || -> Result<(), String> {
-                scimcp_core::fs::create_private_dir(&files.0).map_err(|e| e.to_string())?;
-                write_atomic(&runs_file, lines.as_bytes(), Privacy::Private)
-                    .map_err(|e| e.to_string())?;
-                write_atomic(&files.1, script.as_bytes(), Privacy::Private)
-                    .map_err(|e| e.to_string())
+            tokio::task::spawn_blocking(move || -> Result<(), SubmitError> {
+                scimcp_core::fs::create_private_dir(&files.0)?;
+                write_atomic(&runs_file, lines.as_bytes(), Privacy::Private)?;
+                write_atomic(&files.1, script.as_bytes(), Privacy::Private)?;
+                Ok(())
             })
-            .await
-            .map_err(|e| e.to_string())??;
+            .await??;
             if *cancel.borrow() {
-                return Err("cancelled before the job array was submitted".to_string());
+                return Err(SubmitError::Cancelled);
             }
             let submission = Submission {
                 job_name: format!("scimcp-{campaign_id}"),
@@ -498,15 +511,15 @@ impl RunManager {
             };
             let slurm = Arc::clone(&exec.slurm);
             let array = tokio::task::spawn_blocking(move || slurm.submit(&submission))
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| format!("Slurm refused the job array: {e}"))?;
-            Ok((array, slurm_dir))
+                .await?
+                .map_err(SubmitError::RefusedArray)?;
+            Ok::<_, SubmitError>((array, slurm_dir))
         }
         .await;
         let (array, slurm_dir) = match submitted {
             Ok(s) => s,
-            Err(message) => {
+            Err(e) => {
+                let message = e.to_string();
                 let cancelled = *cancel.borrow();
                 for run in ready {
                     let finish = if cancelled {

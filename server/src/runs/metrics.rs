@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use scimcp_core::manifest::{MetricReader, MetricSpec, output_regex};
+use scimcp_core::manifest::{InvalidPattern, MetricReader, MetricSpec, output_regex};
 use serde_json::{Map, Value};
 
 use super::artifacts::Collected;
@@ -21,6 +21,80 @@ pub(super) const MAX_LINE: usize = 64 * 1024;
 const MAX_JSON_BYTES: u64 = 16 * 1024 * 1024;
 /// Most values one `all` metric reports.
 const MAX_VALUES: usize = 10_000;
+
+/// Why a metric found no value: the run's problem `missing metric: …`, naming the file as
+/// the client knows it and what was looked for.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum MetricError {
+    #[error("'{0}' is not an artifact of this workflow")]
+    NotAnArtifact(String),
+    #[error("the metric says neither pattern, column nor pointer")]
+    NoReader,
+    #[error(transparent)]
+    File(#[from] OutputFileError),
+    #[error("{0}")]
+    Pattern(InvalidPattern),
+    #[error("no line of {shown} matches '{pattern}'")]
+    NoMatch { shown: String, pattern: String },
+    #[error("cannot read the header of {shown}: {source}")]
+    Header { shown: String, source: csv::Error },
+    #[error("{shown} has no column '{column}' (its header: {header})")]
+    NoColumn {
+        shown: String,
+        column: String,
+        /// The first 20 column names, comma-separated.
+        header: String,
+    },
+    #[error("cannot read row {row} of {shown}: {source}")]
+    Row {
+        shown: String,
+        row: usize,
+        source: csv::Error,
+    },
+    #[error("column '{column}' of {shown} is empty in the first row")]
+    EmptyFirstRow { shown: String, column: String },
+    #[error("{shown} has a header but no rows")]
+    NoRows { shown: String },
+    #[error("cannot read {shown}: {source}")]
+    ReadJson {
+        shown: String,
+        source: scimcp_core::fs::ReadError,
+    },
+    #[error(
+        "{shown} was not written, is not a regular file or is larger than {max} bytes",
+        max = MAX_JSON_BYTES
+    )]
+    NoJson { shown: String },
+    #[error("{shown} is not valid JSON: {source}")]
+    InvalidJson {
+        shown: String,
+        source: serde_json::Error,
+    },
+    #[error("{shown} has no value at {pointer}")]
+    NoValueAt { shown: String, pointer: String },
+}
+
+/// Why a file the run left cannot be read line by line.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum OutputFileError {
+    #[error("{shown} was not written")]
+    NotWritten { shown: String },
+    #[error("{shown} is not a regular file")]
+    NotRegular { shown: String },
+    #[error("cannot read {shown}: {source}")]
+    Unreadable {
+        shown: String,
+        source: std::io::Error,
+    },
+}
+
+/// Requirements (`require.rs`) still speak in text: a file they cannot read is said there
+/// the same way.
+impl From<OutputFileError> for String {
+    fn from(e: OutputFileError) -> String {
+        e.to_string()
+    }
+}
 
 /// Read every metric of `plan` into `out.reported`, each failure into `out.problems`.
 pub(super) fn read_metrics(plan: &Plan, work: &Path, out: &mut Collected) {
@@ -46,15 +120,15 @@ fn read_metric(
     work: &Path,
     m: &MetricSpec,
     notes: &mut Vec<String>,
-) -> Result<Value, String> {
+) -> Result<Value, MetricError> {
     let path = source_path(plan, work, &m.from)
-        .ok_or_else(|| format!("'{}' is not an artifact of this workflow", m.from))?;
+        .ok_or_else(|| MetricError::NotAnArtifact(m.from.clone()))?;
     let shown = shown_path(work, &path);
     let mut values = match m.reader() {
         Some(MetricReader::Pattern(p)) => by_pattern(&path, &shown, p, m.all)?,
         Some(MetricReader::Column(c)) => by_column(&path, &shown, c, m.all, is_tsv(plan, m))?,
         Some(MetricReader::Pointer(p)) => return by_pointer(&path, &shown, p),
-        None => return Err("the metric says neither pattern, column nor pointer".into()),
+        None => return Err(MetricError::NoReader),
     };
     if !m.all {
         return Ok(values.swap_remove(0));
@@ -87,11 +161,15 @@ fn is_tsv(plan: &Plan, m: &MetricSpec) -> bool {
 }
 
 /// Open a regular file the run left, never through a link (a CLI could point one anywhere).
-fn open_regular(path: &Path, shown: &str) -> Result<fs_err::File, String> {
+fn open_regular(path: &Path, shown: &str) -> Result<fs_err::File, OutputFileError> {
+    let shown = || shown.to_string();
     match fs_err::symlink_metadata(path) {
-        Err(_) => Err(format!("{shown} was not written")),
-        Ok(meta) if !meta.is_file() => Err(format!("{shown} is not a regular file")),
-        Ok(_) => fs_err::File::open(path).map_err(|e| format!("cannot read {shown}: {e}")),
+        Err(_) => Err(OutputFileError::NotWritten { shown: shown() }),
+        Ok(meta) if !meta.is_file() => Err(OutputFileError::NotRegular { shown: shown() }),
+        Ok(_) => fs_err::File::open(path).map_err(|source| OutputFileError::Unreadable {
+            shown: shown(),
+            source,
+        }),
     }
 }
 
@@ -101,14 +179,17 @@ pub(super) fn for_each_line(
     path: &Path,
     shown: &str,
     mut f: impl FnMut(usize, &str) -> bool,
-) -> Result<(), String> {
+) -> Result<(), OutputFileError> {
     let mut reader = BufReader::with_capacity(64 * 1024, open_regular(path, shown)?);
     let mut line: Vec<u8> = Vec::new();
     let mut number = 0;
     loop {
         let buf = reader
             .fill_buf()
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+            .map_err(|source| OutputFileError::Unreadable {
+                shown: shown.to_string(),
+                source,
+            })?;
         if buf.is_empty() {
             if !line.is_empty() {
                 number += 1;
@@ -136,8 +217,13 @@ pub(super) fn for_each_line(
     }
 }
 
-fn by_pattern(path: &Path, shown: &str, pattern: &str, all: bool) -> Result<Vec<Value>, String> {
-    let re = output_regex(pattern)?;
+fn by_pattern(
+    path: &Path,
+    shown: &str,
+    pattern: &str,
+    all: bool,
+) -> Result<Vec<Value>, MetricError> {
+    let re = output_regex(pattern).map_err(MetricError::Pattern)?;
     let single = re.capture_names().flatten().any(|n| n == "value");
     let names: Vec<String> = re.capture_names().flatten().map(str::to_string).collect();
     let mut values = Vec::new();
@@ -163,7 +249,10 @@ fn by_pattern(path: &Path, shown: &str, pattern: &str, all: bool) -> Result<Vec<
         true
     })?;
     if values.is_empty() {
-        return Err(format!("no line of {shown} matches '{pattern}'"));
+        return Err(MetricError::NoMatch {
+            shown: shown.to_string(),
+            pattern: pattern.to_string(),
+        });
     }
     Ok(values)
 }
@@ -174,7 +263,7 @@ fn by_column(
     column: &str,
     all: bool,
     tsv: bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, MetricError> {
     let file = open_regular(path, shown)?;
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(if tsv { b'\t' } else { b',' })
@@ -182,24 +271,33 @@ fn by_column(
         .from_reader(file);
     let headers = reader
         .headers()
-        .map_err(|e| format!("cannot read the header of {shown}: {e}"))?
+        .map_err(|source| MetricError::Header {
+            shown: shown.to_string(),
+            source,
+        })?
         .clone();
     let Some(index) = headers.iter().position(|h| h.trim() == column) else {
         let names: Vec<&str> = headers.iter().map(str::trim).take(20).collect();
-        return Err(format!(
-            "{shown} has no column '{column}' (its header: {})",
-            names.join(", ")
-        ));
+        return Err(MetricError::NoColumn {
+            shown: shown.to_string(),
+            column: column.to_string(),
+            header: names.join(", "),
+        });
     };
     let mut values = Vec::new();
     for (row, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| format!("cannot read row {} of {shown}: {e}", row + 1))?;
+        let record = record.map_err(|source| MetricError::Row {
+            shown: shown.to_string(),
+            row: row + 1,
+            source,
+        })?;
         let cell = record.get(index).unwrap_or("").trim();
         if !all {
             if cell.is_empty() {
-                return Err(format!(
-                    "column '{column}' of {shown} is empty in the first row"
-                ));
+                return Err(MetricError::EmptyFirstRow {
+                    shown: shown.to_string(),
+                    column: column.to_string(),
+                });
             }
             return Ok(vec![scalar(cell)]);
         }
@@ -213,21 +311,32 @@ fn by_column(
         }
     }
     if values.is_empty() {
-        return Err(format!("{shown} has a header but no rows"));
+        return Err(MetricError::NoRows {
+            shown: shown.to_string(),
+        });
     }
     Ok(values)
 }
 
-fn by_pointer(path: &Path, shown: &str, pointer: &str) -> Result<Value, String> {
+fn by_pointer(path: &Path, shown: &str, pointer: &str) -> Result<Value, MetricError> {
+    let shown = || shown.to_string();
     let bytes = scimcp_core::fs::read_regular(path, MAX_JSON_BYTES)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?
-        .ok_or_else(|| format!("{shown} was not written, is not a regular file or is larger than {MAX_JSON_BYTES} bytes"))?;
-    let doc: Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{shown} is not valid JSON: {e}"))?;
+        .map_err(|source| MetricError::ReadJson {
+            shown: shown(),
+            source,
+        })?
+        .ok_or_else(|| MetricError::NoJson { shown: shown() })?;
+    let doc: Value = serde_json::from_slice(&bytes).map_err(|source| MetricError::InvalidJson {
+        shown: shown(),
+        source,
+    })?;
     doc.pointer(pointer)
         .filter(|v| !v.is_null())
         .cloned()
-        .ok_or_else(|| format!("{shown} has no value at {pointer}"))
+        .ok_or_else(|| MetricError::NoValueAt {
+            shown: shown(),
+            pointer: pointer.to_string(),
+        })
 }
 
 /// A captured text as JSON: an integer or a finite number when it reads as one (so
@@ -425,7 +534,9 @@ mod tests {
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         assert_eq!(
-            by_pattern(&link, "link", "(?P<value>\\d+)", false).unwrap_err(),
+            by_pattern(&link, "link", "(?P<value>\\d+)", false)
+                .unwrap_err()
+                .to_string(),
             "link is not a regular file"
         );
     }

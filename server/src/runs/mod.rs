@@ -627,9 +627,25 @@ impl RunManager {
     }
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let bytes = fs_err::read(path).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+/// Why one of a run's JSON records (`status.json`, `result.json`, …) could not be read.
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    /// fs-err's message names the file.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error("{}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, RecordError> {
+    let bytes = fs_err::read(path)?;
+    serde_json::from_slice(&bytes).map_err(|source| RecordError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

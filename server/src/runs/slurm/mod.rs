@@ -52,6 +52,18 @@ impl JobRecord {
     }
 }
 
+/// The server's own binary, which the batch script runs, cannot be found.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot locate the scimcp binary: {0}")]
+pub struct NoScimcpBinary(std::io::Error);
+
+/// A word the batch script would have to escape past what `sh` quoting keeps safe.
+#[derive(Debug, thiserror::Error)]
+#[error("{word:?} contains a line break")]
+pub struct UnquotableWord {
+    pub word: String,
+}
+
 /// The Slurm executor: client, poller, and where the compute nodes find `scimcp`.
 #[derive(Debug)]
 pub struct SlurmExecutor {
@@ -61,11 +73,10 @@ pub struct SlurmExecutor {
 }
 
 impl SlurmExecutor {
-    pub fn new(config: SlurmConfig) -> anyhow::Result<Arc<SlurmExecutor>> {
+    pub fn new(config: SlurmConfig) -> Result<Arc<SlurmExecutor>, NoScimcpBinary> {
         let scimcp = match &config.scimcp {
             Some(p) => p.clone(),
-            None => std::env::current_exe()
-                .map_err(|e| anyhow::anyhow!("cannot locate the scimcp binary: {e}"))?,
+            None => std::env::current_exe().map_err(NoScimcpBinary)?,
         };
         let slurm = Arc::new(Slurm::new(config));
         Ok(Arc::new(SlurmExecutor {
@@ -77,7 +88,7 @@ impl SlurmExecutor {
 
     /// The batch script: no logic, only the `exec` of `scimcp __job` with its arguments,
     /// each quoted, so the job runs the recorded plan and nothing a shell could reinterpret.
-    pub fn script(&self, job_args: &[String]) -> Result<String, String> {
+    pub fn script(&self, job_args: &[String]) -> Result<String, UnquotableWord> {
         let mut line = vec![quote(&self.scimcp.display().to_string())?];
         line.push(crate::runs::job::SUBCOMMAND.to_string());
         for a in job_args {
@@ -91,9 +102,11 @@ impl SlurmExecutor {
 }
 
 /// `word` single-quoted for `sh`; a path with a line break or NUL is refused, not escaped.
-fn quote(word: &str) -> Result<String, String> {
+fn quote(word: &str) -> Result<String, UnquotableWord> {
     if word.contains(['\n', '\r', '\0']) {
-        return Err(format!("{word:?} contains a line break"));
+        return Err(UnquotableWord {
+            word: word.to_string(),
+        });
     }
     Ok(format!("'{}'", word.replace('\'', r"'\''")))
 }
