@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use scimcp_core::manifest::{InvalidPattern, MetricReader, MetricSpec, output_regex};
+use scimcp_core::manifest::{MetricReader, MetricSpec, output_regex};
 use serde_json::{Map, Value};
 
 use super::artifacts::Collected;
@@ -32,8 +32,9 @@ pub(super) enum MetricError {
     NoReader,
     #[error(transparent)]
     File(#[from] OutputFileError),
+    /// The pattern does not compile, as core's regex check says it.
     #[error("{0}")]
-    Pattern(InvalidPattern),
+    Pattern(String),
     #[error("no line of {shown} matches '{pattern}'")]
     NoMatch { shown: String, pattern: String },
     #[error("cannot read the header of {shown}: {source}")]
@@ -223,7 +224,7 @@ fn by_pattern(
     pattern: &str,
     all: bool,
 ) -> Result<Vec<Value>, MetricError> {
-    let re = output_regex(pattern).map_err(MetricError::Pattern)?;
+    let re = output_regex(pattern).map_err(|e| MetricError::Pattern(e.to_string()))?;
     let single = re.capture_names().flatten().any(|n| n == "value");
     let names: Vec<String> = re.capture_names().flatten().map(str::to_string).collect();
     let mut values = Vec::new();
