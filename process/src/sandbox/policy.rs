@@ -98,6 +98,20 @@ impl Policy {
         self
     }
 
+    /// [`Policy::allow_read`] for `path` and, when it resolves elsewhere (a symlink, such as
+    /// a virtual environment's `bin/python`), for where it resolves to: Landlock checks the
+    /// file a path leads to, so a program reached through a link needs its target granted.
+    /// A path that does not resolve is granted as it is (and skipped when applied).
+    pub fn allow_read_resolved(self, path: impl Into<PathBuf>) -> Policy {
+        let path = path.into();
+        let resolved = fs_err::canonicalize(&path).ok();
+        let policy = self.allow_read(path.clone());
+        match resolved {
+            Some(target) if target != path => policy.allow_read(target),
+            _ => policy,
+        }
+    }
+
     /// Also let the program read and write beneath `path`.
     pub fn allow_write(mut self, path: impl Into<PathBuf>) -> Policy {
         push_unique(&mut self.read_write, path.into());
@@ -253,6 +267,21 @@ mod tests {
             serde_json::from_str::<Policy>(r#"{"read_only":[],"read_write":[],"net":true}"#)
                 .is_err()
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_program_reached_through_a_link_is_granted_with_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real-python");
+        let link = dir.path().join("venv-python");
+        fs_err::write(&real, "").unwrap();
+        fs_err::os::unix::fs::symlink(&real, &link).unwrap();
+        let policy = Policy::empty().allow_read_resolved(&link);
+        let real = fs_err::canonicalize(&real).unwrap();
+        assert_eq!(policy.read_only, vec![link, real]);
+        let plain = Policy::empty().allow_read_resolved("/does/not/exist");
+        assert_eq!(plain.read_only, vec![PathBuf::from("/does/not/exist")]);
     }
 
     #[test]

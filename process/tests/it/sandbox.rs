@@ -498,7 +498,7 @@ fn the_sandbox_denies_everything_outside_the_run_and_allows_the_run() {
 
     // The limits and no_new_privs hold in the program.
     assert_eq!(answers.assert_ok("core_limit"), "0,0");
-    // At most the policy's 4096 (lower if the test already had less), and not raisable.
+    // At most the policy's 4096 (lower if the test already had less).
     let (soft, hard) = answers.assert_ok("nproc_limit").split_once(',').unwrap();
     let (soft, hard): (u64, u64) = (soft.parse().unwrap(), hard.parse().unwrap());
     assert!(hard <= 4096 && soft <= hard, "RLIMIT_NPROC {soft},{hard}");
