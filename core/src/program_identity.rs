@@ -123,17 +123,19 @@ pub fn parse_version(pattern: &str, stdout: &str, stderr: &str) -> Option<String
 }
 
 /// How a caller runs a version probe: program, arguments → (stdout, stderr), bounded by
-/// [`VERSION_TIMEOUT`] and [`VERSION_OUTPUT_BYTES`].
-pub type ProbeRunner<'a> = dyn Fn(&Path, &[String]) -> Result<(String, String), String> + 'a;
+/// [`VERSION_TIMEOUT`] and [`VERSION_OUTPUT_BYTES`]. Its error is the caller's own type
+/// (core does not run processes); its message ends "does not run (its version probe
+/// failed: …)" in the [`ProgramProblem`].
+pub type ProbeRunner<'a, E> = dyn Fn(&Path, &[String]) -> Result<(String, String), E> + 'a;
 
 /// Find, hash and ask the version of program `id` of `manifest`. `python` is the python
 /// runtime's interpreter, when there is one (its scripts directory is searched first).
-pub fn identify(
+pub fn identify<E: std::fmt::Display>(
     manifest: &Manifest,
     id: &str,
     python: Option<&Path>,
     path_var: Option<OsString>,
-    run: &ProbeRunner<'_>,
+    run: &ProbeRunner<'_, E>,
 ) -> Result<ProgramIdentity, ProgramProblem> {
     let Some(facts) = manifest.program_facts(id) else {
         return Err(ProgramProblem {
@@ -145,12 +147,12 @@ pub fn identify(
     identify_facts(id, facts, python, path_var, run)
 }
 
-fn identify_facts(
+fn identify_facts<E: std::fmt::Display>(
     id: &str,
     facts: ProgramFacts<'_>,
     python: Option<&Path>,
     path_var: Option<OsString>,
-    run: &ProbeRunner<'_>,
+    run: &ProbeRunner<'_, E>,
 ) -> Result<ProgramIdentity, ProgramProblem> {
     let problem = |problem: String| ProgramProblem {
         id: id.into(),

@@ -24,13 +24,16 @@ pub use inputs::{
     INPUT_PLACEHOLDER_PREFIX, INPUTS_DIR, InputKind, InputSpec, input_placeholder_id,
 };
 pub use load::{load_embedded, load_file, resolve};
-pub use outputs::{Comparison, MetricReader, MetricSpec, OutputSource, RequireSpec, output_regex};
+pub use outputs::{
+    Comparison, InvalidPattern, MetricReader, MetricSpec, OutputSource, RequireSpec, output_regex,
+};
 pub use programs::{
     PACKAGE_MANAGERS, ProgramFacts, ProgramRef, RUNTIME_PROGRAM, install_command,
     missing_program_remedy,
 };
 pub use progress::{
-    CliProgress, PROGRESS_GROUPS, ProgressSpec, ProgressStream, is_unsafe_in_text, safe_text,
+    CliProgress, PROGRESS_GROUPS, ProgressPatternError, ProgressSpec, ProgressStream,
+    is_unsafe_in_text, safe_text,
 };
 pub use template::{
     ABSOLUTE_RUN_VALUES, Filter, NULL, OPTIONS, Placeholder, RUN_VALUES, Template, TemplatePart,

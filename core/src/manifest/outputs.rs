@@ -8,11 +8,26 @@ use serde::{Deserialize, Serialize};
 
 /// A metric or requirement pattern as the server runs it, line by line, and the loader
 /// checks it: Rust `regex` syntax (linear time), compiled size bounded.
-pub fn output_regex(pattern: &str) -> Result<regex::Regex, String> {
+pub fn output_regex(pattern: &str) -> Result<regex::Regex, InvalidPattern> {
     regex::RegexBuilder::new(pattern)
         .size_limit(1 << 20)
         .build()
-        .map_err(|e| format!("invalid regular expression: {e}"))
+        .map_err(InvalidPattern)
+}
+
+/// Why [`output_regex`] refused a pattern: its syntax, or a compiled size over the bound.
+/// The regex error is part of the message (not a separate cause), as the loader prints it
+/// on the pattern's own line.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("invalid regular expression: {0}")]
+pub struct InvalidPattern(pub regex::Error);
+
+/// Run-time readers of metrics and requirements report their failures as text in a run's
+/// result; this keeps `output_regex(p)?` working there.
+impl From<InvalidPattern> for String {
+    fn from(e: InvalidPattern) -> String {
+        e.to_string()
+    }
 }
 
 /// `[[workflow.metric]]`: one value (or list of values) read after the run.

@@ -45,7 +45,7 @@ impl ProgressSpec {
     /// the loader's check and the server's progress reads ask again. Compiling was the largest
     /// single cost of a server's start (a Unicode `.+` builds a DFA over every code point),
     /// and a cloned `Regex` shares the compiled program.
-    pub fn compile(&self) -> Result<Regex, String> {
+    pub fn compile(&self) -> Result<Regex, ProgressPatternError> {
         static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
         let cached = COMPILED
             .lock()
@@ -67,29 +67,40 @@ impl ProgressSpec {
         Ok(re)
     }
 
-    fn compile_uncached(pattern: &str) -> Result<Regex, String> {
+    fn compile_uncached(pattern: &str) -> Result<Regex, ProgressPatternError> {
         let re = regex::RegexBuilder::new(pattern)
             .size_limit(1 << 20)
             .build()
-            .map_err(|e| format!("the pattern does not compile: {e}"))?;
+            .map_err(ProgressPatternError::DoesNotCompile)?;
         let names: Vec<&str> = re.capture_names().flatten().collect();
         if let Some(bad) = names.iter().find(|n| !PROGRESS_GROUPS.contains(n)) {
-            return Err(format!(
-                "unknown group '{bad}': a progress pattern's named groups are done, total and message"
-            ));
+            return Err(ProgressPatternError::UnknownGroup((*bad).to_string()));
         }
         let has = |g: &str| names.contains(&g);
         if !has("done") && !has("message") {
-            return Err(
-                "the pattern has neither a 'done' nor a 'message' group, so a matching line says nothing"
-                    .into(),
-            );
+            return Err(ProgressPatternError::SaysNothing);
         }
         if has("total") && !has("done") {
-            return Err("a 'total' group needs a 'done' group".into());
+            return Err(ProgressPatternError::TotalWithoutDone);
         }
         Ok(re)
     }
+}
+
+/// What is wrong with a `[workflow.progress]` pattern (the loader places it on the
+/// pattern's field; the regex error is part of the message, not a separate cause).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProgressPatternError {
+    #[error("the pattern does not compile: {0}")]
+    DoesNotCompile(regex::Error),
+    #[error("unknown group '{0}': a progress pattern's named groups are done, total and message")]
+    UnknownGroup(String),
+    #[error(
+        "the pattern has neither a 'done' nor a 'message' group, so a matching line says nothing"
+    )]
+    SaysNothing,
+    #[error("a 'total' group needs a 'done' group")]
+    TotalWithoutDone,
 }
 
 /// True for what must never reach a progress message: control characters, the
@@ -211,15 +222,16 @@ mod tests {
                 .is_ok()
         );
         assert!(spec(r"^stage: (?P<message>.+)$").compile().is_ok());
-        let e = spec(r"(?P<done>\d+").compile().unwrap_err();
+        let e = spec(r"(?P<done>\d+").compile().unwrap_err().to_string();
         assert!(e.contains("does not compile"), "{e}");
-        let e = spec(r"(?P<step>\d+)").compile().unwrap_err();
+        let e = spec(r"(?P<step>\d+)").compile().unwrap_err().to_string();
         assert!(e.contains("unknown group 'step'"), "{e}");
-        let e = spec(r"epoch \d+").compile().unwrap_err();
+        let e = spec(r"epoch \d+").compile().unwrap_err().to_string();
         assert!(e.contains("neither"), "{e}");
         let e = spec(r"(?P<total>\d+) (?P<message>.*)")
             .compile()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("needs a 'done'"), "{e}");
     }
 

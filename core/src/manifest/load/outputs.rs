@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::checker::{Checker, Seg};
 use super::names::check_id;
-use crate::manifest::outputs::{Comparison, MetricReader, MetricSpec, OutputSource};
+use crate::manifest::outputs::{
+    Comparison, InvalidPattern, MetricReader, MetricSpec, OutputSource,
+};
 use crate::manifest::types::{ArtifactBase, ArtifactSpec, Workflow};
 
 /// Longest `message` of a requirement.
@@ -288,7 +290,7 @@ fn check_pattern(c: &mut Checker<'_>, at: &[Seg], pattern: &str) -> Option<Metri
     let re = match compile(pattern) {
         Ok(re) => re,
         Err(e) => {
-            c.error(at, e, None);
+            c.error(at, e.to_string(), None);
             return None;
         }
     };
@@ -310,7 +312,7 @@ fn check_pattern(c: &mut Checker<'_>, at: &[Seg], pattern: &str) -> Option<Metri
     }
 }
 
-fn compile(pattern: &str) -> Result<regex::Regex, String> {
+fn compile(pattern: &str) -> Result<regex::Regex, InvalidPattern> {
     crate::manifest::outputs::output_regex(pattern)
 }
 
@@ -398,7 +400,7 @@ fn check_requires(
         match cmp {
             Comparison::Matches(p) | Comparison::Absent(p) | Comparison::Present(p) => {
                 if let Err(e) = compile(p) {
-                    c.error(&at(cmp.op()), e, None);
+                    c.error(&at(cmp.op()), e.to_string(), None);
                 }
             }
             Comparison::Lt(v)

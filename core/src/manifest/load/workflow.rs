@@ -60,7 +60,7 @@ pub(super) fn check_workflows(c: &mut Checker<'_>, m: &Manifest) {
                     Seg::Key("progress"),
                     Seg::Key("pattern"),
                 ],
-                problem,
+                problem.to_string(),
                 Some(
                     "e.g. pattern = '^epoch (?P<done>\\d+)/(?P<total>\\d+)' or '^stage: (?P<message>.+)$'"
                         .into(),
