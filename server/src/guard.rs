@@ -5,9 +5,10 @@
 //! server starts each run as `scimcp __guard --parent-pid PID --status-file FILE -- PROGRAM
 //! ARGS…`, in the run's process group. The guard starts the CLI in the same group and waits.
 //! When its parent dies — Linux tells it at once (`PR_SET_PDEATHSIG`), elsewhere it notices
-//! within a quarter of a second because its parent pid changes — it ends the whole group:
-//! SIGTERM, a grace period, SIGKILL (itself included). On Linux it is also a subreaper, so a
-//! worker whose parent died stays its child.
+//! within a quarter of a second because its parent pid changes — it ends the whole group the
+//! way a cancel does: SIGTERM, the suite's grace ([`scimcp_process::TERMINATE_GRACE`]),
+//! SIGKILL (itself included). On Linux it is also a subreaper, so a worker whose parent died
+//! stays its child.
 //!
 //! Otherwise it is invisible: stdin, stdout, stderr, the working directory and the
 //! environment pass to the CLI untouched; a SIGTERM the server sends the group (a cancel)
@@ -22,15 +23,11 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 /// The hidden subcommand's name.
 pub const SUBCOMMAND: &str = "__guard";
-
-/// How long the CLI gets between SIGTERM and SIGKILL when its server died.
-const ORPHAN_GRACE: Duration = Duration::from_secs(3);
 
 /// How the CLI ended, as the guard saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,9 +122,7 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
     ) else {
         return std::process::ExitCode::from(scimcp_core::exit::WRAPPER_FAILED);
     };
-    let mut command = tokio::process::Command::new(&args.command[0]);
-    command.args(&args.command[1..]);
-    let mut child = match command.spawn() {
+    let mut child = match cli_command(&args.command).spawn() {
         Ok(c) => c,
         Err(e) => {
             let _ = std::io::Write::write_all(
@@ -141,7 +136,7 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
             return std::process::ExitCode::from(scimcp_core::exit::COMMAND_NOT_FOUND);
         }
     };
-    let mut poll = tokio::time::interval(Duration::from_millis(250));
+    let mut poll = tokio::time::interval(std::time::Duration::from_millis(250));
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
@@ -177,14 +172,26 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
     std::process::ExitCode::from(code.clamp(0, 255) as u8)
 }
 
-/// The server is gone: end the CLI's whole group (this guard included) the way a cancel
-/// does — SIGTERM, a grace period, SIGKILL.
+/// The CLI's command: the argv the guard was given, in the guard's own process group (the
+/// run's, which the server signals), with stdin, stdout, stderr, the working directory and
+/// the environment passed through untouched. The one place the CLI's start is decided here:
+/// a wrapper that must run before the CLI (the sandbox's exec wrapper) goes in front of the
+/// argv here.
 #[cfg(unix)]
-async fn end_group_and_die(child: &mut tokio::process::Child) -> ! {
-    let group = nix::unistd::getpgrp().as_raw() as u32;
-    scimcp_process::signal_tree(group, scimcp_process::Kill::Terminate);
-    let _ = tokio::time::timeout(ORPHAN_GRACE, child.wait()).await;
-    scimcp_process::signal_tree(group, scimcp_process::Kill::Kill);
+fn cli_command(command: &[OsString]) -> scimcp_process::ChildCommand {
+    let mut cmd = std::process::Command::new(&command[0]);
+    cmd.args(&command[1..]);
+    scimcp_process::ChildCommand::new(cmd)
+        .in_callers_group()
+        .stdin(std::process::Stdio::inherit())
+}
+
+/// The server is gone: end the CLI's whole group (this guard included) the way a cancel
+/// does — SIGTERM, the suite's grace, SIGKILL.
+#[cfg(unix)]
+async fn end_group_and_die(child: &mut scimcp_process::Child) -> ! {
+    // The CLI is in this guard's group, so its ending is the guard's too.
+    child.terminate(scimcp_process::TERMINATE_GRACE).await;
     // SIGKILL of our own group ends this process too; should it not, leave anyway.
     std::process::exit(137)
 }

@@ -1,25 +1,29 @@
-//! Starting the scientific CLI as an isolated child, and ending its whole process tree.
+//! Building the scientific CLI's isolated command: a cleared environment with only the
+//! allowlisted variables and the plan's fixed ones, and its own working directory. There is
+//! never a shell between us and the program.
 //!
-//! The child gets its own process group (so a cancel reaches every grandchild), a cleared
-//! environment with only the allowlisted variables and the plan's fixed ones, and its own
-//! working directory. There is never a shell between us and the program.
+//! Starting it and ending it are `scimcp_process`'s: [`scimcp_process::ChildCommand`] puts it
+//! in its own process group (so a cancel reaches every grandchild) and
+//! [`scimcp_process::Child::terminate`] ends that group with the suite's one grace.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
 
 use scimcp_core::run_env::ENV_PASSTHROUGH;
+use scimcp_process::ChildCommand;
 
-/// A command for `program args…` in `cwd` with the variables `env` (the plan's), isolated
-/// as described above. Standard streams are left for the caller to decide.
+/// A long-lived child for `program args…` in `cwd` with the variables `env` (the plan's),
+/// isolated as described above. Standard streams are left for the caller to decide.
 pub fn isolated_command(
     program: &Path,
-    args: &[String],
+    args: impl IntoIterator<Item = impl AsRef<OsStr>>,
     cwd: &Path,
     env: &BTreeMap<String, String>,
-) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::from(isolated_std_command(program, args, cwd, env));
-    cmd.kill_on_drop(true);
-    cmd
+) -> ChildCommand {
+    let mut cmd = isolated_std_command(program, &[], cwd, env);
+    cmd.args(args);
+    ChildCommand::new(cmd)
 }
 
 /// [`isolated_command`] for a blocking caller (the shared runner of helper steps). The
@@ -50,5 +54,6 @@ pub fn isolated_std_command(
     cmd
 }
 
-/// How hard to end a process tree, and ending it: the suite's one implementation.
+/// How hard to end a process tree, and ending it (recovery ends a recorded group it did not
+/// start): the suite's one implementation.
 pub use scimcp_process::{Kill as Signal, signal_tree};

@@ -261,7 +261,7 @@ impl RunManager {
         if let Some(success) = &v.plan.success {
             f = success_predicate(&work, success, f);
         }
-        f = super::require::check_requires(&v.plan, &work, &collected.reported, f);
+        f = check_requires(&v.plan, &work, &collected.reported, f);
         if f.state == RunState::Succeeded && !collected.problems.is_empty() {
             let list: Vec<String> = collected
                 .problems
@@ -373,6 +373,32 @@ impl RunManager {
         });
         // Terminal: release ownership so a later server may treat the run as settled.
         live.owner_lock.lock().expect("owner lock").take();
+    }
+}
+
+/// Hold a run that exited 0 to the plan's `[[workflow.require]]` (see [`super::require`]):
+/// the first that does not hold makes it `failed` with reason `success_predicate`; any other
+/// ending is left as it is.
+pub(super) fn check_requires(
+    plan: &crate::plan::Plan,
+    work: &Path,
+    reported: &std::collections::BTreeMap<
+        String,
+        std::collections::BTreeMap<String, serde_json::Value>,
+    >,
+    f: Finish,
+) -> Finish {
+    if f.state != RunState::Succeeded {
+        return f;
+    }
+    match super::require::unmet_requirement(plan, work, reported) {
+        Some(message) => Finish {
+            state: RunState::Failed,
+            reason: "success_predicate".into(),
+            message,
+            ..f
+        },
+        None => f,
     }
 }
 

@@ -4,24 +4,21 @@
 //! ended in `cli-status.json`, so the server reads a Slurm run exactly as a local one.
 //!
 //! Slurm owns the process tree here (its cgroup, `scancel`, the time limit), so there is no
-//! run guard: a SIGTERM from Slurm is passed to the CLI's process group, which gets a short
-//! grace period before it is killed.
+//! run guard: a SIGTERM from Slurm is passed to the CLI's process group, which gets the
+//! suite's grace ([`scimcp_process::TERMINATE_GRACE`], well inside Slurm's `KillWait`) before
+//! it is killed, as a cancelled local run does.
 
 use std::path::{Path, PathBuf};
-use std::process::{ExitCode, Stdio};
-use std::time::Duration;
+use std::process::ExitCode;
 
-use super::child::{Signal, isolated_command, signal_tree};
+use super::child::isolated_command;
 use super::logs::LogCapture;
-use super::streams::{Streams, terminate};
+use super::streams::Streams;
 use crate::guard::CliStatus;
 use crate::plan::{Escape, Plan, RunPaths};
 
 /// The hidden subcommand's name.
 pub const SUBCOMMAND: &str = "__job";
-
-/// How long the CLI gets between SIGTERM and SIGKILL (Slurm's KillWait is usually longer).
-const TERMINATE_GRACE: Duration = Duration::from_secs(3);
 
 /// Arguments of `scimcp __job`.
 #[derive(Debug, clap::Args)]
@@ -128,15 +125,11 @@ async fn job(args: JobArgs) -> ExitCode {
     let Ok(mut terms) = signal(SignalKind::terminate()) else {
         return fail("cannot handle SIGTERM");
     };
-    let mut cmd = isolated_command(Path::new(&plan.program), &cli_args, &work, &env);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = match cmd.spawn() {
+    let cmd = isolated_command(Path::new(&plan.program), &cli_args, &work, &env);
+    let mut child = match cmd.piped().spawn() {
         Ok(c) => c,
         Err(e) => return fail(&format!("cannot start {}: {e}", plan.program)),
     };
-    let pid = child.id();
     let copies = super::stream_copy::stream_copies(
         &plan,
         0,
@@ -155,16 +148,12 @@ async fn job(args: JobArgs) -> ExitCode {
         status = child.wait() => status,
         _ = terms.recv() => {
             // Slurm is ending the job (scancel, time limit): end the CLI's group with it.
-            if let Some(pid) = pid {
-                terminate(&mut child, pid, TERMINATE_GRACE).await;
-            }
+            child.terminate(scimcp_process::TERMINATE_GRACE).await;
             child.wait().await
         }
     };
-    if let Some(pid) = pid {
-        // Whatever the CLI left in its group ends with it, as in a local run.
-        signal_tree(pid, Signal::Kill);
-    }
+    // Whatever the CLI left in its group ends with it, as in a local run.
+    child.end_group();
     streams.drain().await;
     let Ok(status) = status else {
         return fail("waiting for the CLI failed");

@@ -1,8 +1,12 @@
 //! `[[workflow.require]]`: success predicates checked after the CLI exited 0. Exit status 0
 //! is not enough for a CLI that reports a bad input as a warning and an empty result (an
 //! affinity of 0 for a box far from the receptor, an empty alignment): the first
-//! requirement that does not hold makes the run `failed` with reason `success_predicate`,
-//! its message naming the requirement, the value found and the manifest's explanation.
+//! requirement that does not hold makes the run `failed` with reason `success_predicate`
+//! (the executor's `check_requires` decides that), its message naming the requirement, the
+//! value found and the manifest's explanation.
+//!
+//! This file only judges the requirements; it knows nothing of how a run ends, so the
+//! executor that does can use it without the two importing each other.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,43 +14,31 @@ use std::path::Path;
 use scimcp_core::manifest::{Comparison, RequireSpec, output_regex};
 use serde_json::Value;
 
-use super::execute::Finish;
 use super::metrics::for_each_line;
-use super::state::RunState;
 use super::stream_copy::source_path;
 use crate::plan::Plan;
 
 /// Longest text of a found value or line quoted in a message.
 const QUOTE: usize = 200;
 
-/// Hold a run that exited 0 to the plan's requirements; any other ending is left as it is.
-pub(super) fn check_requires(
+/// The message for the first of the plan's requirements that does not hold, or `None` when
+/// all hold.
+pub(super) fn unmet_requirement(
     plan: &Plan,
     work: &Path,
     reported: &BTreeMap<String, BTreeMap<String, Value>>,
-    f: Finish,
-) -> Finish {
-    if f.state != RunState::Succeeded {
-        return f;
-    }
-    for r in &plan.requires {
-        if let Err(found) = holds(plan, work, reported, r) {
-            let mut message = format!(
-                "the CLI exited 0 but the requirement '{}' does not hold: {found}",
-                r.describe()
-            );
-            if let Some(why) = &r.message {
-                message.push_str(&format!(" ({why})"));
-            }
-            return Finish {
-                state: RunState::Failed,
-                reason: "success_predicate".into(),
-                message,
-                ..f
-            };
+) -> Option<String> {
+    plan.requires.iter().find_map(|r| {
+        let found = holds(plan, work, reported, r).err()?;
+        let mut message = format!(
+            "the CLI exited 0 but the requirement '{}' does not hold: {found}",
+            r.describe()
+        );
+        if let Some(why) = &r.message {
+            message.push_str(&format!(" ({why})"));
         }
-    }
-    f
+        Some(message)
+    })
 }
 
 /// `Ok` when `r` holds, else what was found instead.
@@ -158,6 +150,8 @@ fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::execute::{Finish, check_requires};
+    use crate::runs::state::RunState;
     use crate::runs::stream_copy::tests::plan_with;
     use serde_json::json;
 

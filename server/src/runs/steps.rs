@@ -8,16 +8,15 @@
 //! `stream_copy::stream_copies` says for the step's index.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::child::{Signal, isolated_command, signal_tree};
+use super::child::isolated_command;
 use super::execute::{Finish, exited};
 use super::logs::LogCapture;
 use super::state::{RunState, now};
-use super::streams::{Streams, terminate};
+use super::streams::Streams;
 use super::{LiveRun, RunManager};
 use crate::plan::{Escape, Plan, RunPaths};
 use crate::validate::Validation;
@@ -149,33 +148,25 @@ impl RunManager {
             .map(|a| paths.substitute(a, Escape::None))
             .collect();
         let program = Path::new(step.program);
-        let mut cmd = match crate::guard::wrap(program, &args, &status_file) {
-            Some((guard, argv)) => {
-                let mut cmd = isolated_command(&guard, &[], work, env);
-                cmd.args(argv);
-                cmd
-            }
+        let cmd = match crate::guard::wrap(program, &args, &status_file) {
+            Some((guard, argv)) => isolated_command(&guard, argv, work, env),
             None => isolated_command(program, &args, work, env),
         };
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = match cmd.spawn() {
+        let mut child = match cmd.piped().spawn() {
             Ok(c) => c,
             Err(e) => {
                 let msg = format!("cannot start {}: {e}", step.program);
                 return Finish::new(RunState::Failed, "spawn_failed", &msg);
             }
         };
-        let pid = child.id();
+        let pid = child.pid();
         // Recovery ends the recorded process group: it must be the current step's.
         self.transition_off_workers(dir, live, |s| {
             s.state = RunState::Running;
             if s.started_at.is_none() {
                 s.started_at = Some(now());
             }
-            s.pid = pid;
+            s.pid = Some(pid);
         })
         .await;
         let index = v
@@ -204,22 +195,21 @@ impl RunManager {
             _ = tokio::time::sleep_until(deadline) => Ending::TimedOut,
             _ = cancel_rx.wait_for(|c| *c) => Ending::Cancelled,
         };
-        if let Some(pid) = pid {
-            if !matches!(ending, Ending::Exited) {
-                terminate(&mut child, pid, scimcp_process::TERMINATE_GRACE).await;
-            }
+        let exit = if matches!(ending, Ending::Exited) {
             // Whatever the CLI left behind in its group (workers, daemons) ends with it.
-            signal_tree(pid, Signal::Kill);
-        }
-        let exit = child.wait().await.ok();
+            child.end_group();
+            child.wait().await.ok()
+        } else {
+            child
+                .terminate(scimcp_process::TERMINATE_GRACE)
+                .await
+                .status()
+        };
         // The CLI's own ending, as the guard recorded it; the guard's when it could not.
         let cli = crate::guard::take_status(&status_file).or_else(|| {
             exit.map(|status| crate::guard::CliStatus {
                 exit_code: status.code(),
-                #[cfg(unix)]
-                signal: std::os::unix::process::ExitStatusExt::signal(&status),
-                #[cfg(not(unix))]
-                signal: None,
+                signal: scimcp_process::exit_signal(&status),
             })
         });
         if last {

@@ -1,19 +1,20 @@
-//! The CLI's standard streams and its ending, the same for a local run and a Slurm batch
-//! job: stdout and stderr copied into bounded logs, the plan's stdin answers fed and the
-//! pipe closed, the process group ended politely then for good, and the logs drained.
+//! The CLI's standard streams, the same for a local run and a Slurm batch job: stdout and
+//! stderr copied into bounded logs, the plan's stdin answers fed and the pipe closed, and
+//! the logs drained once the CLI ended (its ending is [`scimcp_process::Child::terminate`]'s).
 
 use std::time::Duration;
 
+use scimcp_process::Child;
 use tokio::io::AsyncWriteExt;
-use tokio::process::Child;
 use tokio::task::JoinHandle;
 
-use super::child::{Signal, signal_tree};
 use super::logs::LogCapture;
 use super::stream_copy::{CopyWriter, StreamCopies, tee};
 use crate::plan::{Escape, RunPaths};
 
-/// How long log readers may keep draining after the process is gone.
+/// How long log readers may keep draining after the process is gone: not a grace for the
+/// process (that is [`scimcp_process::TERMINATE_GRACE`]) but a bound on a pipe a grandchild
+/// that left the group may hold open.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// A started CLI's output being copied into its logs.
@@ -43,15 +44,15 @@ impl Streams {
             tokio::spawn(tee(
                 logs.0.clone(),
                 open(&copies.stdout),
-                child.stdout.take().expect("piped stdout"),
+                child.take_stdout().expect("piped stdout"),
             )),
             tokio::spawn(tee(
                 logs.1.clone(),
                 open(&copies.stderr),
-                child.stderr.take().expect("piped stderr"),
+                child.take_stderr().expect("piped stderr"),
             )),
         ];
-        if let Some(mut pipe) = child.stdin.take() {
+        if let Some(mut pipe) = child.take_stdin() {
             let answers: Vec<u8> = stdin
                 .iter()
                 .flat_map(|l| format!("{}\n", paths.substitute(l, Escape::None)).into_bytes())
@@ -81,14 +82,5 @@ impl Streams {
         }
         self.logs.0.finish();
         self.logs.1.finish();
-    }
-}
-
-/// End the process group led by `pid`: SIGTERM, up to `grace` for the CLI to exit, then
-/// SIGKILL for whatever is left.
-pub(super) async fn terminate(child: &mut Child, pid: u32, grace: Duration) {
-    signal_tree(pid, Signal::Terminate);
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        signal_tree(pid, Signal::Kill);
     }
 }

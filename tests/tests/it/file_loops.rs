@@ -28,7 +28,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "parity/src/evidence.rs",
         "parity/src/scenario.rs",
     ],
-    &["server/src/runs/execute.rs", "server/src/runs/require.rs"],
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
