@@ -40,7 +40,8 @@
 //! - UDP before Landlock ABI 10 and pathname UNIX sockets before ABI 9 (Linux 7.1): on older
 //!   kernels a program can reach a session bus on `/run/user/UID/bus`; the reports name both.
 //! - `/dev/shm` is not granted: POSIX semaphores and shared memory (Python's
-//!   `multiprocessing` locks) need it, and a workflow that does must be granted it.
+//!   `multiprocessing` locks) need it, and a workflow that does must be granted it
+//!   ([`Policy::allow_shared_memory`]).
 //! - Root: the kernel exempts root from `RLIMIT_NPROC`, and root may raise its own limits.
 
 mod error;

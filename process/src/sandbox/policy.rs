@@ -118,6 +118,19 @@ impl Policy {
         self
     }
 
+    /// Also let the program use POSIX shared memory and semaphores (`/dev/shm` read-write
+    /// on Linux): Python's `multiprocessing` locks and pools need it (without it,
+    /// `multiprocessing.Pool` fails with EACCES, tried with this repository's `.venv`). Not
+    /// in [`Policy::new`]: it is a directory every process of the user shares, so granting it
+    /// lets the program read and leave files there, as `/tmp` would.
+    pub fn allow_shared_memory(self) -> Policy {
+        if cfg!(target_os = "linux") {
+            self.allow_write("/dev/shm")
+        } else {
+            self
+        }
+    }
+
     /// Allow (or not) TCP connect and bind.
     pub fn allow_network(mut self, network: bool) -> Policy {
         self.network = network;
