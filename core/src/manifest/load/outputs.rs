@@ -116,30 +116,38 @@ fn stream_name(base: ArtifactBase) -> &'static str {
     }
 }
 
+/// Why a metric's or requirement's `from` names nothing it can read.
+#[derive(Debug, thiserror::Error)]
+enum FromError {
+    #[error("'{id}' is a glob artifact (several files); a metric reads one file")]
+    GlobArtifact { id: String },
+    #[error("'{from}' is neither stdout, stderr nor an artifact of this workflow{}", known(.artifacts))]
+    Unknown {
+        from: String,
+        artifacts: Vec<String>,
+    },
+}
+
+/// The workflow's artifact ids, as the end of [`FromError::Unknown`]'s message.
+fn known(artifacts: &[String]) -> String {
+    if artifacts.is_empty() {
+        String::new()
+    } else {
+        format!(" (artifacts: {})", artifacts.join(", "))
+    }
+}
+
 /// What `from` names, or why it names nothing.
-fn resolve_from<'w>(wf: &'w Workflow, from: &str) -> Result<Option<&'w ArtifactSpec>, String> {
+fn resolve_from<'w>(wf: &'w Workflow, from: &str) -> Result<Option<&'w ArtifactSpec>, FromError> {
     match OutputSource::parse(from) {
         OutputSource::Stdout | OutputSource::Stderr => Ok(None),
         OutputSource::Artifact(id) => match wf.artifacts.iter().find(|a| a.id == id) {
-            Some(a) if a.is_glob() => Err(format!(
-                "'{id}' is a glob artifact (several files); a metric reads one file"
-            )),
+            Some(a) if a.is_glob() => Err(FromError::GlobArtifact { id: id.to_string() }),
             Some(a) => Ok(Some(a)),
-            None => Err(format!(
-                "'{from}' is neither stdout, stderr nor an artifact of this workflow{}",
-                if wf.artifacts.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (artifacts: {})",
-                        wf.artifacts
-                            .iter()
-                            .map(|a| a.id.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
-            )),
+            None => Err(FromError::Unknown {
+                from: from.to_string(),
+                artifacts: wf.artifacts.iter().map(|a| a.id.clone()).collect(),
+            }),
         },
     }
 }
@@ -195,7 +203,7 @@ fn check_metrics<'w>(
             Err(e) => {
                 c.error(
                     &at("from"),
-                    e,
+                    e.to_string(),
                     Some("from = \"stdout\", \"stderr\" or an artifact id".into()),
                 );
                 continue;
@@ -393,7 +401,7 @@ fn check_requires(
                     );
                 }
                 if let Err(e) = resolve_from(wf, from) {
-                    c.error(&at("from"), e, None);
+                    c.error(&at("from"), e.to_string(), None);
                 }
             }
         }
