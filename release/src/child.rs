@@ -44,7 +44,13 @@ pub(crate) const METADATA: Limits = Limits {
     output: 16 * 1024 * 1024,
 };
 
-/// `cargo fmt`, `cargo clippy` and the test suite: a cold build of the whole workspace plus
+/// `cargo fmt --check` reads every source file and builds nothing: seconds, even cold.
+pub(crate) const CARGO_FMT: Limits = Limits {
+    time: Duration::from_secs(10 * 60),
+    output: OUTPUT,
+};
+
+/// `cargo clippy` and the test suite: a cold build of the whole workspace plus
 /// every test takes tens of minutes on a slow CI runner; two hours is a hang.
 pub(crate) const CARGO_BUILD: Limits = Limits {
     time: Duration::from_secs(2 * 60 * 60),

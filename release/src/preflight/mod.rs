@@ -202,7 +202,7 @@ impl Ctx<'_> {
                 let mut fmt = Command::new("cargo");
                 fmt.args(["fmt", "--all", "--", "--check"])
                     .current_dir(repo);
-                command::run("cargo fmt --check", fmt, child::CARGO_BUILD, TAIL)?;
+                command::run("cargo fmt --check", fmt, child::CARGO_FMT, TAIL)?;
                 let mut clippy = Command::new("cargo");
                 clippy
                     .args([
