@@ -35,6 +35,8 @@ impl fmt::Display for DerError {
     }
 }
 
+impl std::error::Error for DerError {}
+
 /// One tag-length-value element, borrowing from the input.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tlv<'a> {

@@ -12,8 +12,8 @@ use x509_cert::der::oid::ObjectIdentifier;
 use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage};
 
 use super::error::VerifyError;
-use super::keys::{PublicKey, SignatureScheme};
-use super::trust_root::{Authority, TrustedRoot};
+use super::keys::{KeyError, PublicKey, SignatureError, SignatureScheme};
+use super::trust_root::{Authority, TrustedRoot, Window};
 
 pub(crate) const ID_KP_CODE_SIGNING: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.3");
@@ -32,47 +32,72 @@ pub fn validity(cert: &Certificate) -> (Timestamp, Timestamp) {
     (time(v.not_before), time(v.not_after))
 }
 
+/// Why a certificate cannot be used: its key, its encoding, or one link of its chain.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum CertError {
+    /// The subject public key is unreadable or of an unsupported kind.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// A part of the certificate does not re-encode as DER.
+    #[error(transparent)]
+    Der(#[from] x509_cert::der::Error),
+    #[error("issuer {issuer} is not {expected}")]
+    IssuerName { issuer: String, expected: String },
+    #[error("unsupported certificate signature algorithm {0}")]
+    UnsupportedAlgorithm(ObjectIdentifier),
+    #[error("certificate signature has unused bits")]
+    UnusedBits,
+    #[error("signature by {issuer} does not verify: {source}")]
+    Signature {
+        issuer: String,
+        #[source]
+        source: SignatureError,
+    },
+    #[error("CA certificate {subject} is valid from {not_before} to {not_after}, not at {at}")]
+    CaNotValid {
+        subject: String,
+        not_before: Timestamp,
+        not_after: Timestamp,
+        at: Timestamp,
+    },
+    #[error("the trusted root trusts {uri} {window}, not at {at}")]
+    OutsideTrustWindow {
+        uri: String,
+        window: Window,
+        at: Timestamp,
+    },
+}
+
 /// The certificate's subject public key.
-pub(crate) fn public_key(cert: &Certificate) -> Result<PublicKey, String> {
-    PublicKey::from_spki(cert.tbs_certificate().subject_public_key_info())
-        .map_err(|e| e.to_string())
+pub(crate) fn public_key(cert: &Certificate) -> Result<PublicKey, CertError> {
+    Ok(PublicKey::from_spki(
+        cert.tbs_certificate().subject_public_key_info(),
+    )?)
 }
 
 /// The certificate's SubjectPublicKeyInfo DER, as log entries may record the signer's key.
-pub(crate) fn spki_der(cert: &Certificate) -> Result<Vec<u8>, String> {
-    cert.tbs_certificate()
-        .subject_public_key_info()
-        .to_der()
-        .map_err(|e| e.to_string())
+pub(crate) fn spki_der(cert: &Certificate) -> Result<Vec<u8>, CertError> {
+    Ok(cert.tbs_certificate().subject_public_key_info().to_der()?)
 }
 
 /// Whether `issuer` signed `cert`: names chain and the signature verifies.
-pub(crate) fn issued_by(cert: &Certificate, issuer: &Certificate) -> Result<(), String> {
+pub(crate) fn issued_by(cert: &Certificate, issuer: &Certificate) -> Result<(), CertError> {
     if cert.tbs_certificate().issuer() != issuer.tbs_certificate().subject() {
-        return Err(format!(
-            "issuer {} is not {}",
-            cert.tbs_certificate().issuer(),
-            issuer.tbs_certificate().subject()
-        ));
+        return Err(CertError::IssuerName {
+            issuer: cert.tbs_certificate().issuer().to_string(),
+            expected: issuer.tbs_certificate().subject().to_string(),
+        });
     }
-    let scheme = SignatureScheme::from_oid(&cert.signature_algorithm().oid).ok_or_else(|| {
-        format!(
-            "unsupported certificate signature algorithm {}",
-            cert.signature_algorithm().oid
-        )
-    })?;
-    let tbs = cert.tbs_certificate().to_der().map_err(|e| e.to_string())?;
-    let signature = cert
-        .signature()
-        .as_bytes()
-        .ok_or("certificate signature has unused bits")?;
+    let scheme = SignatureScheme::from_oid(&cert.signature_algorithm().oid).ok_or(
+        CertError::UnsupportedAlgorithm(cert.signature_algorithm().oid),
+    )?;
+    let tbs = cert.tbs_certificate().to_der()?;
+    let signature = cert.signature().as_bytes().ok_or(CertError::UnusedBits)?;
     public_key(issuer)?
         .verify_scheme(scheme, &tbs, signature)
-        .map_err(|e| {
-            format!(
-                "signature by {} does not verify: {e}",
-                issuer.tbs_certificate().subject()
-            )
+        .map_err(|source| CertError::Signature {
+            issuer: issuer.tbs_certificate().subject().to_string(),
+            source,
         })
 }
 
@@ -82,24 +107,27 @@ pub(crate) fn verify_against(
     leaf: &Certificate,
     authority: &Authority,
     at: Timestamp,
-) -> Result<(), String> {
+) -> Result<(), CertError> {
     let mut child = leaf;
     for ca in &authority.chain {
         issued_by(child, ca)?;
         let (not_before, not_after) = validity(ca);
         if at < not_before || at > not_after {
-            return Err(format!(
-                "CA certificate {} is valid from {not_before} to {not_after}, not at {at}",
-                ca.tbs_certificate().subject()
-            ));
+            return Err(CertError::CaNotValid {
+                subject: ca.tbs_certificate().subject().to_string(),
+                not_before,
+                not_after,
+                at,
+            });
         }
         child = ca;
     }
     if !authority.window.contains(at) {
-        return Err(format!(
-            "the trusted root trusts {} {}, not at {at}",
-            authority.uri, authority.window
-        ));
+        return Err(CertError::OutsideTrustWindow {
+            uri: authority.uri.clone(),
+            window: authority.window,
+            at,
+        });
     }
     Ok(())
 }

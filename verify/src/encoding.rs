@@ -3,10 +3,22 @@
 
 use base64ct::{Base64, Encoding};
 
+/// Why text is not the base64 or the PEM block it should be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodingError {
+    #[error("invalid base64: {0}")]
+    Base64(base64ct::Error),
+    #[error("not PEM: no BEGIN line")]
+    NoBeginLine,
+    /// The block's END line (`-----END LABEL-----`) was not found.
+    #[error("not PEM: no `{0}` line")]
+    NoEndLine(String),
+}
+
 /// Decode standard padded base64. ASCII whitespace is skipped, as the other Sigstore
 /// clients' JSON readers do: line-wrapped base64 (`base64` without `-w0`) is common in
 /// hand-made bundles.
-pub(crate) fn b64(s: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn b64(s: &str) -> Result<Vec<u8>, EncodingError> {
     let compact: String;
     let s = if s.bytes().any(|b| b.is_ascii_whitespace()) {
         compact = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
@@ -14,7 +26,7 @@ pub(crate) fn b64(s: &str) -> Result<Vec<u8>, String> {
     } else {
         s
     };
-    Base64::decode_vec(s).map_err(|e| format!("invalid base64: {e}"))
+    Base64::decode_vec(s).map_err(EncodingError::Base64)
 }
 
 /// Encode as standard padded base64.
@@ -27,13 +39,13 @@ pub(crate) fn b64_encode(bytes: &[u8]) -> String {
 /// Lenient by design, unlike pem-rfc7468's strict RFC 7468 parser: Rekor stores PEM written
 /// by many clients, some with one unwrapped base64 line, and refusing those would refuse
 /// valid log entries. The label and the base64 are still checked.
-pub fn pem_decode(text: &str) -> Result<(String, Vec<u8>), String> {
+pub fn pem_decode(text: &str) -> Result<(String, Vec<u8>), EncodingError> {
     let mut lines = text.trim().lines().map(str::trim);
     let begin = lines.next().unwrap_or_default();
     let label = begin
         .strip_prefix("-----BEGIN ")
         .and_then(|l| l.strip_suffix("-----"))
-        .ok_or("not PEM: no BEGIN line")?;
+        .ok_or(EncodingError::NoBeginLine)?;
     let end = format!("-----END {label}-----");
     let mut body = String::new();
     for line in lines.by_ref() {
@@ -42,7 +54,7 @@ pub fn pem_decode(text: &str) -> Result<(String, Vec<u8>), String> {
         }
         body.push_str(line);
     }
-    Err(format!("not PEM: no `{end}` line"))
+    Err(EncodingError::NoEndLine(end))
 }
 
 #[cfg(test)]

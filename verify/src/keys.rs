@@ -284,7 +284,8 @@ impl PublicKey {
 
 /// The DER SubjectPublicKeyInfo of a PEM `PUBLIC KEY`, for comparing with log entries.
 pub(crate) fn spki_der_from_pem(pem: &str) -> Result<Vec<u8>, KeyError> {
-    let (label, der) = super::encoding::pem_decode(pem).map_err(KeyError::Pem)?;
+    let (label, der) =
+        super::encoding::pem_decode(pem).map_err(|e| KeyError::Pem(e.to_string()))?;
     if label != "PUBLIC KEY" {
         return Err(KeyError::Pem(format!(
             "expected a `PUBLIC KEY` block, found `{label}`"

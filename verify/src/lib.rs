@@ -60,7 +60,7 @@ pub use trust_root::{TrustRootError, TrustedRoot};
 // Certificate and PEM helpers the keyless signer shares, so it reads a fresh Fulcio
 // certificate exactly as verification will.
 pub use certificate::validity as certificate_validity;
-pub use encoding::pem_decode;
+pub use encoding::{EncodingError, pem_decode};
 pub use policy::{oidc_issuer, subject_alt_names};
 
 use artifact::Digests;
@@ -116,11 +116,13 @@ pub fn verify_bundle(
             let issuing_ca = certificate::verify_fulcio_chain(cert, root)?;
             sct::verify(cert, der, issuing_ca, root)?;
             policy::check_identity(cert, identity, issuer)?;
-            let key = certificate::public_key(cert).map_err(VerifyError::CertificateProfile)?;
+            let key = certificate::public_key(cert)
+                .map_err(|e| VerifyError::CertificateProfile(e.to_string()))?;
             (
                 key,
                 der.as_slice(),
-                certificate::spki_der(cert).map_err(VerifyError::CertificateProfile)?,
+                certificate::spki_der(cert)
+                    .map_err(|e| VerifyError::CertificateProfile(e.to_string()))?,
                 Some(cert.as_ref()),
                 Some((identity.clone(), issuer.clone())),
             )

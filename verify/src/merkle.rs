@@ -18,27 +18,38 @@ fn node_hash(left: &[u8], right: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// Why an inclusion proof leads nowhere, before any hash is compared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ProofError {
+    #[error("leaf index {index} is outside a tree of size {size}")]
+    IndexOutsideTree { index: u64, size: u64 },
+    #[error("a proof hash has {0} bytes, not 32")]
+    HashLength(usize),
+    #[error("the proof has more hashes than the tree has levels")]
+    TooManyHashes,
+    #[error("the proof has fewer hashes than the tree has levels")]
+    TooFewHashes,
+}
+
 /// The root hash that `proof` leads to from leaf `index` of a tree of `size` leaves.
 pub(crate) fn root_from_inclusion_proof(
     index: u64,
     size: u64,
     leaf: [u8; 32],
     proof: &[Vec<u8>],
-) -> Result<[u8; 32], String> {
+) -> Result<[u8; 32], ProofError> {
     if index >= size {
-        return Err(format!(
-            "leaf index {index} is outside a tree of size {size}"
-        ));
+        return Err(ProofError::IndexOutsideTree { index, size });
     }
     let mut fn_ = index;
     let mut sn = size - 1;
     let mut r = leaf;
     for p in proof {
         if p.len() != 32 {
-            return Err(format!("a proof hash has {} bytes, not 32", p.len()));
+            return Err(ProofError::HashLength(p.len()));
         }
         if sn == 0 {
-            return Err("the proof has more hashes than the tree has levels".into());
+            return Err(ProofError::TooManyHashes);
         }
         if fn_ & 1 == 1 || fn_ == sn {
             r = node_hash(p, &r);
@@ -55,7 +66,7 @@ pub(crate) fn root_from_inclusion_proof(
         sn >>= 1;
     }
     if sn != 0 {
-        return Err("the proof has fewer hashes than the tree has levels".into());
+        return Err(ProofError::TooFewHashes);
     }
     Ok(r)
 }

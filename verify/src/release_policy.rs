@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::{Policy, TrustedKey};
+use crate::{KeyError, Policy, TrustedKey};
 
 /// The repository's `release.toml`, compiled in.
 const EMBEDDED_POLICY: &str = include_str!("../../release.toml");
@@ -39,7 +39,7 @@ pub enum PolicyError {
     Field {
         file: String,
         field: &'static str,
-        problem: String,
+        problem: FieldProblem,
     },
     #[error(
         "tag {tag:?} does not follow the tag scheme {pattern:?} of release policy {file}: \
@@ -49,7 +49,69 @@ pub enum PolicyError {
         tag: String,
         pattern: String,
         file: String,
-        problem: String,
+        problem: TagProblem,
+    },
+}
+
+/// What is wrong with one field of a release policy; the message follows the field's name
+/// ("field `targets` is missing").
+#[derive(Debug, thiserror::Error)]
+pub enum FieldProblem {
+    #[error("is missing")]
+    Missing,
+    #[error("is empty; list every target a release ships")]
+    NoTargets,
+    #[error("lists {0:?} twice")]
+    ListedTwice(String),
+    #[error("lists {0:?}, which is not a target triple such as x86_64-unknown-linux-gnu")]
+    NotATarget(String),
+    #[error(
+        "is set together with keyless fields; a signer is either keyless (issuer, \
+         repository, workflow) or a key pair (public_key)"
+    )]
+    KeyAndKeyless,
+    #[error("must be an absolute path in a policy that is not read from a file")]
+    RelativeKey,
+    /// The key file cannot be read (the message names it).
+    #[error("{0}")]
+    ReadKey(std::io::Error),
+    #[error("{}: {problem}", path.display())]
+    Key { path: PathBuf, problem: KeyError },
+    #[error("{0:?} is not an https:// OIDC issuer URL")]
+    NotHttps(String),
+    #[error("{0:?} is not a GitHub repository of the form owner/name")]
+    NotARepository(String),
+    #[error("{0:?} is not a workflow file path such as .github/workflows/release.yml")]
+    NotAWorkflow(String),
+    #[error(transparent)]
+    TagPattern(#[from] TagPatternProblem),
+}
+
+/// Why a tag pattern is not usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TagPatternProblem {
+    #[error("{0:?} has no {VERSION_PLACEHOLDER} placeholder")]
+    NoPlaceholder(String),
+    #[error("{0:?} has more than one {VERSION_PLACEHOLDER} placeholder")]
+    TwoPlaceholders(String),
+    #[error(
+        "{pattern:?} contains {c:?}; besides {VERSION_PLACEHOLDER} a tag pattern may use only \
+         ASCII letters, digits, '.', '_', '-' and '/'"
+    )]
+    Character { pattern: String, c: char },
+    #[error("{0:?} is not a valid git tag name")]
+    NotAGitTag(String),
+}
+
+/// Why a tag does not follow the tag scheme.
+#[derive(Debug, thiserror::Error)]
+pub enum TagProblem {
+    #[error("it is not of the form {0}")]
+    NotOfTheForm(String),
+    #[error("{version:?} is not a semantic version ({problem})")]
+    NotSemver {
+        version: String,
+        problem: semver::Error,
     },
 }
 
@@ -61,16 +123,12 @@ pub struct TagPattern {
 }
 
 impl TagPattern {
-    fn parse(pattern: &str) -> Result<Self, String> {
+    fn parse(pattern: &str) -> Result<Self, TagPatternProblem> {
         let Some((prefix, suffix)) = pattern.split_once(VERSION_PLACEHOLDER) else {
-            return Err(format!(
-                "{pattern:?} has no {VERSION_PLACEHOLDER} placeholder"
-            ));
+            return Err(TagPatternProblem::NoPlaceholder(pattern.to_owned()));
         };
         if suffix.contains(VERSION_PLACEHOLDER) {
-            return Err(format!(
-                "{pattern:?} has more than one {VERSION_PLACEHOLDER} placeholder"
-            ));
+            return Err(TagPatternProblem::TwoPlaceholders(pattern.to_owned()));
         }
         // Tags become part of a certificate identity (`@refs/tags/<tag>`): only characters
         // that git allows and that need no escaping in a URI.
@@ -79,13 +137,13 @@ impl TagPattern {
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
         {
-            return Err(format!(
-                "{pattern:?} contains {c:?}; besides {VERSION_PLACEHOLDER} a tag pattern may \
-                 use only ASCII letters, digits, '.', '_', '-' and '/'"
-            ));
+            return Err(TagPatternProblem::Character {
+                pattern: pattern.to_owned(),
+                c,
+            });
         }
         if prefix.starts_with('/') || suffix.ends_with('/') || literal.contains("//") {
-            return Err(format!("{pattern:?} is not a valid git tag name"));
+            return Err(TagPatternProblem::NotAGitTag(pattern.to_owned()));
         }
         Ok(TagPattern {
             prefix: prefix.to_owned(),
@@ -99,13 +157,15 @@ impl TagPattern {
     }
 
     /// The version a tag names, if the tag follows the pattern.
-    pub fn version(&self, tag: &str) -> Result<semver::Version, String> {
+    pub fn version(&self, tag: &str) -> Result<semver::Version, TagProblem> {
         let version = tag
             .strip_prefix(&self.prefix)
             .and_then(|rest| rest.strip_suffix(&self.suffix))
-            .ok_or_else(|| format!("it is not of the form {self}"))?;
-        semver::Version::parse(version)
-            .map_err(|e| format!("{version:?} is not a semantic version ({e})"))
+            .ok_or_else(|| TagProblem::NotOfTheForm(self.to_string()))?;
+        semver::Version::parse(version).map_err(|problem| TagProblem::NotSemver {
+            version: version.to_owned(),
+            problem,
+        })
     }
 }
 
@@ -215,27 +275,24 @@ impl ReleasePolicy {
             file: file.clone(),
             problem: e.to_string(),
         })?;
-        let field = |field: &'static str, problem: String| PolicyError::Field {
+        let field = |field: &'static str, problem: FieldProblem| PolicyError::Field {
             file: file.clone(),
             field,
             problem,
         };
-        let missing = |name: &'static str| field(name, "is missing".to_owned());
+        let missing = |name: &'static str| field(name, FieldProblem::Missing);
 
         let tag = raw.tag.ok_or_else(|| missing("tag"))?;
-        let tag = TagPattern::parse(&tag).map_err(|p| field("tag", p))?;
+        let tag = TagPattern::parse(&tag).map_err(|p| field("tag", p.into()))?;
 
         let targets = raw.targets.ok_or_else(|| missing("targets"))?;
         if targets.is_empty() {
-            return Err(field(
-                "targets",
-                "is empty; list every target a release ships".into(),
-            ));
+            return Err(field("targets", FieldProblem::NoTargets));
         }
         for (i, target) in targets.iter().enumerate() {
             check_target(target).map_err(|p| field("targets", p))?;
             if targets[..i].contains(target) {
-                return Err(field("targets", format!("lists {target:?} twice")));
+                return Err(field("targets", FieldProblem::ListedTwice(target.clone())));
             }
         }
 
@@ -247,12 +304,7 @@ impl ReleasePolicy {
                     || signer.workflow.is_some()
                     || signer.signing_workflow.is_some() =>
             {
-                return Err(field(
-                    "signer.public_key",
-                    "is set together with keyless fields; a signer is either keyless \
-                     (issuer, repository, workflow) or a key pair (public_key)"
-                        .into(),
-                ));
+                return Err(field("signer.public_key", FieldProblem::KeyAndKeyless));
             }
             Some(key_path) => SignerPolicy::Key(key_signer(key_path, base_dir, &field)?),
             None => SignerPolicy::Keyless(workflow_signer(signer, &field)?),
@@ -301,7 +353,7 @@ impl ReleasePolicy {
     }
 }
 
-type FieldError<'a> = dyn Fn(&'static str, String) -> PolicyError + 'a;
+type FieldError<'a> = dyn Fn(&'static str, FieldProblem) -> PolicyError + 'a;
 
 fn key_signer(
     key_path: &Path,
@@ -312,16 +364,20 @@ fn key_signer(
         _ if key_path.is_absolute() => key_path.to_path_buf(),
         Some(dir) => dir.join(key_path),
         None => {
-            return Err(field(
-                "signer.public_key",
-                "must be an absolute path in a policy that is not read from a file".into(),
-            ));
+            return Err(field("signer.public_key", FieldProblem::RelativeKey));
         }
     };
-    let pem =
-        fs_err::read_to_string(&path).map_err(|e| field("signer.public_key", e.to_string()))?;
-    let key = TrustedKey::from_pem(&pem)
-        .map_err(|e| field("signer.public_key", format!("{}: {e}", path.display())))?;
+    let pem = fs_err::read_to_string(&path)
+        .map_err(|e| field("signer.public_key", FieldProblem::ReadKey(e)))?;
+    let key = TrustedKey::from_pem(&pem).map_err(|problem| {
+        field(
+            "signer.public_key",
+            FieldProblem::Key {
+                path: path.clone(),
+                problem,
+            },
+        )
+    })?;
     Ok(KeyPolicy { path, key })
 }
 
@@ -329,13 +385,10 @@ fn workflow_signer(
     signer: SignerToml,
     field: &FieldError<'_>,
 ) -> Result<WorkflowSigner, PolicyError> {
-    let missing = |name: &'static str| field(name, "is missing".to_owned());
+    let missing = |name: &'static str| field(name, FieldProblem::Missing);
     let issuer = signer.issuer.ok_or_else(|| missing("signer.issuer"))?;
     if !issuer.starts_with("https://") {
-        return Err(field(
-            "signer.issuer",
-            format!("{issuer:?} is not an https:// OIDC issuer URL"),
-        ));
+        return Err(field("signer.issuer", FieldProblem::NotHttps(issuer)));
     }
     let repository = signer
         .repository
@@ -359,7 +412,7 @@ fn workflow_signer(
 }
 
 /// A Rust target triple: `arch-vendor-os[-env]` in lowercase ASCII.
-fn check_target(target: &str) -> Result<(), String> {
+fn check_target(target: &str) -> Result<(), FieldProblem> {
     let parts: Vec<&str> = target.split('-').collect();
     let well_formed = (3..=4).contains(&parts.len())
         && parts.iter().all(|p| {
@@ -370,13 +423,11 @@ fn check_target(target: &str) -> Result<(), String> {
     if well_formed {
         Ok(())
     } else {
-        Err(format!(
-            "lists {target:?}, which is not a target triple such as x86_64-unknown-linux-gnu"
-        ))
+        Err(FieldProblem::NotATarget(target.to_owned()))
     }
 }
 
-fn check_repository(repository: &str) -> Result<(), String> {
+fn check_repository(repository: &str) -> Result<(), FieldProblem> {
     let valid_part = |p: &str| {
         !p.is_empty()
             && p != "."
@@ -386,13 +437,11 @@ fn check_repository(repository: &str) -> Result<(), String> {
     };
     match repository.split_once('/') {
         Some((owner, name)) if valid_part(owner) && valid_part(name) => Ok(()),
-        _ => Err(format!(
-            "{repository:?} is not a GitHub repository of the form owner/name"
-        )),
+        _ => Err(FieldProblem::NotARepository(repository.to_owned())),
     }
 }
 
-fn check_workflow(workflow: &str) -> Result<(), String> {
+fn check_workflow(workflow: &str) -> Result<(), FieldProblem> {
     let file = workflow
         .strip_prefix(".github/workflows/")
         .unwrap_or_default();
@@ -405,9 +454,7 @@ fn check_workflow(workflow: &str) -> Result<(), String> {
     if valid {
         Ok(())
     } else {
-        Err(format!(
-            "{workflow:?} is not a workflow file path such as .github/workflows/release.yml"
-        ))
+        Err(FieldProblem::NotAWorkflow(workflow.to_owned()))
     }
 }
 

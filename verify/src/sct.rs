@@ -10,7 +10,7 @@ use x509_cert::Certificate;
 use x509_cert::der::Encode;
 use x509_cert::der::oid::ObjectIdentifier;
 
-use super::asn1::{self, tag};
+use super::asn1::{self, DerError, tag};
 use super::error::VerifyError;
 use super::keys::HashAlg;
 use super::trust_root::TrustedRoot;
@@ -27,34 +27,53 @@ pub(crate) struct Sct<'a> {
     signature: &'a [u8],
 }
 
+/// Why the embedded SCT list cannot be read, or the precertificate not rebuilt.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum SctError {
+    #[error("truncated SCT list")]
+    Truncated,
+    /// A length does not fit this platform's `usize`.
+    #[error(transparent)]
+    Length(#[from] std::num::TryFromIntError),
+    #[error("trailing bytes after the SCT list")]
+    TrailingBytes,
+    #[error("unsupported SCT version {0}")]
+    Version(u64),
+    /// The certificate's DER, walked to remove the SCT list.
+    #[error(transparent)]
+    Der(#[from] DerError),
+    #[error("empty certificate")]
+    EmptyCertificate,
+}
+
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SctError> {
         if self.0.len() < n {
-            return Err("truncated SCT list".into());
+            return Err(SctError::Truncated);
         }
         let (head, rest) = self.0.split_at(n);
         self.0 = rest;
         Ok(head)
     }
-    fn uint(&mut self, n: usize) -> Result<u64, String> {
+    fn uint(&mut self, n: usize) -> Result<u64, SctError> {
         Ok(self
             .take(n)?
             .iter()
             .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
     }
-    fn vec(&mut self, len_bytes: usize) -> Result<&'a [u8], String> {
-        let len = usize::try_from(self.uint(len_bytes)?).map_err(|e| e.to_string())?;
+    fn vec(&mut self, len_bytes: usize) -> Result<&'a [u8], SctError> {
+        let len = usize::try_from(self.uint(len_bytes)?)?;
         self.take(len)
     }
 }
 
-pub(crate) fn parse_list(tls: &[u8]) -> Result<Vec<Sct<'_>>, String> {
+pub(crate) fn parse_list(tls: &[u8]) -> Result<Vec<Sct<'_>>, SctError> {
     let mut outer = Reader(tls);
     let list = outer.vec(2)?;
     if !outer.0.is_empty() {
-        return Err("trailing bytes after the SCT list".into());
+        return Err(SctError::TrailingBytes);
     }
     let mut items = Reader(list);
     let mut scts = Vec::new();
@@ -62,7 +81,7 @@ pub(crate) fn parse_list(tls: &[u8]) -> Result<Vec<Sct<'_>>, String> {
         let mut r = Reader(items.vec(2)?);
         let version = r.uint(1)?;
         if version != 0 {
-            return Err(format!("unsupported SCT version {version}"));
+            return Err(SctError::Version(version));
         }
         let log_id = r.take(32)?;
         let timestamp_ms = r.uint(8)?;
@@ -83,22 +102,21 @@ pub(crate) fn parse_list(tls: &[u8]) -> Result<Vec<Sct<'_>>, String> {
 
 /// The precertificate TBS: the leaf's TBSCertificate with the SCT list extension removed,
 /// re-encoded byte for byte from the original DER otherwise.
-pub(crate) fn precert_tbs(leaf_der: &[u8]) -> Result<Vec<u8>, String> {
-    let cert = asn1::read_single(leaf_der).map_err(|e| e.to_string())?;
-    let cert_fields = cert.children().map_err(|e| e.to_string())?;
-    let tbs = cert_fields.first().ok_or("empty certificate")?;
+pub(crate) fn precert_tbs(leaf_der: &[u8]) -> Result<Vec<u8>, SctError> {
+    let cert = asn1::read_single(leaf_der)?;
+    let cert_fields = cert.children()?;
+    let tbs = cert_fields.first().ok_or(SctError::EmptyCertificate)?;
     let mut content = Vec::new();
-    for field in tbs.children().map_err(|e| e.to_string())? {
+    for field in tbs.children()? {
         if field.tag != tag::CONTEXT_3 {
             content.extend_from_slice(field.raw);
             continue;
         }
-        let exts = asn1::read_single(field.content).map_err(|e| e.to_string())?;
+        let exts = asn1::read_single(field.content)?;
         let mut kept = Vec::new();
-        for ext in exts.children().map_err(|e| e.to_string())? {
+        for ext in exts.children()? {
             let oid = ext
-                .children()
-                .map_err(|e| e.to_string())?
+                .children()?
                 .first()
                 .map(|o| o.content.to_vec())
                 .unwrap_or_default();
@@ -140,8 +158,8 @@ pub(crate) fn verify(
     let inner = asn1::read_single(ext.extn_value.as_bytes())
         .and_then(|t| t.expect(tag::OCTET_STRING, "SCT list is not an OCTET STRING"))
         .map_err(|e| fail(e.to_string()))?;
-    let scts = parse_list(inner).map_err(fail)?;
-    let tbs = precert_tbs(leaf_der).map_err(fail)?;
+    let scts = parse_list(inner).map_err(|e| fail(e.to_string()))?;
+    let tbs = precert_tbs(leaf_der).map_err(|e| fail(e.to_string()))?;
     let issuer_spki = issuer
         .tbs_certificate()
         .subject_public_key_info()

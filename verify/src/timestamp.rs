@@ -16,9 +16,9 @@ use x509_cert::der::oid::ObjectIdentifier;
 use x509_cert::ext::pkix::{ExtendedKeyUsage, SubjectKeyIdentifier};
 
 use super::asn1::{self, Tlv, tag};
-use super::certificate::{self, ID_KP_TIME_STAMPING};
+use super::certificate::{self, CertError, ID_KP_TIME_STAMPING};
 use super::error::VerifyError;
-use super::keys::{HashAlg, SignatureScheme};
+use super::keys::{HashAlg, SignatureError, SignatureScheme};
 use super::trust_root::{Authority, TrustedRoot};
 
 const ID_SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.2");
@@ -289,7 +289,25 @@ fn sid_matches(sid: &Tlv<'_>, cert: &Certificate) -> bool {
     }
 }
 
-fn verify_with_authority(token: &Token<'_>, authority: &Authority) -> Result<(), String> {
+/// Why one timestamp authority of the trusted root did not vouch for a token.
+#[derive(Debug, thiserror::Error)]
+enum AuthorityError {
+    /// The TSA certificate's key or chain.
+    #[error(transparent)]
+    Certificate(#[from] CertError),
+    #[error("the TSA signature does not verify: {0}")]
+    Signature(SignatureError),
+    #[error("the TSA certificate lacks the timeStamping extended key usage")]
+    NoTimeStampingUsage,
+    #[error("the TSA certificate is valid from {not_before} to {not_after}, not at {at}")]
+    NotValid {
+        not_before: Timestamp,
+        not_after: Timestamp,
+        at: Timestamp,
+    },
+}
+
+fn verify_with_authority(token: &Token<'_>, authority: &Authority) -> Result<(), AuthorityError> {
     let leaf = &authority.chain[0];
     let at = token.gen_time;
     // The signature covers the DER of the attributes as a SET OF (RFC 5652 §5.4): the same
@@ -305,23 +323,25 @@ fn verify_with_authority(token: &Token<'_>, authority: &Authority) -> Result<(),
         (s, _) => s,
     };
     key.verify_scheme(scheme, &signed, token.signer.signature)
-        .map_err(|e| format!("the TSA signature does not verify: {e}"))?;
+        .map_err(AuthorityError::Signature)?;
     match leaf.tbs_certificate().get_extension::<ExtendedKeyUsage>() {
         Ok(Some((_, eku))) if eku.0.contains(&ID_KP_TIME_STAMPING) => {}
-        _ => return Err("the TSA certificate lacks the timeStamping extended key usage".into()),
+        _ => return Err(AuthorityError::NoTimeStampingUsage),
     }
     let (not_before, not_after) = certificate::validity(leaf);
     if at < not_before || at > not_after {
-        return Err(format!(
-            "the TSA certificate is valid from {not_before} to {not_after}, not at {at}"
-        ));
+        return Err(AuthorityError::NotValid {
+            not_before,
+            not_after,
+            at,
+        });
     }
     let rest = Authority {
         uri: authority.uri.clone(),
         chain: authority.chain[1..].to_vec(),
         window: authority.window,
     };
-    certificate::verify_against(leaf, &rest, at)
+    Ok(certificate::verify_against(leaf, &rest, at)?)
 }
 
 /// Verify one RFC 3161 timestamp over `signature` (the bundle's signature bytes) and return

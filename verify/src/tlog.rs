@@ -311,7 +311,7 @@ pub(crate) fn verify_entry(
             leaf,
             &proof.hashes,
         )
-        .map_err(VerifyError::InclusionProof)?;
+        .map_err(|e| VerifyError::InclusionProof(e.to_string()))?;
         if computed.as_slice() != proof.root_hash.as_slice() {
             return Err(VerifyError::InclusionProof(format!(
                 "the proof leads to root {}, not to the stated root {}",
