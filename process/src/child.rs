@@ -115,8 +115,8 @@ impl ChildCommand {
         if !stdin_set {
             command.stdin(Stdio::null());
         }
+        #[cfg(unix)]
         if group == Group::Own {
-            #[cfg(unix)]
             std::os::unix::process::CommandExt::process_group(&mut command, 0);
         }
         #[cfg(windows)]
