@@ -516,6 +516,9 @@ fn prepare(
         if let Some(parent) = target.parent() {
             create_private_dir(parent).map_err(|e| internal(&e))?;
         }
+        // The one test seam on this path: a unit test holds the copy here (copy_gate.rs) to
+        // prove it runs off the async workers. Only test builds have it; a build compiles
+        // neither the statement nor the module.
         #[cfg(test)]
         super::copy_gate::wait(&dataset.path);
         // Opened again the way it was validated, and copied through that handle: what the
