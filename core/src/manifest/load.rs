@@ -2,7 +2,8 @@
 //!
 //! This file is the order of the checks; each section of the manifest is checked in a file
 //! named for it (`top_level`, `runtime`, `programs`, `placement`, `limits`, `datasets`,
-//! `workflow` and the workflow's parts, `parameters` with `columns`, `templates`, `options`),
+//! `workflow` and the workflow's parts, `sandbox`, `parameters` with `columns`, `templates`,
+//! `options`),
 //! all writing through one [`Checker`]. The sections never import this file.
 
 use std::path::{Path, PathBuf};
@@ -121,6 +122,7 @@ fn check_manifest(c: &mut Checker<'_>, m: &Manifest) {
         datasets::check_datasets(c, m, ds);
     }
     workflow::check_workflows(c, m);
+    sandbox::check_sandboxes(c, m);
 }
 
 mod artifacts;
@@ -141,6 +143,7 @@ mod placement;
 mod programs;
 mod resources;
 mod runtime;
+mod sandbox;
 mod structure;
 mod templates;
 #[cfg(test)]

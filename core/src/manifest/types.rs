@@ -223,6 +223,31 @@ pub struct Workflow {
     /// Success predicates checked after exit 0 (`[[workflow.require]]`).
     #[serde(rename = "require", default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<super::outputs::RequireSpec>,
+    /// What this workflow's CLI may reach beyond the sandbox's defaults
+    /// (`[workflow.sandbox]`). Absent from the canonical form when not given, so manifests
+    /// without it keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSpec>,
+}
+
+/// `[workflow.sandbox]`: the grants one workflow's CLI needs on top of what every run gets
+/// (the runtime read-only, its run directory and the adapter's state directory read-write).
+/// The process limits and no-new-privileges are not here: a manifest cannot loosen them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSpec {
+    /// TCP connect and bind are allowed only when true.
+    #[serde(default)]
+    pub network: bool,
+    /// Grant `/dev/shm` read-write (POSIX semaphores of Python's multiprocessing).
+    #[serde(default)]
+    pub shared_memory: bool,
+    /// Paths the CLI may read: absolute, or `~/…` under the user's home.
+    #[serde(default)]
+    pub read_only: Vec<String>,
+    /// Paths the CLI may read and write: absolute, or `~/…` under the user's home.
+    #[serde(default)]
+    pub read_write: Vec<String>,
 }
 
 /// `[workflow.resources]`: CPUs, memory and wall-clock time one run asks a scheduler for.

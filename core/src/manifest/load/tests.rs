@@ -496,3 +496,93 @@ fn a_schema_linked_from_outside_the_manifest_directory_is_refused() {
     std::os::unix::fs::symlink("real.json", &schema).unwrap();
     load_file(&path).expect("a link inside the manifest's directory is fine");
 }
+
+#[test]
+fn workflow_sandbox_grants_are_optional_and_keep_the_hash_when_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = load_file(&write_adapter(dir.path(), GOOD, SCHEMA)).unwrap();
+    assert!(!plain.canonical_json().contains("sandbox"));
+    assert_eq!(plain.workflow("fit").unwrap().sandbox, None);
+    let with = format!(
+        "{GOOD}\n[workflow.sandbox]\nnetwork = true\nshared_memory = true\n\
+         read_only = [\"~/.config/tool/license.lic\", \"/opt/tool/share\"]\n\
+         read_write = [\"~/.cache/tool\"]\n"
+    );
+    let a = load_file(&write_adapter(&dir.path().join("s"), &with, SCHEMA)).unwrap();
+    let s = a.workflow("fit").unwrap().sandbox.clone().unwrap();
+    assert!(s.network && s.shared_memory);
+    assert_eq!(
+        s.read_only,
+        ["~/.config/tool/license.lic", "/opt/tool/share"]
+    );
+    assert_eq!(s.read_write, ["~/.cache/tool"]);
+    assert_ne!(a.sha256(), plain.sha256());
+    let empty = format!("{GOOD}\n[workflow.sandbox]\n");
+    let e = load_file(&write_adapter(&dir.path().join("e"), &empty, SCHEMA)).unwrap();
+    let s = e.workflow("fit").unwrap().sandbox.clone().unwrap();
+    assert!(!s.network && !s.shared_memory && s.read_only.is_empty() && s.read_write.is_empty());
+}
+
+fn sandbox_error(key: &str, path: &str) -> String {
+    let bad = format!("{GOOD}\n[workflow.sandbox]\n{key} = [\"/opt/ok\", \"{path}\"]\n");
+    errors_of(&bad, SCHEMA).to_string()
+}
+
+#[test]
+fn a_relative_sandbox_grant_is_refused() {
+    let text = sandbox_error("read_only", "data/license.lic");
+    assert!(
+        text.contains(
+            "workflow[0].sandbox.read_only[1]: 'data/license.lic' must be absolute or start with ~/"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("e.g. \"~/.cache/tool\""), "{text}");
+}
+
+#[test]
+fn another_users_home_is_refused_as_a_sandbox_grant() {
+    let text = sandbox_error("read_write", "~root/.ssh");
+    assert!(
+        text.contains(
+            "workflow[0].sandbox.read_write[1]: '~root/.ssh' must be absolute or start with ~/"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_sandbox_grant_with_dot_dot_is_refused() {
+    for path in ["/opt/tool/../../root", "~/.cache/../.ssh"] {
+        let text = sandbox_error("read_only", path);
+        assert!(
+            text.contains(&format!("'{path}' must not contain '..'")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn granting_the_whole_file_system_or_home_is_refused() {
+    for path in ["/", "~/", "~/."] {
+        let text = sandbox_error("read_write", path);
+        assert!(
+            text.contains(&format!(
+                "'{path}' grants the whole file system or the whole home"
+            )),
+            "{text}"
+        );
+    }
+    let bare = sandbox_error("read_only", "~");
+    assert!(
+        bare.contains("'~' must be absolute or start with ~/"),
+        "{bare}"
+    );
+}
+
+#[test]
+fn an_unknown_sandbox_key_is_refused() {
+    let unknown = format!("{GOOD}\n[workflow.sandbox]\nwrite_anywhere = true\n");
+    let text = errors_of(&unknown, SCHEMA).to_string();
+    assert!(text.contains("unknown field `write_anywhere`"), "{text}");
+}
