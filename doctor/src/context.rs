@@ -6,16 +6,19 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use scimcp_core::install_state::StateError;
 use scimcp_core::install_state::{
     AdapterRecord, AdapterSource, InstallState, RuntimeRecord, ServerCommand,
 };
 use scimcp_core::manifest::Manifest;
-use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, RuntimeProbe, requirement_names};
+use scimcp_core::runtime_probe::RuntimeProbe;
 use scimcp_setup_model::host::Host;
 use scimcp_setup_model::layout::DEFAULT_ADAPTER;
 use scimcp_setup_model::layout::Layout;
 
 use crate::check::CheckResult;
+use crate::probe::run_probe;
+use crate::unavailable::{ManifestUnavailable, ProbeError};
 
 /// Limits and switches the checks run with.
 #[derive(Debug, Clone)]
@@ -57,15 +60,12 @@ impl Default for Options {
     }
 }
 
-/// The probe and manifest time limit: they only read metadata.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// One adapter the checks are about, with its manifest and runtime probe (computed once).
 #[derive(Debug)]
 pub struct AdapterCtx {
     pub name: String,
-    manifest: OnceLock<Result<Manifest, String>>,
-    probe: OnceLock<Result<RuntimeProbe, String>>,
+    manifest: OnceLock<Result<Manifest, ManifestUnavailable>>,
+    probe: OnceLock<Result<RuntimeProbe, ProbeError>>,
 }
 
 /// A remote server the checks are about.
@@ -134,7 +134,7 @@ pub struct Context {
     pub options: Options,
     /// The receipt: `Ok(None)` when nothing is installed, `Err` with the reason when it
     /// cannot be read.
-    pub state: Result<Option<InstallState>, String>,
+    pub state: Result<Option<InstallState>, StateError>,
     /// The adapters checked: `--adapter`, else every installed one, else refsci; none with
     /// `--remote`, or when only remote servers are registered here.
     pub adapters: Vec<AdapterCtx>,
@@ -144,7 +144,7 @@ pub struct Context {
 
 impl Context {
     pub fn new(host: Host, layout: Layout, options: Options) -> Context {
-        let state = InstallState::load(&layout.root).map_err(|e| e.to_string());
+        let state = InstallState::load(&layout.root);
         let mut names: Vec<String> = options
             .adapters
             .iter()
@@ -300,7 +300,7 @@ impl Context {
     /// `adapter`'s manifest: a file adapter's managed copy, a shipped adapter as the active
     /// version ships it (the one the installer provisioned from), else as this binary embeds
     /// it.
-    pub fn manifest(&self, adapter: &str) -> Result<&Manifest, &str> {
+    pub fn manifest(&self, adapter: &str) -> Result<&Manifest, &ManifestUnavailable> {
         self.adapter(adapter)
             .manifest
             .get_or_init(|| {
@@ -327,10 +327,12 @@ impl Context {
                 };
                 loaded
                     .map(|a| a.manifest)
-                    .map_err(|e| format!("adapter {adapter} cannot be loaded: {e}"))
+                    .map_err(|source| ManifestUnavailable {
+                        adapter: adapter.to_string(),
+                        source,
+                    })
             })
             .as_ref()
-            .map_err(String::as_str)
     }
 
     /// The manifest file `--adapter` gave for `adapter`, when it was given as a path.
@@ -345,15 +347,18 @@ impl Context {
 
     /// The runtime probe (interpreter version, pinned distributions, package identity), run
     /// once on `adapter`'s recorded interpreter.
-    pub fn probe(&self, adapter: &str, runtime: &RuntimeRecord) -> Result<&RuntimeProbe, &str> {
+    pub fn probe(
+        &self,
+        adapter: &str,
+        runtime: &RuntimeRecord,
+    ) -> Result<&RuntimeProbe, &ProbeError> {
         self.adapter(adapter)
             .probe
             .get_or_init(|| {
-                let manifest = self.manifest(adapter).map_err(str::to_string)?;
+                let manifest = self.manifest(adapter).map_err(Clone::clone)?;
                 run_probe(&runtime.interpreter, manifest)
             })
             .as_ref()
-            .map_err(String::as_str)
     }
 }
 
@@ -369,37 +374,6 @@ pub fn adapter_of(args: &[String]) -> Option<String> {
         }
     }
     None
-}
-
-fn run_probe(interpreter: &Path, manifest: &Manifest) -> Result<RuntimeProbe, String> {
-    if !interpreter.is_file() {
-        return Err(format!("{} does not exist", interpreter.display()));
-    }
-    let rt = &manifest.runtime;
-    let mut cmd = scimcp_process::python_command(interpreter);
-    cmd.args(["-c", RUNTIME_PROBE_SCRIPT])
-        .arg(rt.package.clone().unwrap_or_default())
-        .args(requirement_names(&rt.requirements));
-    let out = scimcp_process::run(
-        scimcp_process::Step::new("the runtime probe", cmd).timeout(PROBE_TIMEOUT),
-    )
-    .map_err(|e| format!("cannot run {}: {e}", interpreter.display()))?;
-    if out.timed_out {
-        return Err(format!(
-            "{} did not answer within {} s",
-            interpreter.display(),
-            PROBE_TIMEOUT.as_secs()
-        ));
-    }
-    if !out.success() {
-        return Err(format!(
-            "{} failed: {}",
-            interpreter.display(),
-            out.stderr_tail(3).join(" | ")
-        ));
-    }
-    serde_json::from_str(out.stdout.trim())
-        .map_err(|e| format!("unexpected runtime probe output: {e}"))
 }
 
 /// The platform name manifests use (`linux`, `macos`, `windows`).

@@ -170,8 +170,28 @@ fn push_clients(command: &mut String, clients: &BTreeSet<String>) {
 /// this one only stops a repair that hangs.
 const REPAIR_LIMIT: Duration = Duration::from_secs(3 * 3600);
 
+/// Why one `scimcp-setup repair` did not report; the fix record shows it after the repair's
+/// label.
+#[derive(Debug, thiserror::Error)]
+enum RepairError {
+    #[error(
+        "the repair needs {name}, which is neither beside scimcp-doctor nor in the active \
+         version (looked at {}); install scimcp again (`scimcp-setup install`)",
+        looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    NoSetupBinary { name: String, looked: Vec<PathBuf> },
+    /// The repair could not be run, or it failed without a report.
+    #[error(transparent)]
+    Run(#[from] scimcp_process::ProcessError),
+    /// The repair's own JSON failure, by its message.
+    #[error("{message}")]
+    Refused { message: String },
+    #[error("`scimcp-setup repair` printed no report")]
+    NoReport,
+}
+
 /// The `scimcp-setup` binary: beside this executable, else in the active version.
-fn setup_binary(root: &Path, platform: Platform) -> Result<PathBuf, String> {
+fn setup_binary(root: &Path, platform: Platform) -> Result<PathBuf, RepairError> {
     let name = format!("scimcp-setup{}", platform.exe_suffix());
     let beside = std::env::current_exe()
         .ok()
@@ -181,12 +201,10 @@ fn setup_binary(root: &Path, platform: Platform) -> Result<PathBuf, String> {
     if let Some(found) = candidates.iter().find(|p| p.is_file()) {
         return Ok(found.clone());
     }
-    let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "the repair needs {name}, which is neither beside scimcp-doctor nor in the active \
-         version (looked at {}); install scimcp again (`scimcp-setup install`)",
-        looked.join(", ")
-    ))
+    Err(RepairError::NoSetupBinary {
+        name,
+        looked: candidates,
+    })
 }
 
 /// What `scimcp-setup repair --json` reports (the part the fix record shows).
@@ -219,7 +237,7 @@ fn run_repair(
     root: &Path,
     args: &[String],
     clients: &BTreeSet<String>,
-) -> Result<SetupReport, String> {
+) -> Result<SetupReport, RepairError> {
     let mut command = Command::new(binary);
     command.arg("repair").args(args);
     for c in clients {
@@ -229,7 +247,7 @@ fn run_repair(
         .args(["--json", "--yes"])
         .env(scimcp_core::dirs::HOME_ENV, root);
     let step = scimcp_process::Step::new("`scimcp-setup repair`", command).timeout(REPAIR_LIMIT);
-    let captured = scimcp_process::run(step).map_err(|e| e.to_string())?;
+    let captured = scimcp_process::run(step)?;
     let stdout = captured.stdout.trim();
     if let Ok(report) = serde_json::from_str::<SetupReport>(stdout) {
         return Ok(report);
@@ -239,12 +257,12 @@ fn run_repair(
         message: String,
     }
     if let Ok(f) = serde_json::from_str::<Failure>(stdout) {
-        return Err(f.message);
+        return Err(RepairError::Refused { message: f.message });
     }
-    Err(match captured.check() {
-        Err(e) => e.to_string(),
-        Ok(_) => "`scimcp-setup repair` printed no report".to_string(),
-    })
+    match captured.check() {
+        Err(e) => Err(e.into()),
+        Ok(_) => Err(RepairError::NoReport),
+    }
 }
 
 fn steps_of(report: &SetupReport) -> Vec<String> {

@@ -15,7 +15,9 @@ mod checks;
 mod cli;
 mod context;
 mod fix;
+mod probe;
 mod report;
+mod unavailable;
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};

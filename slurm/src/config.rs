@@ -89,19 +89,61 @@ impl Default for SlurmConfig {
     }
 }
 
+/// Why the operator's Slurm configuration cannot be used. Each message names the file; an
+/// invalid one lists every problem and the directives that are allowed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read (the message names it and says why).
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error("{}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: toml::de::Error,
+    },
+    // The hint stays in the message: the server reports this through anyhow, where a
+    // `Hint` of this crate's type is out of reach.
+    #[error(
+        "{}: {}\nhint: allowed directives: {}",
+        path.display(),
+        problems.join("; "),
+        ALLOWED_DIRECTIVES.join(", ")
+    )]
+    Invalid {
+        path: PathBuf,
+        problems: Vec<String>,
+    },
+}
+
+/// Why one `sbatch` option of the configuration is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DirectiveError {
+    #[error("write the long form, e.g. --constraint=avx2")]
+    NotLongForm,
+    #[error(
+        "'{name}' is not an allowed sbatch option (the executor sets output, working directory, environment, time, memory, CPUs and arrays itself)"
+    )]
+    NotAllowed { name: String },
+    #[error("the value must be 1-256 characters")]
+    ValueLength,
+    #[error(
+        "the value contains {bad:?}; only letters, digits and _ . , : = + @ % / - [ ] are allowed"
+    )]
+    ValueCharacter { bad: char },
+}
+
 impl SlurmConfig {
     /// Read and check `path`; every problem is listed.
-    pub fn load(path: &Path) -> anyhow::Result<SlurmConfig> {
+    pub fn load(path: &Path) -> Result<SlurmConfig, ConfigError> {
         let text = fs_err::read_to_string(path)?;
-        let config: SlurmConfig =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        config.check().map_err(|problems| {
-            anyhow::anyhow!(
-                "{}: {}\nhint: allowed directives: {}",
-                path.display(),
-                problems.join("; "),
-                ALLOWED_DIRECTIVES.join(", ")
-            )
+        let config: SlurmConfig = toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        config.check().map_err(|problems| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            problems,
         })?;
         Ok(config)
     }
@@ -163,18 +205,18 @@ fn is_name(v: &str) -> bool {
 
 /// `--name` or `--name=value`, the name allowed, the value free of anything a shell, a
 /// batch script or Slurm's own option parser would treat specially.
-pub fn check_directive(d: &str) -> Result<(), String> {
+pub fn check_directive(d: &str) -> Result<(), DirectiveError> {
     let Some(body) = d.strip_prefix("--") else {
-        return Err("write the long form, e.g. --constraint=avx2".into());
+        return Err(DirectiveError::NotLongForm);
     };
     let (name, value) = match body.split_once('=') {
         Some((n, v)) => (n, Some(v)),
         None => (body, None),
     };
     if !ALLOWED_DIRECTIVES.contains(&name) {
-        return Err(format!(
-            "'{name}' is not an allowed sbatch option (the executor sets output, working directory, environment, time, memory, CPUs and arrays itself)"
-        ));
+        return Err(DirectiveError::NotAllowed {
+            name: name.to_string(),
+        });
     }
     if let Some(v) = value {
         let safe = |c: char| {
@@ -185,12 +227,10 @@ pub fn check_directive(d: &str) -> Result<(), String> {
                 )
         };
         if v.is_empty() || v.len() > 256 {
-            return Err("the value must be 1-256 characters".into());
+            return Err(DirectiveError::ValueLength);
         }
         if let Some(bad) = v.chars().find(|c| !safe(*c)) {
-            return Err(format!(
-                "the value contains {bad:?}; only letters, digits and _ . , : = + @ % / - [ ] are allowed"
-            ));
+            return Err(DirectiveError::ValueCharacter { bad });
         }
     }
     Ok(())

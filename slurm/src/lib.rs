@@ -13,5 +13,5 @@ mod config;
 mod partition;
 
 pub use client::{Observation, Slurm, SlurmError, Submission, parse_squeue};
-pub use config::{ALLOWED_DIRECTIVES, SlurmConfig, check_directive};
+pub use config::{ALLOWED_DIRECTIVES, ConfigError, DirectiveError, SlurmConfig, check_directive};
 pub use partition::{Partition, node_state_takes_jobs, parse_minutes, parse_sinfo, per_node_max};

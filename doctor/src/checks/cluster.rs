@@ -39,7 +39,14 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
     let config = match SlurmConfig::load(path) {
         Ok(c) => c,
         Err(e) => {
-            return CheckResult::fail(id, format!("{e:#}")).remedy(format!(
+            // The message with its causes, as anyhow's `{:#}` showed them (a read error's
+            // message names the file, its cause says why).
+            let failure = scimcp_core::failure::Failure::new(&e);
+            let finding = std::iter::once(failure.message)
+                .chain(failure.causes)
+                .collect::<Vec<_>>()
+                .join(": ");
+            return CheckResult::fail(id, finding).remedy(format!(
                 "edit {} (docs/SLURM.md lists its keys and the allowed directives)",
                 shell_quote(&path.display().to_string())
             ));

@@ -21,7 +21,7 @@ const RUNTIME_MARKER: &str = ".scimcp-runtime.json";
 pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
-        Err(e) => return CheckResult::skipped(id, e),
+        Err(e) => return CheckResult::skipped(id, e.to_string()),
     };
     let Some(package) = manifest.runtime.package.clone() else {
         return CheckResult::ok(id, "the adapter declares no package: nothing to compare");

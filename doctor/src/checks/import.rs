@@ -23,7 +23,7 @@ sys.stdout.write("\n" + json.dumps(res) + "\n")
 pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
-        Err(e) => return CheckResult::skipped(id, e),
+        Err(e) => return CheckResult::skipped(id, e.to_string()),
     };
     let modules = &manifest.runtime.import_check;
     if modules.is_empty() {

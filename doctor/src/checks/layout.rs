@@ -28,7 +28,7 @@ pub fn check(ctx: &Context, id: &str) -> CheckResult {
         Err(e) => {
             let path = InstallState::path(root);
             let aside = path.with_file_name(format!("{STATE_FILE}.broken"));
-            return CheckResult::fail(id, e.clone()).remedy(format!(
+            return CheckResult::fail(id, e.to_string()).remedy(format!(
                 "mv {} {} && scimcp-setup repair",
                 shell_quote(&path.display().to_string()),
                 shell_quote(&aside.display().to_string())
@@ -190,24 +190,32 @@ fn required_binaries(version_dir: &Path, exe: &str) -> Vec<String> {
     required
 }
 
+/// Why a binary did not say its version.
+#[derive(Debug, thiserror::Error)]
+enum VersionError {
+    #[error(transparent)]
+    Run(#[from] scimcp_process::ProcessError),
+    #[error("`--version` did not answer within {seconds} s")]
+    TimedOut { seconds: u64 },
+    #[error("`--version` failed: {}", stderr_head.join(" | "))]
+    Failed { stderr_head: Vec<String> },
+}
+
 /// `NAME VERSION` as the binary prints it for `--version`.
-fn version_of(path: &Path) -> Result<String, String> {
+fn version_of(path: &Path) -> Result<String, VersionError> {
     let mut cmd = Command::new(path);
     cmd.arg("--version");
     let out =
-        scimcp_process::run(scimcp_process::Step::new("--version", cmd).timeout(VERSION_TIMEOUT))
-            .map_err(|e| e.to_string())?;
+        scimcp_process::run(scimcp_process::Step::new("--version", cmd).timeout(VERSION_TIMEOUT))?;
     if out.timed_out {
-        return Err(format!(
-            "`--version` did not answer within {} s",
-            VERSION_TIMEOUT.as_secs()
-        ));
+        return Err(VersionError::TimedOut {
+            seconds: VERSION_TIMEOUT.as_secs(),
+        });
     }
     if !out.success() {
-        return Err(format!(
-            "`--version` failed: {}",
-            out.stderr_head(2).join(" | ")
-        ));
+        return Err(VersionError::Failed {
+            stderr_head: out.stderr_head(2),
+        });
     }
     Ok(out.stdout.trim().to_string())
 }

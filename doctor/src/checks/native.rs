@@ -109,7 +109,7 @@ fn install_hint(name: &str, platform: &str) -> String {
 pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
-        Err(e) => return CheckResult::skipped(id, e),
+        Err(e) => return CheckResult::skipped(id, e.to_string()),
     };
     let platform = platform_name(ctx.layout.platform);
     let declared: Vec<&str> = manifest

@@ -11,7 +11,7 @@ use crate::context::Context;
 pub fn interpreter(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
-        Err(e) => return CheckResult::skipped(id, e),
+        Err(e) => return CheckResult::skipped(id, e.to_string()),
     };
     if manifest.runtime.kind != RuntimeKind::Python {
         return CheckResult::ok(id, "the adapter runs an executable: no interpreter needed");
@@ -32,7 +32,7 @@ pub fn interpreter(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     }
     let probe = match ctx.probe(adapter, runtime) {
         Ok(p) => p,
-        Err(e) => return fix(CheckResult::fail(id, e)),
+        Err(e) => return fix(CheckResult::fail(id, e.to_string())),
     };
     let requirement = manifest.runtime.python.as_deref().unwrap_or(">=3");
     let satisfied = match (
@@ -77,7 +77,7 @@ pub fn interpreter(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
 pub fn pins(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
-        Err(e) => return CheckResult::skipped(id, e),
+        Err(e) => return CheckResult::skipped(id, e.to_string()),
     };
     if manifest.runtime.kind != RuntimeKind::Python {
         return CheckResult::ok(id, "the adapter runs an executable: no packages pinned");

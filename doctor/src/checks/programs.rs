@@ -32,7 +32,7 @@ fn declared(manifest: &Manifest) -> Vec<&str> {
 pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     let manifest = match ctx.manifest(adapter) {
         Ok(m) => m,
-        Err(e) => return CheckResult::skipped(id, e),
+        Err(e) => return CheckResult::skipped(id, e.to_string()),
     };
     let python: Option<PathBuf> = match manifest.runtime.kind {
         RuntimeKind::Python => ctx
@@ -97,20 +97,33 @@ pub(crate) fn evaluate(
     )
 }
 
+/// Why a version probe gave no output to match.
+#[derive(Debug, thiserror::Error)]
+enum VersionProbeError {
+    #[error(transparent)]
+    Run(#[from] scimcp_process::ProcessError),
+    #[error("it took longer than {seconds} s")]
+    TimedOut { seconds: u64 },
+}
+
 /// The version probe through the shared runner: own process group, stdin closed, output and
-/// time bounded; the exit status is not judged (the pattern is).
+/// time bounded; the exit status is not judged (the pattern is). The error is text only at
+/// [`identify`]'s runner interface, which core defines that way.
 fn run_version_probe(program: &Path, args: &[String]) -> Result<(String, String), String> {
+    version_probe(program, args).map_err(|e| e.to_string())
+}
+
+fn version_probe(program: &Path, args: &[String]) -> Result<(String, String), VersionProbeError> {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).current_dir(std::env::temp_dir());
     let step = scimcp_process::Step::new("the version probe", cmd)
         .timeout(VERSION_TIMEOUT)
         .max_output(VERSION_OUTPUT_BYTES);
-    let out = scimcp_process::run(step).map_err(|e| e.to_string())?;
+    let out = scimcp_process::run(step)?;
     if out.timed_out {
-        return Err(format!(
-            "it took longer than {} s",
-            VERSION_TIMEOUT.as_secs()
-        ));
+        return Err(VersionProbeError::TimedOut {
+            seconds: VERSION_TIMEOUT.as_secs(),
+        });
     }
     Ok((out.stdout, out.stderr))
 }

@@ -183,25 +183,41 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
+/// What went wrong with the probe file of `state.encoding` (the finding names the file and
+/// the data root).
+#[derive(Debug, thiserror::Error)]
+enum EncodingProblem {
+    #[error("cannot create it: {0}")]
+    Create(#[source] std::io::Error),
+    #[error("{0}")]
+    List(#[source] std::io::Error),
+    #[error("cannot read it back: {0}")]
+    ReadBack(#[source] std::io::Error),
+    #[error("it read back different bytes")]
+    Differs,
+    #[error("the directory lists it under another spelling")]
+    Respelled,
+}
+
 pub fn encoding(ctx: &Context, id: &str) -> CheckResult {
     let root = ctx.root();
     if !root.is_dir() {
         return CheckResult::skipped(id, format!("{} does not exist", root.display()));
     }
     let probe = root.join(format!("{PROBE_NAME} {}.tmp", std::process::id()));
-    let result = (|| -> Result<(), String> {
-        fs_err::write(&probe, b"scimcp").map_err(|e| format!("cannot create it: {e}"))?;
+    let result = (|| -> Result<(), EncodingProblem> {
+        fs_err::write(&probe, b"scimcp").map_err(EncodingProblem::Create)?;
         let listed = fs_err::read_dir(root)
-            .map_err(|e| e.to_string())?
+            .map_err(EncodingProblem::List)?
             .flatten()
             .any(|e| e.path() == probe);
-        let back = fs_err::read(&probe).map_err(|e| format!("cannot read it back: {e}"))?;
+        let back = fs_err::read(&probe).map_err(EncodingProblem::ReadBack)?;
         if back != b"scimcp" {
-            return Err("it read back different bytes".into());
+            return Err(EncodingProblem::Differs);
         }
         if !listed {
             // A file system that normalizes names (HFS+ stores NFD) lists another spelling.
-            return Err("the directory lists it under another spelling".into());
+            return Err(EncodingProblem::Respelled);
         }
         Ok(())
     })();

@@ -67,8 +67,12 @@ pub enum InterpreterError {
         adapter: String,
         requirement: String,
     },
-    #[error("{path} cannot be run as Python: {detail}")]
-    NotPython { path: PathBuf, detail: String },
+    #[error("{path} cannot be run as Python: {source}")]
+    NotPython {
+        path: PathBuf,
+        #[source]
+        source: QueryError,
+    },
     #[error(
         "no Python {requirement} for {adapter} on this computer (tried: {tried}).\nGet one with \
          `{get}`, then run the same scimcp-setup command again; or pass --python PATH to a \
@@ -83,10 +87,19 @@ pub enum InterpreterError {
     },
 }
 
+/// Why a program did not say which Python it is.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Run(#[from] scimcp_process::ProcessError),
+    #[error("it did not report a version")]
+    NoVersion,
+}
+
 const QUERY: &str = "import sys; print('%d.%d.%d' % sys.version_info[:3]); print(sys.executable)";
 
 /// Ask `program` (with `pre_args`, e.g. `-3.9` for `py`) for its version and executable.
-fn query(program: &Path, pre_args: &[&str]) -> Result<Interpreter, String> {
+fn query(program: &Path, pre_args: &[&str]) -> Result<Interpreter, QueryError> {
     // Not `scimcp_process::python_command`: this interpreter is unknown (it may be Python 2,
     // or a launcher such as `py` that takes `pre_args` first), and `-I` would make an old one
     // fail before it could say its version, so [`QUERY`] is written for any Python. The
@@ -96,14 +109,13 @@ fn query(program: &Path, pre_args: &[&str]) -> Result<Interpreter, String> {
     for name in scimcp_process::ISOLATION_REMOVED_VARS {
         cmd.env_remove(name);
     }
-    let out = crate::steps::run("the interpreter query", cmd, crate::steps::QUERY, None)
-        .map_err(|e| e.to_string())?;
+    let out = crate::steps::run("the interpreter query", cmd, crate::steps::QUERY, None)?;
     let text = &out.stdout;
     let mut lines = text.lines();
     let version = lines
         .next()
         .and_then(|v| Version::parse(v.trim()).ok())
-        .ok_or("it did not report a version")?;
+        .ok_or(QueryError::NoVersion)?;
     let path = lines
         .next()
         .map(|p| PathBuf::from(p.trim()))
@@ -152,7 +164,7 @@ impl Search<'_> {
             Err(e) => {
                 self.tried.push(format!(
                     "{label} does not run ({})",
-                    e.lines().next().unwrap_or("")
+                    e.to_string().lines().next().unwrap_or("")
                 ));
                 None
             }
@@ -427,9 +439,9 @@ pub fn find_interpreter(
     let req = VersionReq::parse(requirement)
         .map_err(|_| InterpreterError::BadRequirement(requirement.to_string()))?;
     if let Some(path) = explicit {
-        let found = query(path, &[]).map_err(|detail| InterpreterError::NotPython {
+        let found = query(path, &[]).map_err(|source| InterpreterError::NotPython {
             path: path.to_path_buf(),
-            detail,
+            source,
         })?;
         if !req.matches(&found.version) {
             return Err(InterpreterError::Unsuitable {
