@@ -28,7 +28,7 @@ def test_datasets_list(capsys):
     assert cli.main(["datasets", "list"]) == 0
     lines = capsys.readouterr().out.strip().split("\n")
     ids = [line.split("\t")[0] for line in lines]
-    assert ids == ["iris", "wine", "diabetes", "breast_cancer"]
+    assert ids == ["iris", "wine", "diabetes", "breast_cancer", "airline"]
     for line in lines:
         ident, rows, cols, desc = line.split("\t")
         assert int(rows) > 0 and int(cols) > 1 and desc
@@ -37,12 +37,14 @@ def test_datasets_list(capsys):
 def test_datasets_export(tmp_path, capsys):
     out = tmp_path / "x" / "y"
     assert cli.main(["datasets", "export", str(out)]) == 0
-    assert len(capsys.readouterr().out.strip().split("\n")) == 4
-    assert sorted(os.listdir(out)) == ["breast_cancer.csv", "diabetes.csv", "iris.csv", "wine.csv"]
+    assert len(capsys.readouterr().out.strip().split("\n")) == 5
+    assert sorted(os.listdir(out)) == ["airline.csv", "breast_cancer.csv", "diabetes.csv",
+                                       "iris.csv", "wine.csv"]
     iris = (out / "iris.csv").read_bytes()
     assert iris.startswith(b"sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm,target\n")
     assert b"\r" not in iris
-    for name in os.listdir(out):
+    # The tables (not the airline series, whose columns are period and passengers).
+    for name in ["breast_cancer.csv", "diabetes.csv", "iris.csv", "wine.csv"]:
         header = (out / name).read_text().split("\n")[0].split(",")
         assert header[-1] == "target"
         assert all(re.fullmatch(r"[a-z0-9_]+", h) for h in header)

@@ -29,6 +29,8 @@ pub static EMBEDDED_ADAPTERS: &[EmbeddedAdapter] = &[
             adapter_file!("refsci/schemas/clustering.json"),
             adapter_file!("refsci/schemas/decomposition.json"),
             adapter_file!("refsci/schemas/anomaly.json"),
+            adapter_file!("refsci/schemas/forecast.json"),
+            adapter_file!("refsci/schemas/forecast_evaluate.json"),
         ],
     },
     EmbeddedAdapter {

@@ -89,6 +89,8 @@ def build_parser():
                        help="testing aid: start a worker process and wait S seconds before fitting")
         p.add_argument("--interactive", action="store_true",
                        help="ask for missing inputs on stdin")
+    from refsci import forecast_cli
+    forecast_cli.add_parsers(sub)
     ds = sub.add_parser("datasets", help="list or export the built-in datasets",
                         description="list or export the built-in datasets")
     ds_sub = ds.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -262,6 +264,9 @@ def _run(argv):
         for path, rows, cols in datasets.export(args.dir):
             print(f"refsci: wrote {path} ({rows} rows, {cols} columns)")
         return 0
+    if args.command in ("forecast", "forecast-evaluate", "forecasters"):
+        from refsci import forecast_cli
+        return forecast_cli.run(args.command, args)
     opts = resolve(args.command, args)
     from refsci import workflows
     return workflows.run(args.command, opts)

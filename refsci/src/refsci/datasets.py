@@ -1,4 +1,4 @@
-"""Built-in datasets exported from the copies scikit-learn ships (no network)."""
+"""Built-in datasets exported from the copies scikit-learn and sktime ship (no network)."""
 
 import os
 import re
@@ -20,6 +20,22 @@ BUILTIN = {
 }
 
 
+# id -> (loader of a table, description): time series sktime ships (no network either).
+SERIES = {
+    "airline": (lambda: _airline(),
+                "Airline passengers: monthly totals in thousands, 1949-01 to 1960-12 "
+                "(forecasting: time column period, value column passengers)"),
+}
+
+
+def _airline():
+    from sktime.datasets import load_airline
+
+    y = load_airline()
+    return pd.DataFrame({"period": [str(p) for p in y.index],
+                         "passengers": y.to_numpy().astype(int)})
+
+
 def sanitize(name):
     """Lowercase a column name and keep only [a-z0-9_]."""
     clean = re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
@@ -27,6 +43,8 @@ def sanitize(name):
 
 
 def frame(dataset_id):
+    if dataset_id in SERIES:
+        return SERIES[dataset_id][0]()
     loader, _ = BUILTIN[dataset_id]
     bunch = loader()
     names = []
@@ -44,7 +62,7 @@ def frame(dataset_id):
 
 def list_lines():
     lines = []
-    for dataset_id, (_, description) in BUILTIN.items():
+    for dataset_id, (_, description) in {**BUILTIN, **SERIES}.items():
         df = frame(dataset_id)
         lines.append(f"{dataset_id}\t{len(df)}\t{len(df.columns)}\t{description}")
     return lines
@@ -57,7 +75,7 @@ def export(out_dir):
         raise UsageError(f"cannot create output directory: {exc.strerror or exc}", out_dir,
                          "give a writable directory path") from None
     written = []
-    for dataset_id in BUILTIN:
+    for dataset_id in (*BUILTIN, *SERIES):
         df = frame(dataset_id)
         path = write_csv(out_dir, f"{dataset_id}.csv", df)
         written.append((path, len(df), len(df.columns)))
