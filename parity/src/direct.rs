@@ -8,9 +8,12 @@
 //! These values are restated here on purpose rather than imported from the server: if the
 //! server's fixed environment ever changed results, parity must notice.
 //!
-//! For `expect = "cancelled"` the command is stopped the way the server stops a run: once
-//! stdout shows the scenario's marker and `after_s` more seconds have passed, SIGTERM goes to
-//! the command's whole process group, then SIGKILL after a grace period. What is compared
+//! The command runs as a [`scimcp_process::Child`], in a process group of its own like a job
+//! started from a shell. For `expect = "cancelled"` it is stopped the way the server stops a
+//! run, through the same [`Child::terminate`](scimcp_process::Child::terminate) and grace
+//! ([`scimcp_process::TERMINATE_GRACE`]): once stdout shows the scenario's marker and
+//! `after_s` more seconds have passed, SIGTERM goes to the command's whole process group, then
+//! SIGKILL after the grace. A command past its timeout is ended the same way. What is compared
 //! for such a run is its terminal facts (killed by SIGTERM, no exit code), that no process of
 //! its group is left alive, and the files it had written by then (with any declared
 //! normalization, e.g. of a pid file).
@@ -21,6 +24,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use scimcp_process::{ChildCommand, TERMINATE_GRACE, exit_signal};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::error::SideError;
@@ -41,9 +45,6 @@ pub const DIRECT_ENV: &[(&str, &str)] = &[
     ("VECLIB_MAXIMUM_THREADS", "1"),
     ("NUMEXPR_NUM_THREADS", "1"),
 ];
-
-/// How long a stopped command may take to exit after SIGTERM before SIGKILL.
-const TERMINATE_GRACE: Duration = Duration::from_secs(5);
 
 /// How the direct command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,34 +165,29 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> Result<DirectRun, 
             }
         }
     }
-    let mut cmd = tokio::process::Command::new(&program);
-    cmd.args(&args)
-        .current_dir(&cwd)
-        .envs(environment(
-            scenario,
-            &paths.extra_env,
-            paths.python_runtime,
-        ))
+    let mut cmd = std::process::Command::new(&program);
+    cmd.args(&args).current_dir(&cwd).envs(environment(
+        scenario,
+        &paths.extra_env,
+        paths.python_runtime,
+    ));
+    // Its own process group (ChildCommand's default), like a job started from a shell, so
+    // stopping it reaches every process it started.
+    let command = ChildCommand::new(cmd)
+        .stdin(if scenario.direct.stdin.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd.stdin(if scenario.direct.stdin.is_empty() {
-        Stdio::null()
-    } else {
-        Stdio::piped()
-    });
-    // Its own process group, like a job started from a shell, so stopping it reaches every
-    // process it started.
-    #[cfg(unix)]
-    cmd.process_group(0);
+        .stderr(Stdio::piped());
 
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| SideError::StartDirect {
+    let mut child = command.spawn().map_err(|source| SideError::StartDirect {
         program: program.clone(),
         source,
     })?;
-    let pid = child.id();
-    if let Some(mut stdin) = child.stdin.take() {
+    if let Some(mut stdin) = child.take_stdin() {
         let answers: Vec<u8> = scenario
             .direct
             .stdin
@@ -207,8 +203,8 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> Result<DirectRun, 
     let stdout = Arc::new(Mutex::new(Vec::new()));
     let stderr = Arc::new(Mutex::new(Vec::new()));
     let pumps = [
-        child.stdout.take().map(|s| pump(s, Arc::clone(&stdout))),
-        child.stderr.take().map(|s| pump(s, Arc::clone(&stderr))),
+        child.take_stdout().map(|s| pump(s, Arc::clone(&stdout))),
+        child.take_stderr().map(|s| pump(s, Arc::clone(&stderr))),
     ];
 
     let timeout = Duration::from_secs(scenario.timeout_s);
@@ -216,7 +212,7 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> Result<DirectRun, 
         None => match tokio::time::timeout(timeout, child.wait()).await {
             Ok(status) => ending_of(status?, false),
             Err(_) => {
-                stop(&mut child, pid).await;
+                child.terminate(TERMINATE_GRACE).await;
                 Ending::TimedOut
             }
         },
@@ -237,24 +233,22 @@ pub async fn run(scenario: &Scenario, paths: &DirectPaths) -> Result<DirectRun, 
                 }
                 () = seen => {
                     tokio::time::sleep(Duration::from_secs_f64(cancel.after_s)).await;
-                    let status = stop(&mut child, pid).await;
-                    match status {
+                    match child.terminate(TERMINATE_GRACE).await.status() {
                         Some(s) => ending_of(s, true),
                         None => Ending::Stopped(None),
                     }
                 }
                 () = tokio::time::sleep(timeout) => {
-                    stop(&mut child, pid).await;
+                    child.terminate(TERMINATE_GRACE).await;
                     Ending::TimedOut
                 }
             }
         }
     };
     let wall = started.elapsed();
-    let tree_ended = match (&scenario.cancel, pid) {
-        (Some(_), Some(pid)) => Some(crate::process::wait_group_gone(pid).await),
-        (Some(_), None) => Some(true),
-        _ => None,
+    let tree_ended = match &scenario.cancel {
+        Some(_) => Some(crate::process::wait_group_gone(child.group()).await),
+        None => None,
     };
     for p in pumps.into_iter().flatten() {
         let _ = tokio::time::timeout(Duration::from_secs(5), p).await;
@@ -307,40 +301,12 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 fn ending_of(status: std::process::ExitStatus, stopped: bool) -> Ending {
-    #[cfg(unix)]
-    let signal = {
-        use std::os::unix::process::ExitStatusExt;
-        status.signal()
-    };
-    #[cfg(not(unix))]
-    let signal: Option<i32> = None;
-    match (status.code(), signal, stopped) {
+    match (status.code(), exit_signal(&status), stopped) {
         (_, sig, true) => Ending::Stopped(sig),
         (Some(code), _, false) => Ending::Exited(code),
         (None, Some(sig), false) => Ending::Signaled(sig),
         (None, None, false) => Ending::Exited(-1),
     }
-}
-
-/// End the command's process group as the server ends a run: SIGTERM, a grace period,
-/// SIGKILL. Returns how the command itself ended.
-async fn stop(
-    child: &mut tokio::process::Child,
-    pid: Option<u32>,
-) -> Option<std::process::ExitStatus> {
-    #[cfg(unix)]
-    if let Some(pid) = pid {
-        crate::process::signal_group(pid, scimcp_process::Kill::Terminate);
-        let status = tokio::time::timeout(TERMINATE_GRACE, child.wait()).await;
-        crate::process::signal_group(pid, scimcp_process::Kill::Kill);
-        return match status {
-            Ok(s) => s.ok(),
-            Err(_) => child.wait().await.ok(),
-        };
-    }
-    let _ = pid;
-    let _ = child.start_kill();
-    child.wait().await.ok()
 }
 
 /// The direct run's evidence.

@@ -1,5 +1,6 @@
 //! Process-tree facts the cancelled scenarios compare: is any live process left in a
-//! process group, and ending a group the way the server does (SIGTERM, then SIGKILL).
+//! process group. Ending one is not done here: the direct side ends its command through
+//! [`scimcp_process::Child::terminate`], as the server ends a run.
 
 use std::time::{Duration, Instant};
 
@@ -23,10 +24,4 @@ pub async fn wait_group_gone(pgid: u32) -> bool {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// End every process in group `pgid` politely (SIGTERM) or not (SIGKILL), as the server ends
-/// a run; a group that is already gone is ignored.
-pub fn signal_group(pgid: u32, how: scimcp_process::Kill) {
-    scimcp_process::signal_tree(pgid, how);
 }
