@@ -173,11 +173,14 @@ fn cpu_model() -> Option<String> {
                 })
             })
     } else if cfg!(target_os = "macos") {
-        let out = std::process::Command::new("sysctl")
-            .args(["-n", "machdep.cpu.brand_string"])
-            .output()
-            .ok()?;
-        Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        let mut cmd = std::process::Command::new("sysctl");
+        cmd.args(["-n", "machdep.cpu.brand_string"]);
+        // Through scimcp-process like every child: bounded in time and output, its group
+        // ended if it hangs.
+        let step = scimcp_process::Step::new("the CPU name query", cmd)
+            .timeout(std::time::Duration::from_secs(10));
+        let out = scimcp_process::run(step).ok()?;
+        Some(out.stdout.trim().to_string())
     } else {
         std::env::var("PROCESSOR_IDENTIFIER").ok()
     }?;
