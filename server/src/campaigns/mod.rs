@@ -38,7 +38,7 @@ pub use record::{
     CampaignRecord, ItemRecord, ItemResume, MAX_ITEMS, SCHEMA_VERSION, is_campaign_id,
 };
 pub use view::{
-    CampaignCounts, CampaignState, ColumnSummary, ItemState, ItemStatus, Row, Table, counts,
+    CampaignCounts, CampaignState, ColumnSummary, ItemState, ItemStatus, Row, counts,
     item_statuses, state as view_state, table,
 };
 

@@ -16,8 +16,7 @@ pub mod roots;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-pub use inspect::{ColumnInfo, ColumnType, Inspection, SheetInfo, inspect};
-pub use open::Opened;
+pub use inspect::{ColumnInfo, ColumnType, SheetInfo, inspect};
 pub use resolved::{DatasetSource, ResolvedDataset};
 
 use schemars::JsonSchema;

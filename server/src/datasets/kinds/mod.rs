@@ -31,14 +31,13 @@ use super::resolved::ResolvedDataset;
 use crate::envelope::{ErrorCode, ToolError};
 
 pub use describe::{FileInspection, describe};
-pub use error::{ContentError, KindError};
-pub use fits::{FitsFacts, HduFacts};
+pub use error::KindError;
+pub use fits::FitsFacts;
 pub use format::{FileKind, Format, by_name, head, media_types, sniff};
 pub use resource::artifact_facts;
-pub use sequences::{Alphabet, QualityFacts, SequenceFacts};
-pub use structure::{BoundingBox, StructureFacts};
+pub use sequences::SequenceFacts;
+pub use structure::StructureFacts;
 pub use text::FileFacts;
-pub use votable::{VotableFacts, VotableField};
 
 /// What `inspect_dataset` found: a table, or the facts of another kind of file.
 #[derive(Debug)]

@@ -1,6 +1,7 @@
 //! Each kind on the small files under tests/fixtures/files and on FITS bytes built here.
 
 use super::format::SNIFF_BYTES;
+use super::sequences::Alphabet;
 use super::*;
 
 fn fixture(name: &str) -> Vec<u8> {
