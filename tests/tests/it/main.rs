@@ -25,6 +25,7 @@ mod programs;
 mod release_bundle;
 mod remote_registration;
 mod resources;
+mod sandbox;
 mod science_clis;
 mod slurm;
 mod slurm_campaigns;
