@@ -20,6 +20,7 @@ mod release;
 mod report;
 mod rpc;
 mod runs;
+mod sandbox;
 mod startup;
 mod stats;
 
@@ -270,6 +271,8 @@ fn measure(fx: &Fixture, args: &RunArgs, results: &mut Results) -> anyhow::Resul
             &json!({"workflow": "regression", "dataset": "data.csv", "parameters": {"target": "y"}}),
             r.refsci_runs,
         )?);
+        eprintln!("the sandbox's cost per run");
+        sandbox::report(fx, 10 * r.runs)?;
     }
     if want(Section::Stall) {
         eprintln!("a 256 MiB run against get_run_status");
