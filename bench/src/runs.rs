@@ -118,7 +118,7 @@ fn direct_run(plan: &Value, dir: &Path) -> anyhow::Result<f64> {
     let program = PathBuf::from(plan["program"].as_str().context("no program")?);
     let args: Vec<String> = serde_json::from_value(plan["args"].clone())?;
     let env: BTreeMap<String, String> = serde_json::from_value(plan["env"].clone())?;
-    let mut cmd = scimcp_server::runs::child::isolated_std_command(&program, &args, dir, &env);
+    let mut cmd = scimcp_server::isolated_std_command(&program, &args, dir, &env);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -278,13 +278,13 @@ fn phases(
             let mut pending = 0usize;
             for entry in fs_err::read_dir(runs_dir)?.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if !scimcp_server::runs::is_run_id(&name) || settled.contains(&name) {
+                if !scimcp_server::is_run_id(&name) || settled.contains(&name) {
                     continue;
                 }
                 let Ok(bytes) = fs_err::read(entry.path().join("status.json")) else {
                     continue;
                 };
-                let status: scimcp_server::runs::state::RunStatus = serde_json::from_slice(&bytes)?;
+                let status: scimcp_server::RunStatus = serde_json::from_slice(&bytes)?;
                 if status.state.is_terminal() {
                     settled.insert(name);
                 } else {
@@ -344,9 +344,9 @@ fn phases(
         1.0,
     );
     // Copying the dataset into the run directory through the validated handle, hashing it.
-    let resolved = scimcp_server::datasets::ResolvedDataset {
+    let resolved = scimcp_server::ResolvedDataset {
         reference: "data".into(),
-        source: scimcp_server::datasets::DatasetSource::File,
+        source: scimcp_server::DatasetSource::File,
         path: dataset.to_path_buf(),
         file_name: "data.csv".into(),
         size_bytes: fs_err::metadata(dataset)?.len(),
@@ -394,16 +394,11 @@ fn phases(
     let (mut guarded, mut alone) = (Vec::new(), Vec::new());
     for i in 0..N.min(10) {
         let status_file = guard_dir.join(format!("cli-status-{i}.json"));
-        let (guard, argv) = scimcp_server::guard::wrap(&program, &args, &status_file)
+        let (guard, argv) = scimcp_server::guard_wrap(&program, &args, &status_file)
             .context("no run guard on this platform")?;
         // wrap() names this benchmark as the guard program: run the real scimcp instead.
         let _ = guard;
-        let mut cmd = scimcp_server::runs::child::isolated_std_command(
-            &fx.exe("scimcp"),
-            &[],
-            &guard_dir,
-            &env,
-        );
+        let mut cmd = scimcp_server::isolated_std_command(&fx.exe("scimcp"), &[], &guard_dir, &env);
         cmd.args(argv)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -428,7 +423,7 @@ fn phases(
     add(
         "artifact indexing (walk, hash, json_keys)",
         repeat(N, |_| {
-            let c = scimcp_server::runs::artifacts::collect(
+            let c = scimcp_server::collect_artifacts(
                 &work,
                 &output_rel,
                 &specs,

@@ -139,7 +139,7 @@ pub fn run(fx: &Fixture, rounds: usize, history_home: &Path) -> anyhow::Result<S
         version.push(t0.elapsed());
         ensure!(status.status.success(), "scimcp --version failed");
     }
-    let tools_list_bytes = serde_json::to_vec(&scimcp_server::tools::catalog())?.len();
+    let tools_list_bytes = serde_json::to_vec(&scimcp_server::tool_catalog())?.len();
     Ok(Startup {
         rounds,
         scimcp: summarize("scimcp", &ours),
@@ -225,10 +225,10 @@ pub fn phases_in_this_process(python: &Path) -> anyhow::Result<Value> {
     time(CONTEXT_OPEN, t0);
     drop(context);
     let t0 = Instant::now();
-    let catalog = serde_json::to_vec(&scimcp_server::tools::catalog())?;
+    let catalog = serde_json::to_vec(&scimcp_server::tool_catalog())?;
     time("tools/list: tool catalog built and serialized (first)", t0);
     let t0 = Instant::now();
-    let again = serde_json::to_vec(&scimcp_server::tools::catalog())?;
+    let again = serde_json::to_vec(&scimcp_server::tool_catalog())?;
     time(
         "tools/list: cached catalog serialized (every later call)",
         t0,

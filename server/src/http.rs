@@ -54,7 +54,6 @@ use crate::server::ScimcpServer;
 use conns::{Conns, Ticket};
 pub use error::HttpError;
 use limits::{Held, Limiter, Refusal};
-pub use tls::TlsError;
 
 /// The one path MCP is served on (the convention clients default to).
 pub const MCP_PATH: &str = "/mcp";
@@ -67,7 +66,6 @@ pub const HEALTH_PATH: &str = "/health";
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub use conns::{
     ADMITTED as MAX_CONNECTIONS, PER_PEER as MAX_CONNECTIONS_PER_PEER, PRE_AUTH_TIMEOUT,
-    WAITING as MAX_WAITING_CONNECTIONS, WAITING_PER_PEER as MAX_WAITING_PER_PEER,
 };
 /// How long a client may take to send a request's body.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);

@@ -14,38 +14,57 @@
 // would only add an allocation to every error path.
 #![allow(clippy::result_large_err)]
 
-pub mod auth;
-pub mod campaigns;
+mod auth;
+mod campaigns;
 mod cli;
 mod commands;
 mod context;
-pub mod datasets;
-pub mod envelope;
+mod datasets;
+mod envelope;
 mod grants;
-pub mod guard;
-pub mod http;
-pub mod inputs;
-pub mod paging;
-pub mod plan;
+mod guard;
+mod http;
+mod inputs;
+mod paging;
+mod plan;
 mod plan_argv;
 mod plan_compile;
 mod plan_error;
 mod plan_steps;
-pub mod programs;
-pub mod request;
-pub mod resources;
-pub mod runs;
-pub mod runtime;
+mod programs;
+mod request;
+mod resources;
+mod runs;
+mod runtime;
 mod server;
 mod shutdown;
 mod stdio;
-pub mod tools;
+mod tools;
 mod validate;
 mod workflow_reads;
 
 use std::process::ExitCode;
 
-pub use server::{ConfirmMode, ScimcpServer, ServerContext, ServerSettings};
+// The crate's whole public surface. Every module is private, so nothing outside is reachable
+// except what is named here, each with the outside user it is for; a new user adds a line.
+/// The server's start-up: `scimcp-bench` times settings resolution and the context's open
+/// in-process.
+pub use context::{ServerContext, ServerSettings};
+/// A dataset resolved to a file under a data root: `scimcp-bench` times its copy and re-hash.
+pub use datasets::{DatasetSource, ResolvedDataset};
+/// The run guard's command line: `scimcp-bench` times `scimcp __guard` around a trivial CLI.
+pub use guard::wrap as guard_wrap;
+/// Artifact indexing at a run's end: `scimcp-bench` times it on a finished run's output.
+pub use runs::artifacts::collect as collect_artifacts;
+/// The command an executor starts a plan's program with (own process group, cleared
+/// environment): `scimcp-bench` runs a plan directly the same way, to compare.
+pub use runs::child::isolated_std_command;
+/// A run's id check and its `status.json`: `scimcp-bench` watches a runs directory with them.
+pub use runs::{is_run_id, state::RunStatus};
+/// The tool names in catalog order: the e2e tests compare `tools/list` with them.
+pub use tools::TOOL_NAMES;
+/// The `tools/list` catalog: `scimcp-bench` measures its size and build time.
+pub use tools::catalog as tool_catalog;
 
 /// Entry point of the `scimcp` binary.
 pub fn main() -> ExitCode {

@@ -19,7 +19,7 @@ use crate::envelope::{ErrorCode, ToolError};
 /// How long the environment probe may take (importing nothing heavy, reading metadata).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub use scimcp_core::runtime_probe::{ProbedPackage, RuntimeProbe};
+pub use scimcp_core::runtime_probe::RuntimeProbe;
 use scimcp_core::runtime_probe::{RUNTIME_PROBE_SCRIPT, requirement_names};
 
 /// Why the runtime's program cannot be used: each says what to configure.

@@ -111,7 +111,8 @@ pub fn manifest_records(
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::inputs::{PlannedInputFile, ResolvedInputFile};
+    use crate::inputs::resolved::ResolvedInputFile;
+    use crate::plan::PlannedInputFile;
     use scimcp_core::manifest::InputKind;
 
     fn input(root: &Path, name: &str, sha256: &str) -> ResolvedInput {

@@ -11,11 +11,11 @@ mod reference;
 pub(crate) mod resolve;
 mod resolved;
 
-pub use crate::plan::{FromRun, PlannedInput, PlannedInputFile};
+pub use crate::plan::PlannedInput;
 pub use crate::workflow_reads::takes_dataset;
-pub use reference::{HashedPath, InputRef, InputValue, RequestInputs, RunArtifact};
+pub use reference::{InputValue, RequestInputs};
 pub use resolve::resolve_inputs;
-pub use resolved::{ResolvedInput, ResolvedInputFile, hashed_view, input_dir};
+pub use resolved::{ResolvedInput, hashed_view};
 
 /// The dataset reference the request must resolve: required by a workflow that reads a
 /// table, refused by one that takes only named inputs (a table it never reads would be

@@ -95,7 +95,7 @@ mod tests {
     use serde_json::{Map, Value, json};
 
     use super::*;
-    use crate::server::{ConfirmMode, ServerContext, ServerSettings};
+    use crate::context::{ConfirmMode, ServerContext, ServerSettings};
     use crate::tools::{Call, dispatch};
 
     /// Rows of the test's dataset (a few MiB: the gate, not the size, holds the copy).

@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+#[cfg(test)]
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 #[derive(Debug)]
@@ -79,6 +80,7 @@ impl LogCapture {
     }
 
     /// Read `reader` to its end, feeding the capture.
+    #[cfg(test)]
     pub async fn pump(self, mut reader: impl AsyncRead + Unpin) {
         let mut buf = vec![0u8; 64 * 1024];
         loop {

@@ -22,7 +22,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
+#[cfg(test)]
+use rmcp::model::ToolAnnotations;
+use rmcp::model::{CallToolResult, Tool};
+#[cfg(test)]
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -32,22 +35,16 @@ use crate::envelope::{ErrorCode, ToolError, parse_args};
 use crate::paging::COMPACT_CEILING;
 use crate::paging::Detail;
 
-pub use analysis::{StartOutput, StartPreview};
-pub use campaigns::{
-    CampaignResultOutput, CampaignStatusOutput, CancelCampaignOutput, StartCampaignOutput,
-};
-pub use capabilities::CapabilitiesOutput;
-pub use datasets::{DatasetsOutput, InspectOutput};
-pub use environment::EnvironmentOutput;
 pub(crate) use handler::ToolHandler;
 pub use handler::{Call, Progress};
-pub use runs::{CancelOutput, LogOutput, ResultOutput, RunsOutput, StatusOutput};
 
 type Answer<'a> = Pin<Box<dyn Future<Output = CallToolResult> + Send + 'a>>;
 
 /// A [`ToolHandler`] with its types erased, as [`TOOLS`] holds it.
 pub(crate) struct ToolDef {
     name: &'static str,
+    // Only the catalog's generator reads the types: a build serves the checked-in catalog.json.
+    #[cfg(test)]
     definition: fn() -> Tool,
     call: for<'a> fn(&'a Arc<ServerContext>, &'a Call, Args) -> Answer<'a>,
 }
@@ -56,6 +53,7 @@ impl ToolDef {
     const fn of<T: ToolHandler>() -> ToolDef {
         ToolDef {
             name: T::NAME,
+            #[cfg(test)]
             definition: definition::<T>,
             call: call::<T>,
         }
@@ -63,6 +61,7 @@ impl ToolDef {
 }
 
 /// The catalog entry of `T`, generated from its types.
+#[cfg(test)]
 fn definition<T: ToolHandler>() -> Tool {
     tool::<T::Request, T::Output>(T::NAME, T::DESCRIPTION, T::READ_ONLY)
 }
@@ -109,6 +108,7 @@ pub const TOOL_NAMES: &[&str] = &{
     names
 };
 
+#[cfg(test)]
 fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     name: &'static str,
     description: &'static str,
@@ -147,6 +147,7 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
 ///   session).
 ///
 /// `additionalProperties` keeps its boolean: that form is universal.
+#[cfg(test)]
 fn portable_schema(
     schema: serde_json::Map<String, serde_json::Value>,
 ) -> serde_json::Map<String, serde_json::Value> {
@@ -273,6 +274,7 @@ fn portable_schema(
 
 /// The `format` values of the JSON Schema 2020-12 format vocabulary (draft 2020-12,
 /// Validation, section 7.3): the only ones a served schema may carry.
+#[cfg(test)]
 pub(crate) const STANDARD_FORMATS: &[&str] = &[
     "date-time",
     "date",
@@ -317,6 +319,7 @@ pub fn catalog() -> Vec<Tool> {
 const CATALOG_JSON: &str = include_str!("catalog.json");
 
 /// The tool list, generated from the request and output types (see [`catalog`]).
+#[cfg(test)]
 pub fn generate_catalog() -> Vec<Tool> {
     TOOLS.iter().map(|t| (t.definition)()).collect()
 }

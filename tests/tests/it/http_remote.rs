@@ -144,7 +144,7 @@ fn a_token_holder_runs_an_analysis_on_a_network_address_over_tls() {
         );
         let tools = client.list_all_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        assert_eq!(names, scimcp_server::tools::TOOL_NAMES);
+        assert_eq!(names, scimcp_server::TOOL_NAMES);
 
         // Plan-then-confirm is the default on a network address: nothing without confirm.
         let preview = http_client::ok(&client, "start_analysis", analysis()).await;

@@ -221,7 +221,7 @@ fn a_whole_analysis_over_http_and_two_sessions_share_the_runs() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, scimcp_server::tools::TOOL_NAMES);
+    assert_eq!(names, scimcp_server::TOOL_NAMES);
 
     let request = json!({"workflow": "regression", "dataset": "data/diabetes.csv", "parameters": {"target": "target"}});
     let validation = a.call("validate_analysis", request.clone());

@@ -42,7 +42,7 @@ async fn handshake_lists_every_tool_with_schemas() {
     assert_eq!(version, scimcp_core::version::SUITE_VERSION);
     let tools = h.session.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, scimcp_server::tools::TOOL_NAMES);
+    assert_eq!(names, scimcp_server::TOOL_NAMES);
     for t in &tools {
         assert_eq!(
             t.input_schema.get("type"),
