@@ -189,3 +189,71 @@ fn the_table_reader_sees_what_is_written() {
     );
     assert!(names("—").is_empty());
 }
+
+/// What is wrong with a crate root's public surface: a public module (everything in it
+/// would be reachable from outside), or a `pub use` without a `///` line above it saying
+/// which outside user it is for.
+fn surface_problems(lib_rs: &str) -> Vec<String> {
+    let lines: Vec<&str> = lib_rs.lines().map(str::trim_start).collect();
+    let mut problems = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let n = i + 1;
+        if line.starts_with("pub mod ") {
+            problems.push(format!(
+                "line {n}: `{line}` makes a whole module public; make it `mod` and name what an outside user needs in the `pub use` block"
+            ));
+        }
+        // The doc line sits above the item's attributes, if it has any.
+        let documented = lines[..i]
+            .iter()
+            .rev()
+            .find(|l| !l.starts_with("#["))
+            .is_some_and(|l| l.starts_with("///"));
+        if line.starts_with("pub use ") && !documented {
+            problems.push(format!(
+                "line {n}: `{line}` has no `///` line saying which outside user it is for"
+            ));
+        }
+    }
+    problems
+}
+
+/// The server's modules are private: its surface only grows by a named, documented
+/// re-export in server/src/lib.rs (what `scimcp-bench` and these tests use).
+#[test]
+fn the_server_exports_named_items_not_modules() {
+    let path = workspace_root().join("server/src/lib.rs");
+    let text = fs_err::read_to_string(&path).unwrap();
+    let problems = surface_problems(&text);
+    assert!(
+        problems.is_empty(),
+        "{}:\n  {}",
+        path.display(),
+        problems.join("\n  ")
+    );
+    assert!(
+        text.contains("pub use "),
+        "{}: no `pub use` block (did the surface move?)",
+        path.display()
+    );
+}
+
+#[test]
+fn the_surface_reader_sees_what_is_written() {
+    assert_eq!(
+        surface_problems(
+            "mod a;\npub(crate) mod b;\n/// For the bench.\n#[cfg(unix)]\npub use a::X;\n"
+        ),
+        Vec::<String>::new()
+    );
+    let problems = surface_problems("pub mod a;\npub use a::X;\n");
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].starts_with("line 1: `pub mod a;`"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].starts_with("line 2: `pub use a::X;`"),
+        "{problems:?}"
+    );
+}
