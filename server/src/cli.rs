@@ -33,6 +33,42 @@ pub(crate) enum Command {
     /// Internal: what a Slurm batch job runs on the compute node (a run's recorded plan).
     #[command(name = "__job", hide = true)]
     Job(crate::runs::job::JobArgs),
+    /// Internal: enter the run sandbox, then exec the CLI (started by the run guard).
+    #[command(name = "__sandbox", hide = true)]
+    Sandbox(SandboxArgs),
+}
+
+/// Arguments of `scimcp __sandbox`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct SandboxArgs {
+    /// The sandbox policy, as JSON (scimcp_process::sandbox::Policy).
+    #[arg(long)]
+    pub policy: String,
+    /// `required` refuses to start the CLI when a baseline protection cannot apply.
+    #[arg(long, value_enum, default_value_t = RequirementArg::BestEffort)]
+    pub requirement: RequirementArg,
+    /// Where to write what was applied (JSON), before the CLI starts.
+    #[arg(long, value_name = "FILE")]
+    pub report: PathBuf,
+    /// The CLI and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// `__sandbox --requirement`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RequirementArg {
+    Required,
+    #[value(name = "best_effort")]
+    BestEffort,
+}
+
+/// `serve --sandbox`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SandboxArg {
+    Required,
+    BestEffort,
+    Off,
 }
 
 /// Arguments of `scimcp serve`.
@@ -114,6 +150,11 @@ pub(crate) struct ServeArgs {
     /// poll_interval_s, command_timeout_s, scimcp); see docs/SLURM.md.
     #[arg(long, value_name = "FILE")]
     pub slurm_config: Option<PathBuf>,
+    /// Whether each run's CLI starts inside the kernel sandbox: `best-effort` (what this
+    /// machine can enforce, each gap recorded), `required` (a run that cannot have every
+    /// baseline protection is refused, naming it) or `off` (debugging; recorded as such).
+    #[arg(long, value_enum, env = "SCIMCP_SANDBOX", default_value_t = SandboxArg::BestEffort)]
+    pub sandbox: SandboxArg,
 }
 
 /// `--executor`.

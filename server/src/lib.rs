@@ -36,6 +36,7 @@ mod request;
 mod resources;
 mod runs;
 mod runtime;
+mod sandbox_policy;
 mod server;
 mod shutdown;
 mod stdio;

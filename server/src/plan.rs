@@ -145,6 +145,22 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
     pub programs: Vec<scimcp_core::program_identity::ProgramIdentity>,
+    /// What the workflow's `[workflow.sandbox]` grants its CLI beyond the defaults (absent
+    /// when it declares nothing, so plans of such workflows keep their hash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<PlannedSandbox>,
+}
+
+/// A workflow's declared sandbox grants, as the plan records them (`~/…` unexpanded: the
+/// run expands it against the home it runs under).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PlannedSandbox {
+    pub network: bool,
+    pub shared_memory: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_write: Vec<String>,
 }
 
 impl Plan {

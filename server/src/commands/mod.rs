@@ -2,6 +2,7 @@
 //! dispatch to the subcommand's module.
 
 pub(crate) mod adapter;
+pub(crate) mod sandbox;
 pub(crate) mod serve;
 pub(crate) mod token;
 
@@ -22,5 +23,6 @@ pub(crate) fn run() -> ExitCode {
         Command::Token(args) => token::run(args),
         Command::Guard(args) => crate::guard::run(args),
         Command::Job(args) => crate::runs::job::run(args),
+        Command::Sandbox(args) => sandbox::run(args),
     }
 }

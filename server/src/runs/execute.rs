@@ -30,6 +30,8 @@ pub(super) struct Finish {
     pub(super) signal: Option<i32>,
     /// The step of a stepped run that failed (and ended it).
     pub(super) failed_step: Option<String>,
+    /// What the sandbox applied to the (last started) CLI.
+    pub(super) sandbox: Option<scimcp_process::sandbox::Applied>,
 }
 
 impl Finish {
@@ -41,6 +43,7 @@ impl Finish {
             exit_code: None,
             signal: None,
             failed_step: None,
+            sandbox: None,
         }
     }
 }
@@ -321,6 +324,11 @@ impl RunManager {
                 .map(|t| t.text)
                 .unwrap_or_default()
         });
+        if f.reason == "exit_code"
+            && let Some(tail) = &stderr_tail
+        {
+            f = sandbox_reading(f, tail);
+        }
         let status_now = live.status.borrow().clone();
         let ended_at = now();
         let reason = (!f.reason.is_empty()).then(|| f.reason.clone());
@@ -351,6 +359,7 @@ impl RunManager {
             reported: collected.reported,
             skipped: collected.skipped,
             stderr_tail,
+            sandbox: f.sandbox.clone(),
         };
         let mut bytes = serde_json::to_vec_pretty(&result).expect("result serializes");
         bytes.push(b'\n');
@@ -426,6 +435,40 @@ pub(super) fn exited(cli: Option<crate::guard::CliStatus>) -> Finish {
     )
 }
 
+/// A failed CLI's ending as the sandbox explains it: the wrapper's own refusal (exit 125, no
+/// report: `--sandbox required` on a machine that cannot enforce a protection) becomes
+/// `sandbox_unavailable`; a permission error under an applied sandbox names what it denied.
+fn sandbox_reading(f: Finish, stderr_tail: &str) -> Finish {
+    use crate::sandbox_policy::{denial_message, refusal};
+    use scimcp_process::sandbox::State;
+    if f.sandbox.is_none()
+        && f.exit_code == Some(i32::from(scimcp_core::exit::WRAPPER_FAILED))
+        && let Some(why) = refusal(stderr_tail)
+    {
+        return Finish {
+            reason: "sandbox_unavailable".into(),
+            message: format!(
+                "the run sandbox could not be applied, so the CLI did not start: {why}; run \
+                 where the protection is available, or start the server with \
+                 --sandbox best-effort"
+            ),
+            ..f
+        };
+    }
+    let applied = f.sandbox.as_ref().is_some_and(|s| {
+        s.protections
+            .iter()
+            .any(|p| matches!(p.state, State::Enforced | State::Partial { .. }))
+    });
+    match denial_message(stderr_tail) {
+        Some(denial) if applied => Finish {
+            message: format!("{denial}; {}", f.message),
+            ..f
+        },
+        _ => f,
+    }
+}
+
 /// Time since the run's recorded start (a batch job's start, seen by the poller).
 pub(super) fn since_started(live: &LiveRun) -> Duration {
     live.status
@@ -485,6 +528,9 @@ fn write_run_manifest(
         "artifacts": result.artifacts.iter().map(|a| serde_json::json!({"path": a.path, "sha256": a.sha256, "size_bytes": a.size_bytes})).collect::<Vec<_>>(),
         "result_sha256": scimcp_core::hash::sha256_hex(result_bytes),
     });
+    if let Some(sandbox) = &result.sandbox {
+        manifest["sandbox"] = serde_json::json!(sandbox);
+    }
     // Which binaries ran: absent for a python runtime's interpreter (the probe above says).
     if !v.plan.programs.is_empty() {
         manifest["runtime"]["programs"] = serde_json::json!(v.plan.programs);

@@ -168,6 +168,11 @@ pub struct RunResult {
     /// The end of stderr when the run did not succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
+    /// What the run sandbox applied to the CLI (each protection's state), as the sandbox's
+    /// exec wrapper reported it; absent when the CLI never started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub sandbox: Option<scimcp_process::sandbox::Applied>,
 }
 
 /// The current time as an RFC 3339 UTC timestamp.

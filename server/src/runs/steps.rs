@@ -148,9 +148,31 @@ impl RunManager {
             .map(|a| paths.substitute(a, Escape::None))
             .collect();
         let program = Path::new(step.program);
-        let cmd = match crate::guard::wrap(program, &args, &status_file) {
+        // Inside the guard, the CLI starts through the sandbox's exec wrapper, which writes
+        // what it applied to a report outside the working directory.
+        let mode = crate::sandbox_policy::mode();
+        let report_file = dir.join(crate::sandbox_policy::REPORT_FILE);
+        let _ = fs_err::remove_file(&report_file);
+        let is_python = !v
+            .plan
+            .programs
+            .iter()
+            .any(|p| Path::new(&p.executable) == program);
+        let runtime = crate::sandbox_policy::runtime_paths(program, is_python).await;
+        let policy = crate::sandbox_policy::policy(
+            &runtime,
+            work,
+            &paths.state_dir,
+            v.plan.sandbox.as_ref(),
+        );
+        let (program, args) =
+            match crate::sandbox_policy::wrap(mode, &policy, &report_file, program, &args) {
+                Some((wrapper, argv)) => (wrapper, argv),
+                None => (program.to_path_buf(), args),
+            };
+        let cmd = match crate::guard::wrap(&program, &args, &status_file) {
             Some((guard, argv)) => isolated_command(&guard, argv, work, env),
-            None => isolated_command(program, &args, work, env),
+            None => isolated_command(&program, &args, work, env),
         };
         let mut child = match cmd.piped().spawn() {
             Ok(c) => c,
@@ -243,6 +265,7 @@ impl RunManager {
             finish.exit_code = cli.exit_code;
             finish.signal = cli.signal;
         }
+        finish.sandbox = crate::sandbox_policy::take_report(mode, &report_file);
         finish
     }
 }
