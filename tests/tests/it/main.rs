@@ -10,6 +10,7 @@ mod confirm;
 mod crate_edges;
 mod file_kinds;
 mod file_loops;
+mod forecasting;
 mod geochemistrypi;
 mod hardening;
 mod hostile;
