@@ -264,12 +264,12 @@ impl Settings {
         } else {
             let mut set = GlobSetBuilder::new();
             for g in &a.scenarios_glob {
-                set.add(
-                    Glob::new(g)
-                        .map_err(|e| Error::Setup(format!("--scenario {g}: not a glob: {e}")))?,
-                );
+                set.add(Glob::new(g).map_err(|source| Error::Glob {
+                    glob: g.clone(),
+                    source,
+                })?);
             }
-            Some(set.build().map_err(|e| Error::Setup(e.to_string()))?)
+            Some(set.build().map_err(Error::GlobSet)?)
         };
         Ok(Settings {
             mode,

@@ -44,10 +44,34 @@ pub enum Error {
     /// snapshot file); the hint says what fixes it.
     #[error("{message}")]
     Usage { message: String, hint: String },
-    #[error("cannot write {path}: {message}")]
-    Write { path: PathBuf, message: String },
-    #[error("{0}")]
-    Setup(String),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: scimcp_core::fs::WriteError,
+    },
+    #[error("--scenario {glob}: not a glob: {source}")]
+    Glob {
+        glob: String,
+        #[source]
+        source: globset::Error,
+    },
+    #[error(transparent)]
+    GlobSet(globset::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot create a temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    /// A blocking helper task (a runtime probe, a dataset export) panicked or was cancelled.
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+    #[error("the runtime probe printed something unexpected: {0}")]
+    ProbeOutput(#[source] serde_json::Error),
+    #[error(
+        "{package} is not installed in {}: its built-in datasets cannot be found",
+        python.display()
+    )]
+    NotInstalled { package: String, python: PathBuf },
 }
 
 impl scimcp_core::failure::Hint for Error {

@@ -92,7 +92,7 @@ pub fn run(settings: &Settings) -> Result<bool, Error> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Setup(format!("cannot start the async runtime: {e}")))?;
+        .map_err(Error::Runtime)?;
     runtime.block_on(run_async(settings))
 }
 
@@ -240,7 +240,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
     let exports = tempfile::Builder::new()
         .prefix("scimcp-parity datasets ")
         .tempdir()
-        .map_err(|e| Error::Setup(format!("cannot create a temporary directory: {e}")))?;
+        .map_err(Error::TempDir)?;
     let mut exported: BTreeMap<String, PathBuf> = BTreeMap::new();
 
     let mut reports = Vec::new();
@@ -311,9 +311,9 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
             fs_err::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         scimcp_core::fs::write_atomic(path, &bytes, scimcp_core::fs::Privacy::KeepExisting)
-            .map_err(|e| Error::Write {
+            .map_err(|source| Error::Write {
                 path: path.clone(),
-                message: e.to_string(),
+                source,
             })?;
     }
     Ok(passed)
@@ -385,7 +385,7 @@ async fn copy_package_datasets(
         .timeout(std::time::Duration::from_secs(120));
     let out = tokio::task::spawn_blocking(move || scimcp_process::run(step))
         .await
-        .map_err(|e| Error::Setup(e.to_string()))?
+        .map_err(Error::Task)?
         .and_then(scimcp_process::Captured::check)
         .map_err(|e| {
             Error::usage(
@@ -393,17 +393,13 @@ async fn copy_package_datasets(
                 format!("is the runtime at {} complete?", python.display()),
             )
         })?;
-    let probe: scimcp_core::runtime_probe::RuntimeProbe = serde_json::from_str(out.stdout.trim())
-        .map_err(|e| {
-        Error::Setup(format!(
-            "the runtime probe printed something unexpected: {e}"
-        ))
-    })?;
+    let probe: scimcp_core::runtime_probe::RuntimeProbe =
+        serde_json::from_str(out.stdout.trim()).map_err(Error::ProbeOutput)?;
     let Some(root) = probe.package.and_then(|p| p.path) else {
-        return Err(Error::Setup(format!(
-            "{package} is not installed in {}: its built-in datasets cannot be found",
-            python.display()
-        )));
+        return Err(Error::NotInstalled {
+            package: package.to_string(),
+            python: python.to_path_buf(),
+        });
     };
     let source = Path::new(&root).join(rel);
     let spec = adapter
@@ -468,7 +464,7 @@ async fn export_datasets(adapter: &Adapter, python: &Path, dir: &Path) -> Result
     .timeout(std::time::Duration::from_secs(600));
     tokio::task::spawn_blocking(move || scimcp_process::run(step))
         .await
-        .map_err(|e| Error::Setup(e.to_string()))?
+        .map_err(Error::Task)?
         .and_then(scimcp_process::Captured::check)
         .map_err(|e| {
             Error::usage(

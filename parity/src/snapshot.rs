@@ -203,9 +203,9 @@ pub fn write(path: &Path, text: &str) -> Result<(), Error> {
     if let Some(parent) = path.parent() {
         fs_err::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
-    write_atomic(path, text.as_bytes(), Privacy::KeepExisting).map_err(|e| Error::Write {
+    write_atomic(path, text.as_bytes(), Privacy::KeepExisting).map_err(|source| Error::Write {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     })
 }
 
