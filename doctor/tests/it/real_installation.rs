@@ -188,7 +188,7 @@ fn runtime_packages_lists_a_downgraded_pin() {
         &report,
         "runtime.packages",
         "fail",
-        "1 of 10 pins differ: six 1.15.0 (pinned 1.16.0)",
+        "1 of 20 pins differ: six 1.15.0 (pinned 1.16.0)",
     );
     assert_status(
         &report,
