@@ -14,7 +14,8 @@
 //! Arguments (each repeatable where it names a path):
 //! `--read PATH`, `--write PATH`, `--connect PORT`, `--bind`, `--daemon PIDFILE`,
 //! `--out DIR` (where `report.txt` goes when the run gets that far). `--benign FILE` writes
-//! a known result and exits 0 (the "other run" whose directory the hostile one reads).
+//! a known result and exits 0 (the "other run" whose directory the hostile one reads);
+//! `--probe` prints what this kernel's sandbox can enforce (`landlock_abi N` or `none`).
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
@@ -52,10 +53,14 @@ impl Account {
 
     fn denied(&mut self, what: &str, target: &str, error: &std::io::Error) {
         self.denied = true;
-        self.say(format!("denied {what} {target} {}", errno(error)));
+        let errno = errno(error);
+        self.say(format!("denied {what} {target} {errno}"));
+        // The path quoted, as coreutils and Python quote one (the fake home's has spaces);
+        // the OS's words alone, without fs-err's repetition of the path.
+        let words = std::io::Error::from_raw_os_error(errno);
         let _ = writeln!(
             std::io::stderr(),
-            "hostile-cli: cannot {what} {target}: {error}"
+            "hostile-cli: cannot {what} '{target}': {words}"
         );
     }
 
@@ -78,6 +83,7 @@ fn main() -> ExitCode {
             "--daemon" => attempts.daemon = Some(value().into()),
             "--out" => attempts.out = Some(value().into()),
             "--benign" => return benign(Path::new(&value())),
+            "--probe" => return probe(),
             "--daemon-parent" => return daemon_parent(Path::new(&value())),
             "--daemon-sleep" => {
                 std::thread::sleep(DAEMON_SLEEP);
@@ -184,6 +190,18 @@ fn daemon_parent(pid_file: &Path) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// What this machine's kernel can enforce (`scimcp_process::sandbox::probe`), as JSON: the
+/// test skips where there is no Landlock, without asking the server it tests.
+fn probe() -> ExitCode {
+    let support = scimcp_process::sandbox::probe();
+    let text = format!("{support:?}");
+    let abi = support
+        .landlock_abi
+        .map_or_else(|| "none".to_string(), |a| a.to_string());
+    let _ = writeln!(std::io::stdout(), "landlock_abi {abi}\n{text}");
+    ExitCode::SUCCESS
 }
 
 fn benign(file: &Path) -> ExitCode {
