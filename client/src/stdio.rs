@@ -97,10 +97,7 @@ impl McpSession {
                 }
             });
         }
-        let service =
-            ().serve(transport)
-                .await
-                .map_err(|e| ClientError::Initialize(e.to_string()))?;
+        let service = ().serve(transport).await.map_err(|e| ClientError::Initialize(Box::new(e)))?;
         Ok(McpSession {
             service,
             stderr: buffer,
@@ -130,7 +127,7 @@ impl McpSession {
         self.service
             .list_all_tools()
             .await
-            .map_err(|e| ClientError::ListTools(e.to_string()))
+            .map_err(|e| ClientError::ListTools(Box::new(e)))
     }
 
     /// `tools/call` with a JSON object of arguments.
@@ -144,7 +141,7 @@ impl McpSession {
             .await
             .map_err(|e| ClientError::Call {
                 tool: tool.to_string(),
-                message: e.to_string(),
+                source: Box::new(e),
             })?;
         let wire_bytes = serde_json::to_vec(&result).map(|b| b.len()).unwrap_or(0);
         let text = result
@@ -163,10 +160,7 @@ impl McpSession {
 
     /// Close the session (the server exits on end of input).
     pub async fn close(self) -> Result<(), ClientError> {
-        self.service
-            .cancel()
-            .await
-            .map_err(|e| ClientError::Close(e.to_string()))?;
+        self.service.cancel().await.map_err(ClientError::Close)?;
         Ok(())
     }
 }
