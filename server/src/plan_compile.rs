@@ -16,8 +16,7 @@ use serde_json::Value;
 
 use crate::datasets::ResolvedDataset;
 use crate::plan::{
-    Escape, INPUTS_DIR, OUTPUT_DIR, Plan, PlannedDataset, PlannedFile, PlannedInput,
-    PlannedSandbox, value_text,
+    Escape, INPUTS_DIR, OUTPUT_DIR, Plan, PlannedDataset, PlannedFile, PlannedInput, value_text,
 };
 use crate::plan_error::PlanError;
 
@@ -332,12 +331,7 @@ pub fn compile(
         timeout_s: adapter.manifest.effective_limits().run_timeout_s,
         steps: crate::plan_steps::compile(adapter, workflow, params, &|t| renderer.expand(t))?,
         programs: Vec::new(),
-        sandbox: workflow.sandbox.as_ref().map(|s| PlannedSandbox {
-            network: s.network,
-            shared_memory: s.shared_memory,
-            read_only: s.read_only.clone(),
-            read_write: s.read_write.clone(),
-        }),
+        sandbox: crate::sandbox_policy::declared(workflow),
     })
 }
 

@@ -25,7 +25,7 @@ pub const REPORT_FILE: &str = "sandbox.json";
 const PATH_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `serve --sandbox` / `SCIMCP_SANDBOX`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// A run that cannot have every baseline protection is refused, naming it.
@@ -57,6 +57,62 @@ impl Mode {
             Mode::BestEffort | Mode::Off => Requirement::BestEffort,
         }
     }
+}
+
+/// A workflow's `[workflow.sandbox]` as the plan and `get_capabilities` show it (`None`
+/// when it declares nothing).
+pub fn declared(workflow: &scimcp_core::Workflow) -> Option<PlannedSandbox> {
+    workflow.sandbox.as_ref().map(|s| PlannedSandbox {
+        network: s.network,
+        shared_memory: s.shared_memory,
+        read_only: s.read_only.clone(),
+        read_write: s.read_write.clone(),
+    })
+}
+
+/// What `get_environment` says of the sandbox: this server's mode and what this machine can
+/// enforce.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SandboxReport {
+    pub mode: Mode,
+    /// Each protection as a run without network would get it here (`probe`).
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub support: scimcp_process::sandbox::Support,
+}
+
+/// This server's [`SandboxReport`].
+pub fn report() -> SandboxReport {
+    SandboxReport {
+        mode: mode(),
+        support: scimcp_process::sandbox::probe(),
+    }
+}
+
+/// Under `--sandbox required`, why a run cannot start here: the first baseline protection
+/// this machine cannot enforce (the network's only when the workflow does not ask for it).
+pub fn unavailable(grants: Option<&PlannedSandbox>) -> Option<crate::envelope::Issue> {
+    use scimcp_process::sandbox::Protection;
+    if mode() != Mode::Required {
+        return None;
+    }
+    let network = grants.is_some_and(|g| g.network);
+    let support = scimcp_process::sandbox::probe();
+    let gap = support.protections.iter().find(|p| {
+        p.protection.is_baseline()
+            && !p.state.is_satisfied()
+            && !(network && p.protection == Protection::Tcp)
+    })?;
+    Some(crate::envelope::Issue {
+        field: "sandbox".into(),
+        message: format!(
+            "sandbox_unavailable: the server requires the run sandbox (--sandbox required), and \
+             this machine cannot enforce {} ({}); run on a machine that can, or start the \
+             server with --sandbox best-effort",
+            gap.protection,
+            gap.state.reason().unwrap_or("not enforced")
+        ),
+        allowed: Vec::new(),
+    })
 }
 
 /// The sandbox one run's CLI gets: the system defaults, `runtime` read-only, the working

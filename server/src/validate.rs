@@ -202,6 +202,7 @@ pub async fn validate(
     blockers.extend(crate::plan_steps::bind(
         &mut plan, adapter, workflow, runtime,
     ));
+    blockers.extend(crate::sandbox_policy::unavailable(plan.sandbox.as_ref()));
     let plan_sha256 = plan.sha256();
     let mut hashed = serde_json::json!({
         "workflow": workflow.id,

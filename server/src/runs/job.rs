@@ -44,6 +44,10 @@ pub(crate) struct JobArgs {
     /// scripts written before stream artifacts, which then get the suite default.
     #[arg(long)]
     max_artifact_bytes: Option<u64>,
+    /// The run sandbox on the compute node, as `serve --sandbox` says (the job inherits the
+    /// submitting environment's `SCIMCP_SANDBOX`).
+    #[arg(long, value_enum, env = "SCIMCP_SANDBOX", default_value_t = crate::cli::SandboxArg::BestEffort)]
+    sandbox: crate::cli::SandboxArg,
 }
 
 pub(crate) fn run(args: JobArgs) -> ExitCode {
@@ -125,7 +129,29 @@ async fn job(args: JobArgs) -> ExitCode {
     let Ok(mut terms) = signal(SignalKind::terminate()) else {
         return fail("cannot handle SIGTERM");
     };
-    let cmd = isolated_command(Path::new(&plan.program), &cli_args, &work, &env);
+    // The CLI starts inside the sandbox, as a local run's does.
+    let mode = match args.sandbox {
+        crate::cli::SandboxArg::Required => crate::sandbox_policy::Mode::Required,
+        crate::cli::SandboxArg::BestEffort => crate::sandbox_policy::Mode::BestEffort,
+        crate::cli::SandboxArg::Off => crate::sandbox_policy::Mode::Off,
+    };
+    let program = Path::new(&plan.program);
+    let is_python = !plan
+        .programs
+        .iter()
+        .any(|p| Path::new(&p.executable) == program);
+    let runtime = crate::sandbox_policy::runtime_paths(program, is_python).await;
+    let policy = crate::sandbox_policy::policy(
+        &runtime,
+        &paths.work_dir,
+        &paths.state_dir,
+        plan.sandbox.as_ref(),
+    );
+    let report = dir.join(crate::sandbox_policy::REPORT_FILE);
+    let cmd = match crate::sandbox_policy::wrap(mode, &policy, &report, program, &cli_args) {
+        Some((wrapper, argv)) => isolated_command(&wrapper, &argv, &work, &env),
+        None => isolated_command(program, &cli_args, &work, &env),
+    };
     let mut child = match cmd.piped().spawn() {
         Ok(c) => c,
         Err(e) => return fail(&format!("cannot start {}: {e}", plan.program)),

@@ -87,6 +87,9 @@ pub struct WorkflowInfo {
     /// Which program is missing and how to install it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// What the run sandbox grants this workflow's CLI beyond its runtime, run directory and
+    /// adapter state directory: the network, `/dev/shm`, declared paths.
+    pub sandbox: crate::plan::PlannedSandbox,
 }
 
 /// `get_capabilities` output.
@@ -187,6 +190,7 @@ pub(super) async fn get(
                     .workflow_uses_programs(w)
                     .then(|| ctx.runtime.programs().workflow_problem(m, w).is_none()),
                 problem: ctx.runtime.programs().workflow_problem(m, w),
+                sandbox: crate::sandbox_policy::declared(w).unwrap_or_default(),
             })
             .collect(),
         builtin_dataset_prefix: crate::datasets::BUILTIN_PREFIX.into(),

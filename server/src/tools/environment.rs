@@ -50,6 +50,9 @@ pub struct EnvironmentOutput {
     pub data_root: String,
     /// Where runs execute, and for a cluster, what it says about itself.
     pub executor: ExecutorReport,
+    /// The run sandbox: this server's mode (`serve --sandbox`) and what this machine can
+    /// enforce, protection by protection.
+    pub sandbox: crate::sandbox_policy::SandboxReport,
 }
 
 /// `local`, or `slurm` with the cluster's state.
@@ -172,5 +175,6 @@ pub(super) async fn get(ctx: &ServerContext) -> Result<EnvironmentOutput, ToolEr
         program_problems,
         data_root: ctx.data_root.display().to_string(),
         executor: executor_report(ctx).await,
+        sandbox: crate::sandbox_policy::report(),
     })
 }
