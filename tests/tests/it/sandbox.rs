@@ -306,12 +306,15 @@ fn assert_no_daemon(result: &Value) {
     }
 }
 
-/// Which protections the result and the run manifest say applied.
+/// Which protections the run result (`result.json`) and the run manifest say applied.
 fn sandbox_states(result: &Value) -> (Value, Value) {
-    let manifest: Value =
-        serde_json::from_slice(&fs_err::read(run_dir(result).join("manifest.json")).unwrap())
-            .unwrap();
-    (result["sandbox"].clone(), manifest["sandbox"].clone())
+    let read = |name: &str| -> Value {
+        serde_json::from_slice(&fs_err::read(run_dir(result).join(name)).unwrap()).unwrap()
+    };
+    (
+        read("result.json")["sandbox"].clone(),
+        read("manifest.json")["sandbox"].clone(),
+    )
 }
 
 fn state_of(sandbox: &Value, protection: &str) -> String {
@@ -392,7 +395,6 @@ fn assert_all_denied(
 }
 
 #[tokio::test]
-#[ignore = "waits for the sandbox wiring (#29 phase 2)"]
 async fn the_default_sandbox_denies_every_hostile_attempt() {
     let s = Setup::start(&[], &[]).await;
     if s.landlock_or_skip().is_none() {
@@ -407,7 +409,6 @@ async fn the_default_sandbox_denies_every_hostile_attempt() {
 }
 
 #[tokio::test]
-#[ignore = "waits for the sandbox wiring (#29 phase 2)"]
 async fn required_mode_runs_it_on_this_kernel_and_denies_the_same() {
     let s = Setup::start(&["--sandbox", "required"], &[]).await;
     if s.landlock_or_skip().is_none() {
@@ -421,7 +422,6 @@ async fn required_mode_runs_it_on_this_kernel_and_denies_the_same() {
 }
 
 #[tokio::test]
-#[ignore = "waits for the sandbox wiring (#29 phase 2)"]
 async fn with_the_sandbox_off_the_same_cli_does_all_of_it() {
     let s = Setup::start(&["--sandbox", "off"], &[]).await;
     let other = s.other_run().await;
@@ -455,7 +455,6 @@ async fn with_the_sandbox_off_the_same_cli_does_all_of_it() {
 }
 
 #[tokio::test]
-#[ignore = "waits for the sandbox wiring (#29 phase 2)"]
 async fn a_workflow_that_declares_the_network_may_connect_and_nothing_else() {
     let s = Setup::start(&[], &[]).await;
     if s.landlock_or_skip().is_none() {
