@@ -21,6 +21,15 @@ pub(crate) fn check(name_or_path: &str, json: bool) -> ExitCode {
                     "sha256": adapter.sha256(),
                     "origin": adapter.origin,
                     "workflows": adapter.workflow_ids(),
+                    "sandbox": adapter
+                        .manifest
+                        .workflows
+                        .iter()
+                        .map(|w| (
+                            w.id.clone(),
+                            crate::sandbox_policy::declared(w).unwrap_or_default()
+                        ))
+                        .collect::<std::collections::BTreeMap<_, _>>(),
                     "errors": [],
                     "warnings": adapter.warnings,
                 });
@@ -38,6 +47,22 @@ pub(crate) fn check(name_or_path: &str, json: bool) -> ExitCode {
                     adapter.workflow_ids().join(", "),
                     adapter.sha256()
                 );
+                // What each workflow's CLI is granted beyond its runtime and run (the
+                // defaults every run has are not repeated).
+                for w in &adapter.manifest.workflows {
+                    if let Some(grants) = crate::sandbox_policy::declared(w) {
+                        let _ = writeln!(
+                            stdout,
+                            "sandbox {}: network {}, shared memory {}, read-only [{}], \
+                             read-write [{}]",
+                            w.id,
+                            grants.network,
+                            grants.shared_memory,
+                            grants.read_only.join(", "),
+                            grants.read_write.join(", ")
+                        );
+                    }
+                }
             }
             ExitCode::SUCCESS
         }
