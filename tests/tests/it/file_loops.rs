@@ -1,13 +1,22 @@
 //! No two files inside a crate import each other, directly or around a loop: every crate's
-//! `src/**/*.rs` is read, its `use crate::…`, `use super::…`, `use self::…` trees, its
-//! inline `crate::…`/`super::…` paths and its relative `use child::…` are resolved to the
-//! file that holds the module (module → file), and the file graph must have no cycle, as
-//! crate_edges.rs holds the crate graph to the docs.
+//! `src/**/*.rs` is read, the paths it names are resolved to the file that holds the module
+//! (module → file), and the file graph must have no cycle, as crate_edges.rs holds the crate
+//! graph to the docs. The paths are:
+//! - each `use` tree, expanded (`use super::{a, b}` is `super::a` and `super::b`: an edge to
+//!   the files of `a` and `b` when they are modules, to the parent's file when they are its
+//!   items; `x as y` is `x`);
+//! - every inline path outside `use` statements that starts at `crate::`, `super::`,
+//!   `self::` or at a child module declared in this file (`resume::f()` in
+//!   `campaigns/mod.rs` leads to `campaigns/resume.rs`); a path starting at any other name
+//!   (a type, another crate) is no edge.
 //!
 //! A parent's `mod child;` declaration is not an edge (it is how the tree is built, not an
-//! import), and test code (`tests.rs` files, `#[cfg(test)] mod … {}` blocks) is left out.
-//! `main.rs` beside a `lib.rs` is a crate of its own and is left out too. A path that stops
-//! at the crate root (`crate::Name`, the root's re-exports) is not an edge to `lib.rs`.
+//! import), and test code is left out: `tests.rs` / `*_tests.rs` files, anything under a
+//! `tests/` folder, and modules (or `;` items) gated by a cfg that holds only when testing
+//! (`test`, or `all(…)` / `any(…)` with `test` among its arguments). `main.rs` beside a
+//! `lib.rs` and `src/bin/` are crates of their own and are left out too. A path that stops at
+//! the crate root (`crate::Name`, the root's re-exports) is not an edge to `lib.rs`. Each
+//! case has a small in-memory self-test at the end of this file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,6 +31,57 @@ fn workspace_root() -> &'static Path {
 /// entry that merely lost files may be trimmed). Break one by moving the piece both files
 /// need down into a file that imports neither.
 const KNOWN_LOOPS: &[&[&str]] = &[
+    &[
+        "core/src/manifest/load/outputs.rs",
+        "core/src/manifest/load/workflow.rs",
+        "core/src/manifest/load.rs",
+        "core/src/manifest/mod.rs",
+    ],
+    &[
+        "installer/src/commands/approvals.rs",
+        "installer/src/commands/mod.rs",
+        "installer/src/commands/remote.rs",
+        "installer/src/commands/session.rs",
+    ],
+    &[
+        "server/src/datasets/listing.rs",
+        "server/src/datasets/mod.rs",
+        "server/src/inputs/mod.rs",
+        "server/src/inputs/resolve.rs",
+    ],
+    // Runs through server/src/runs/**, which another change is editing now.
+    &["server/src/cli.rs", "server/src/runs/job.rs"],
+    // Runs through server/src/runs/**, which another change is editing now.
+    &["server/src/runs/mod.rs", "server/src/runs/recovery.rs"],
+    &[
+        "setup-model/src/edit/json.rs",
+        "setup-model/src/edit/mod.rs",
+        "setup-model/src/edit/toml.rs",
+        "setup-model/src/edit/yaml.rs",
+    ],
+    &[
+        "setup-model/src/clients/amazon_q.rs",
+        "setup-model/src/clients/claude_code.rs",
+        "setup-model/src/clients/claude_desktop.rs",
+        "setup-model/src/clients/cline.rs",
+        "setup-model/src/clients/codex.rs",
+        "setup-model/src/clients/continue_dev.rs",
+        "setup-model/src/clients/copilot.rs",
+        "setup-model/src/clients/cursor.rs",
+        "setup-model/src/clients/gemini.rs",
+        "setup-model/src/clients/generic.rs",
+        "setup-model/src/clients/goose.rs",
+        "setup-model/src/clients/jetbrains.rs",
+        "setup-model/src/clients/kiro.rs",
+        "setup-model/src/clients/lm_studio.rs",
+        "setup-model/src/clients/mod.rs",
+        "setup-model/src/clients/opencode.rs",
+        "setup-model/src/clients/qwen.rs",
+        "setup-model/src/clients/roo_code.rs",
+        "setup-model/src/clients/vscode.rs",
+        "setup-model/src/clients/windsurf.rs",
+        "setup-model/src/clients/zed.rs",
+    ],
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -92,12 +152,76 @@ fn code_of(text: &str) -> String {
             i += c.len_utf8();
         }
     }
-    // Drop `#[cfg(test)]` items that are brace-delimited modules.
-    let mut code = out;
-    while let Some(at) = code.find("#[cfg(test)]") {
-        let rest = &code[at + "#[cfg(test)]".len()..];
+    strip_test_items(&out)
+}
+
+/// Whether a `#[cfg(…)]` predicate holds only when testing: `test`, or `all(…)`/`any(…)`
+/// with `test` among its own arguments (`any(test, feature = "x")` gates test support).
+fn is_test_cfg(pred: &str) -> bool {
+    let pred: String = pred.split_whitespace().collect();
+    if pred == "test" {
+        return true;
+    }
+    let Some(args) = pred
+        .strip_prefix("all(")
+        .or_else(|| pred.strip_prefix("any("))
+        .and_then(|a| a.strip_suffix(')'))
+    else {
+        return false;
+    };
+    let mut depth = 0;
+    let mut start = 0;
+    let mut top = Vec::new();
+    for (k, ch) in args.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                top.push(&args[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    top.push(&args[start..]);
+    top.contains(&"test")
+}
+
+/// The code without test-only items: a test cfg's brace-delimited module, or an item that
+/// ends at `;` (`mod tests;`, a `use`); other gated items lose only the attribute.
+fn strip_test_items(code: &str) -> String {
+    let mut code = code.to_string();
+    let mut from = 0;
+    while let Some(k) = code[from..].find("#[cfg(") {
+        let at = from + k;
+        let open = at + "#[cfg".len();
+        let mut depth = 0;
+        let mut close = code.len();
+        for (k, ch) in code[open..].char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = open + k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let attr_end = code[close..]
+            .find(']')
+            .map_or(code.len(), |k| close + k + 1);
+        if !is_test_cfg(&code[open + 1..close]) {
+            from = attr_end;
+            continue;
+        }
+        let rest = &code[attr_end..];
         let trimmed = rest.trim_start();
-        let is_mod = trimmed.starts_with("mod ") || trimmed.starts_with("pub(crate) mod ");
+        let is_mod = trimmed.starts_with("mod ")
+            || trimmed.starts_with("pub mod ")
+            || trimmed.starts_with("pub(crate) mod ");
         let end = match (is_mod, rest.find(['{', ';'])) {
             (true, Some(open)) if rest.as_bytes()[open] == b'{' => {
                 let mut depth = 0;
@@ -120,12 +244,13 @@ fn code_of(text: &str) -> String {
             (_, Some(semi)) if rest.as_bytes()[semi] == b';' => semi + 1,
             _ => 0,
         };
-        code.replace_range(at..at + "#[cfg(test)]".len() + end, " ");
+        code.replace_range(at..attr_end + end, " ");
+        from = at;
     }
     code
 }
 
-/// `a::{b, c::{d, e}}` → `a::b`, `a::c::d`, `a::c::e`.
+/// `a::{b, c::{d, e}}` → `a::b`, `a::c::d`, `a::c::e` (an `x as y` leaf keeps `x`).
 fn expand(tree: &str, prefix: &str, out: &mut Vec<String>) {
     let tree = tree.trim();
     if let Some(open) = tree.find('{') {
@@ -146,13 +271,19 @@ fn expand(tree: &str, prefix: &str, out: &mut Vec<String>) {
         }
         expand(&inner[start..], &head, out);
     } else if !tree.is_empty() {
-        out.push(format!("{prefix}{tree}"));
+        let leaf: String = tree.split_whitespace().take_while(|t| *t != "as").collect();
+        out.push(format!("{prefix}{leaf}").split_whitespace().collect());
     }
 }
 
-/// Every path the code names that may lead into the crate.
+/// Every path the code names that may lead into the crate: each `use` tree, expanded, and
+/// every inline `a::b…` path outside the `use` statements (`crate::…`, `super::…`,
+/// `self::…`, or `child::…` of a module declared here; `resolve` keeps those). The `use`
+/// statements are blanked before the inline scan, so `use super::{a, b}` yields only
+/// `super::a` and `super::b`, not a bare `super::` that would stop at the parent.
 fn paths_in(code: &str) -> Vec<String> {
     let mut paths = Vec::new();
+    let mut rest_code = String::with_capacity(code.len());
     let mut rest = code;
     while let Some(at) = rest.find("use ") {
         let before = rest[..at].chars().last();
@@ -161,35 +292,37 @@ fn paths_in(code: &str) -> Vec<String> {
             && let Some(end) = after.find(';')
         {
             expand(&after[..end], "", &mut paths);
+            rest_code.push_str(&rest[..at]);
+            rest_code.push(' ');
+            rest = &after[end + 1..];
+        } else {
+            rest_code.push_str(&rest[..at + 4]);
+            rest = after;
         }
-        rest = after;
     }
-    // Inline `crate::a::b` / `super::a` / `self::a` paths anywhere in the code.
+    rest_code.push_str(rest);
+    let code = rest_code;
     let b = code.as_bytes();
-    for head in ["crate::", "super::", "self::"] {
-        let mut from = 0;
-        while let Some(k) = code[from..].find(head) {
-            let at = from + k;
-            from = at + head.len();
-            if at > 0
-                && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_' || b[at - 1] == b':')
-            {
-                continue;
-            }
-            let mut end = at;
-            while end < b.len()
-                && (b[end].is_ascii_alphanumeric() || b[end] == b'_' || b[end] == b':')
-            {
-                end += 1;
-            }
-            paths.push(code[at..end].to_string());
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut from = 0;
+    while let Some(k) = code[from..].find("::") {
+        let sep = from + k;
+        from = sep + 2;
+        let mut at = sep;
+        while at > 0 && word(b[at - 1]) {
+            at -= 1;
         }
+        if at == sep || (at > 0 && b[at - 1] == b':') {
+            continue;
+        }
+        let mut end = sep;
+        while end < b.len() && (word(b[end]) || b[end] == b':') {
+            end += 1;
+        }
+        from = end.max(from);
+        paths.push(code[at..end].to_string());
     }
     paths
-        .into_iter()
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(""))
-        .map(|p| p.split(" as ").next().unwrap().to_string())
-        .collect()
 }
 
 /// The file a path from `here` leads to, if it leads into this crate.
@@ -200,7 +333,7 @@ fn resolve(
 ) -> Option<PathBuf> {
     let segs: Vec<&str> = path
         .split("::")
-        .map(|s| s.split("as").next().unwrap().trim())
+        .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect();
     let mut module: Vec<String>;
@@ -302,6 +435,29 @@ fn loops(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<BTreeSet<PathBuf>>
     t.out
 }
 
+/// One crate's file graph from its sources (paths relative to `src/`, with their text).
+fn crate_graph(sources: &[(PathBuf, String)]) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let src = Path::new("");
+    let modules: BTreeMap<Vec<String>, PathBuf> = sources
+        .iter()
+        .map(|(f, _)| (module_of(src, f), f.clone()))
+        .collect();
+    let mut graph = BTreeMap::new();
+    for (file, text) in sources {
+        let here = module_of(src, file);
+        let mut to = BTreeSet::new();
+        for path in paths_in(&code_of(text)) {
+            if let Some(target) = resolve(&path, &here, &modules)
+                && &target != file
+            {
+                to.insert(target);
+            }
+        }
+        graph.insert(file.clone(), to);
+    }
+    graph
+}
+
 /// Every workspace crate's file graph, keyed by file relative to the root.
 fn file_graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let root = workspace_root();
@@ -328,22 +484,17 @@ fn file_graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
                 (has_lib && in_src == Path::new("main.rs")) || in_src.starts_with("bin");
             !(test_code || other_root)
         });
-        let modules: BTreeMap<Vec<String>, PathBuf> = files
+        let sources: Vec<(PathBuf, String)> = files
             .iter()
-            .map(|f| (module_of(&src, f), f.clone()))
+            .map(|f| {
+                let rel = f.strip_prefix(&src).unwrap().to_path_buf();
+                (rel, fs_err::read_to_string(f).unwrap())
+            })
             .collect();
-        for file in &files {
-            let here = module_of(&src, file);
-            let code = code_of(&fs_err::read_to_string(file).unwrap());
-            let mut to = BTreeSet::new();
-            for path in paths_in(&code) {
-                if let Some(target) = resolve(&path, &here, &modules)
-                    && &target != file
-                {
-                    to.insert(target.strip_prefix(root).unwrap().to_path_buf());
-                }
-            }
-            graph.insert(file.strip_prefix(root).unwrap().to_path_buf(), to);
+        let in_root = dir.strip_prefix(root).unwrap().join("src");
+        for (file, to) in crate_graph(&sources) {
+            let to = to.into_iter().map(|t| in_root.join(t)).collect();
+            graph.insert(in_root.join(file), to);
         }
     }
     graph
@@ -396,4 +547,121 @@ fn no_file_imports_a_file_that_imports_it() {
         new.join("\n"),
         gone.join("\n")
     );
+}
+
+/// The graph of small in-memory crates, as `(file, imports)` pairs relative to `src/`.
+fn edges(files: &[(&str, &str)]) -> Vec<(String, Vec<String>)> {
+    let sources: Vec<(PathBuf, String)> = files
+        .iter()
+        .map(|(f, t)| (PathBuf::from(f), t.to_string()))
+        .collect();
+    crate_graph(&sources)
+        .into_iter()
+        .map(|(f, to)| {
+            let to = to.iter().map(|t| t.display().to_string()).collect();
+            (f.display().to_string(), to)
+        })
+        .collect()
+}
+
+fn edges_of(files: &[(&str, &str)], file: &str) -> Vec<String> {
+    edges(files)
+        .into_iter()
+        .find(|(f, _)| f == file)
+        .map(|(_, to)| to)
+        .unwrap()
+}
+
+#[test]
+fn file_loops_test_gated_modules_are_not_edges() {
+    let files = [
+        ("lib.rs", "mod a;\nmod b;"),
+        (
+            "a.rs",
+            "#[cfg(all(test, unix))]\nmod t { use crate::b::X; }\n\
+             #[cfg(any(test, feature = \"x\"))]\nmod u { fn f() { crate::b::g(); } }\n\
+             #[cfg(not(test))]\nfn h() { crate::b::h(); }",
+        ),
+        ("b.rs", "pub struct X;"),
+    ];
+    // Only the `not(test)` function, which ships, leads to b.rs.
+    assert_eq!(edges_of(&files, "a.rs"), ["b.rs"]);
+    let gated_only = [
+        ("lib.rs", "mod a;\nmod b;"),
+        (
+            "a.rs",
+            "#[cfg(all(test, unix))]\nmod t { use crate::b::X; }",
+        ),
+        ("b.rs", "pub struct X;"),
+    ];
+    assert!(edges_of(&gated_only, "a.rs").is_empty());
+}
+
+#[test]
+fn file_loops_inline_child_paths_are_edges() {
+    // campaigns/mod.rs calls `resume::…` while resume.rs imports `crate::campaigns`.
+    let files = [
+        ("lib.rs", "pub mod campaigns;"),
+        (
+            "campaigns/mod.rs",
+            "mod resume;\nmod kinds;\npub struct Campaign;\n\
+             fn go() { resume::f(); let _ = kinds::Kind::A; }",
+        ),
+        (
+            "campaigns/resume.rs",
+            "use crate::campaigns::Campaign;\npub fn f() {}",
+        ),
+        ("campaigns/kinds.rs", "pub enum Kind { A }"),
+    ];
+    assert_eq!(
+        edges_of(&files, "campaigns/mod.rs"),
+        ["campaigns/kinds.rs", "campaigns/resume.rs"]
+    );
+    let graph = crate_graph(
+        &files
+            .iter()
+            .map(|(f, t)| (PathBuf::from(f), t.to_string()))
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(loops(&graph).len(), 1, "{graph:?}");
+    // A path through a sibling named from `super::` leads to the sibling's file.
+    let sibling = [
+        ("lib.rs", "mod p;"),
+        ("p/mod.rs", "mod a;\nmod b;"),
+        ("p/a.rs", "fn f() { super::b::g(); }"),
+        ("p/b.rs", "pub fn g() {}"),
+    ];
+    assert_eq!(edges_of(&sibling, "p/a.rs"), ["p/b.rs"]);
+    // A name that is no child module here (a type, another crate) is no edge.
+    let other = [
+        ("lib.rs", "mod a;\nmod b;"),
+        (
+            "a.rs",
+            "fn f() { std::fs::read(\"\"); String::new(); x::b::y(); }",
+        ),
+        ("b.rs", ""),
+    ];
+    assert!(edges_of(&other, "a.rs").is_empty());
+}
+
+#[test]
+fn file_loops_use_super_of_children_leads_to_the_children() {
+    let files = [
+        ("lib.rs", "mod p;"),
+        ("p/mod.rs", "mod a;\nmod b;\nmod tasks;\npub struct Top;"),
+        (
+            "p/a.rs",
+            "use super::{b, tasks as t};\nfn f() { b::g(); t::h(); }",
+        ),
+        ("p/b.rs", "pub fn g() {}"),
+        ("p/tasks.rs", "pub fn h() {}"),
+    ];
+    // Not p/mod.rs: both names are child modules of the parent.
+    assert_eq!(edges_of(&files, "p/a.rs"), ["p/b.rs", "p/tasks.rs"]);
+    let item = [
+        ("lib.rs", "mod p;"),
+        ("p/mod.rs", "mod a;\npub struct Top;"),
+        ("p/a.rs", "use super::{Top, self as parent};"),
+    ];
+    assert_eq!(edges_of(&item, "p/a.rs"), ["p/mod.rs"]);
 }
