@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::auth::Caller;
-pub use crate::context::ServerContext;
+use crate::context::ServerContext;
 use crate::tools::{Call, Progress};
 
 /// The rmcp handler: one per MCP session (HTTP serves many), all sharing one context.

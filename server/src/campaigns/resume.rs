@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use super::record::{CampaignRecord, ItemRecord, dataset_sha256, is_campaign_id};
 use super::{CampaignManager, Pending, owner};
+use crate::context::ServerContext;
 use crate::request::AnalysisRequest;
-use crate::server::ServerContext;
 use crate::validate::Validation;
 
 /// Keys the campaign adds to an item's run request beyond the analysis itself.
