@@ -59,7 +59,7 @@ async fn handshake_lists_every_tool_with_schemas() {
     let caps = h.ok("get_capabilities", json!({})).await;
     assert_eq!(caps["adapter"]["name"], "refsci");
     assert_eq!(caps["runtime"]["ready"], true);
-    assert_eq!(caps["workflows"].as_array().unwrap().len(), 6);
+    assert_eq!(caps["workflows"].as_array().unwrap().len(), 8);
     let one = h
         .ok("get_capabilities", json!({"workflow": "clustering"}))
         .await;
