@@ -6,7 +6,8 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::Value as Json;
 
-use super::{EditError, Slot, line_column};
+use super::error::{EditError, line_column};
+use super::slot::Slot;
 use crate::entry::Entry;
 
 /// Comments and trailing commas (JSONC) are accepted; the looser JSON5 forms are not, so a

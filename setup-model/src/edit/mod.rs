@@ -9,9 +9,14 @@
 //! before parsing and put back in front of the edited text, so such a file is edited like any
 //! other and keeps its mark.
 
+mod error;
 mod json;
+mod slot;
 mod toml;
 mod yaml;
+
+pub use error::EditError;
+pub use slot::Slot;
 
 use serde_json::Value as Json;
 
@@ -31,43 +36,6 @@ pub enum Format {
     /// A YAML file that belongs to scimcp entirely (a Continue block file): the entry is
     /// the whole document and removing it removes the file.
     OwnedYaml,
-}
-
-/// Where the entry sits: the keys of the containing object, then the entry's own key.
-#[derive(Debug, Clone, Copy)]
-pub struct Slot<'a> {
-    pub container: &'a [&'a str],
-    pub name: &'a str,
-}
-
-/// Why a file could not be edited.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EditError {
-    /// The file does not parse.
-    #[error("line {line}, column {column}: {message}")]
-    Syntax {
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// It parses, but something on the way to the entry is not what the client documents
-    /// (e.g. `mcpServers` is a list), or the edit could not be made without touching more
-    /// than the entry.
-    #[error("{0}")]
-    Shape(String),
-    /// A key appears twice where scimcp's entry lives (the top-level object, or an object
-    /// on the way to the entry): clients disagree on which of the two counts.
-    #[error(
-        "line {line}, column {column}: the key \"{key}\" appears a second time (first on line \
-         {first_line}); clients disagree on which of the two counts (most read the last, some \
-         the first), so an entry added to either may never be seen. Merge the two into one"
-    )]
-    Duplicate {
-        key: String,
-        line: usize,
-        column: usize,
-        first_line: usize,
-    },
 }
 
 /// The UTF-8 byte order mark.
@@ -194,18 +162,6 @@ fn no_lists(format: Format) -> EditError {
     EditError::Shape(format!(
         "scimcp keeps list items only in JSON files, not in {format:?} files"
     ))
-}
-
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
 }
 
 #[cfg(test)]

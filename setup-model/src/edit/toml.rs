@@ -4,7 +4,8 @@
 use serde_json::Value as Json;
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, Value};
 
-use super::{EditError, Slot, line_column};
+use super::error::{EditError, line_column};
+use super::slot::Slot;
 use crate::entry::Entry;
 
 fn parse(text: &str) -> Result<DocumentMut, EditError> {

@@ -15,7 +15,8 @@
 use serde_json::Value as Json;
 use serde_norway::Value as Yaml;
 
-use super::{EditError, Slot};
+use super::error::EditError;
+use super::slot::Slot;
 use crate::entry::Entry;
 
 const STEP: usize = 2;

@@ -54,12 +54,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
     // Runs through server/src/runs/**, which another change is editing now.
     &["server/src/runs/mod.rs", "server/src/runs/recovery.rs"],
     &[
-        "setup-model/src/edit/json.rs",
-        "setup-model/src/edit/mod.rs",
-        "setup-model/src/edit/toml.rs",
-        "setup-model/src/edit/yaml.rs",
-    ],
-    &[
         "setup-model/src/clients/amazon_q.rs",
         "setup-model/src/clients/claude_code.rs",
         "setup-model/src/clients/claude_desktop.rs",
