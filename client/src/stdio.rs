@@ -1,14 +1,19 @@
 //! An MCP client session with a `scimcp serve` child process over stdio: the same path
 //! Claude Desktop, Cursor or any other client takes.
+//!
+//! The server is a [`scimcp_process::Child`], as every child the suite starts: its own
+//! process group, piped streams, its group ended when the session is dropped without
+//! [`McpSession::close`], and [`TERMINATE_GRACE`] between SIGTERM and SIGKILL when a closed
+//! server does not exit on end of input. rmcp gets only the (stdout, stdin) pair.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
+use scimcp_process::{Child, ChildCommand, TERMINATE_GRACE};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
@@ -45,9 +50,15 @@ impl ToolOutcome {
     }
 }
 
+/// How long a closed server gets to exit on end of input before it is terminated: the MCP
+/// stdio shutdown's first wait (rmcp's child transport waits as long).
+const EXIT_ON_EOF: Duration = Duration::from_secs(3);
+
 /// A live MCP session with a server child process.
 pub struct McpSession {
     service: RunningService<RoleClient, ()>,
+    // Held for the session's life: dropping it ends the server's group.
+    child: Child,
     stderr: Arc<Mutex<Vec<u8>>>,
     pid: Option<u32>,
 }
@@ -69,21 +80,30 @@ impl McpSession {
         envs: &[(String, String)],
         cwd: &Path,
     ) -> Result<McpSession, ClientError> {
-        let mut cmd = tokio::process::Command::new(program);
+        let mut cmd = std::process::Command::new(program);
         cmd.args(args).current_dir(cwd);
         for (k, v) in envs {
             cmd.env(k, v);
         }
-        let (transport, stderr) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| ClientError::Spawn {
+        let mut child =
+            ChildCommand::new(cmd)
+                .piped()
+                .spawn()
+                .map_err(|source| ClientError::Spawn {
+                    program: program.display().to_string(),
+                    source,
+                })?;
+        let pid = Some(child.pid());
+        let (Some(stdout), Some(stdin)) = (child.take_stdout(), child.take_stdin()) else {
+            return Err(ClientError::Spawn {
                 program: program.display().to_string(),
-                source,
-            })?;
-        let pid = transport.id();
+                source: std::io::Error::other(
+                    "the server was started without piped stdin and stdout",
+                ),
+            });
+        };
         let buffer = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut stderr) = stderr {
+        if let Some(mut stderr) = child.take_stderr() {
             let sink = Arc::clone(&buffer);
             tokio::spawn(async move {
                 let mut chunk = vec![0u8; 8192];
@@ -97,9 +117,13 @@ impl McpSession {
                 }
             });
         }
-        let service = ().serve(transport).await.map_err(|e| ClientError::Initialize(Box::new(e)))?;
+        let service =
+            ().serve((stdout, stdin))
+                .await
+                .map_err(|e| ClientError::Initialize(Box::new(e)))?;
         Ok(McpSession {
             service,
+            child,
             stderr: buffer,
             pid,
         })
@@ -158,9 +182,25 @@ impl McpSession {
         })
     }
 
-    /// Close the session (the server exits on end of input).
+    /// Close the session: end the server's input and wait for it to exit, as the MCP stdio
+    /// shutdown does; a server still running after [`EXIT_ON_EOF`] is terminated (its group,
+    /// [`TERMINATE_GRACE`]).
     pub async fn close(self) -> Result<(), ClientError> {
-        self.service.cancel().await.map_err(ClientError::Close)?;
+        let McpSession {
+            service, mut child, ..
+        } = self;
+        // Cancelling drops the transport, which closes the server's stdin.
+        let closed = service.cancel().await.map_err(ClientError::Close);
+        // A wait that fails (the status unreadable) is ended the same way as a slow exit:
+        // the server must not outlive its session.
+        match tokio::time::timeout(EXIT_ON_EOF, child.wait()).await {
+            // What the server left in its group (nothing, normally) goes with it.
+            Ok(Ok(_)) => child.end_group(),
+            Ok(Err(_)) | Err(_) => {
+                child.terminate(TERMINATE_GRACE).await;
+            }
+        }
+        closed?;
         Ok(())
     }
 }

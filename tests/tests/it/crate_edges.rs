@@ -181,6 +181,14 @@ fn the_release_tool_runs_its_children_through_scimcp_process() {
     }
 }
 
+/// The MCP client starts its `scimcp serve` child through `scimcp-process` (own group, ended
+/// whole), not through rmcp's child transport.
+#[test]
+fn the_client_starts_its_server_through_scimcp_process() {
+    let linked = linked_by("scimcp-client");
+    assert!(linked.contains("scimcp-process"), "{linked:?}");
+}
+
 #[test]
 fn the_table_reader_sees_what_is_written() {
     assert_eq!(
