@@ -433,16 +433,27 @@ fn tls(error: &rustls::Error) -> Failure {
     Failure::Tls(kind, error.to_string())
 }
 
+/// Why a PEM file gave no certificates (the caller names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum CertificatesError {
+    /// A PEM block could not be parsed.
+    #[error(transparent)]
+    Pem(ureq::Error),
+    /// It parsed, but held no certificate (a key only, or no PEM at all).
+    #[error("it holds no PEM certificate")]
+    NoCertificate,
+}
+
 /// The certificates in the PEM file `pem` (its bytes).
-pub fn certificates(pem: &[u8]) -> Result<Vec<Certificate<'static>>, String> {
+pub fn certificates(pem: &[u8]) -> Result<Vec<Certificate<'static>>, CertificatesError> {
     let mut certs = Vec::new();
     for item in ureq::tls::parse_pem(pem) {
-        if let ureq::tls::PemItem::Certificate(c) = item.map_err(|e| e.to_string())? {
+        if let ureq::tls::PemItem::Certificate(c) = item.map_err(CertificatesError::Pem)? {
             certs.push(c);
         }
     }
     if certs.is_empty() {
-        return Err("it holds no PEM certificate".into());
+        return Err(CertificatesError::NoCertificate);
     }
     Ok(certs)
 }

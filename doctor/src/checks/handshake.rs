@@ -5,13 +5,22 @@
 
 use std::time::Instant;
 
-use scimcp_client::McpSession;
+use scimcp_client::{ClientError, McpSession};
 
 use crate::check::CheckResult;
 use crate::context::Context;
 
 /// Lines of the server's stderr shown when the handshake fails.
 const STDERR_LINES: usize = 8;
+
+/// Why `tools/list` or `get_capabilities` failed once the session was up.
+#[derive(Debug, thiserror::Error)]
+enum StepError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("tools/list has no get_capabilities (it lists {listed})")]
+    NoCapabilities { listed: String },
+}
 
 pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
     let record = match ctx.installed_adapter(id, adapter) {
@@ -66,7 +75,7 @@ pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
         .await
         {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err((format!("{e:#}"), startup_stderr(&command, &args, &cwd))),
+            Ok(Err(e)) => return Err((e.to_string(), startup_stderr(&command, &args, &cwd))),
             Err(_) => {
                 return Err((
                     format!("initialize did not complete within {} s", limit.as_secs()),
@@ -78,16 +87,15 @@ pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
             let tools = session.list_tools().await?;
             let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
             if !names.iter().any(|n| n == "get_capabilities") {
-                anyhow::bail!(
-                    "tools/list has no get_capabilities (it lists {})",
-                    names.join(", ")
-                );
+                return Err(StepError::NoCapabilities {
+                    listed: names.join(", "),
+                });
             }
             let caps = session
                 .call("get_capabilities", serde_json::json!({}))
                 .await?;
             caps.ok()?;
-            anyhow::Ok(names.len())
+            Ok::<_, StepError>(names.len())
         };
         let result = tokio::time::timeout(limit.saturating_sub(start.elapsed()), steps).await;
         let stderr = session.stderr();
@@ -95,7 +103,7 @@ pub fn check(ctx: &Context, id: &str, adapter: &str) -> CheckResult {
         let _ = session.close().await;
         match result {
             Ok(Ok(n)) => Ok((n, info)),
-            Ok(Err(e)) => Err((format!("{e:#}"), stderr)),
+            Ok(Err(e)) => Err((e.to_string(), stderr)),
             Err(_) => Err((
                 format!(
                     "tools/list and get_capabilities did not answer within {} s",

@@ -54,13 +54,7 @@ pub(crate) fn evaluate(
     let mut found = Vec::new();
     let mut problems = Vec::new();
     for program in declared(manifest) {
-        match identify(
-            manifest,
-            program,
-            python,
-            path_var.clone(),
-            &run_version_probe,
-        ) {
+        match identify(manifest, program, python, path_var.clone(), &version_probe) {
             Ok(identity) => found.push(format!(
                 "{program}: {}{} (sha256 {})",
                 identity.executable,
@@ -107,12 +101,7 @@ enum VersionProbeError {
 }
 
 /// The version probe through the shared runner: own process group, stdin closed, output and
-/// time bounded; the exit status is not judged (the pattern is). The error is text only at
-/// [`identify`]'s runner interface, which core defines that way.
-fn run_version_probe(program: &Path, args: &[String]) -> Result<(String, String), String> {
-    version_probe(program, args).map_err(|e| e.to_string())
-}
-
+/// time bounded; the exit status is not judged (the pattern is).
 fn version_probe(program: &Path, args: &[String]) -> Result<(String, String), VersionProbeError> {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).current_dir(std::env::temp_dir());

@@ -111,9 +111,10 @@ pub fn handshake(ctx: &Context, id: &str, target: &RemoteTarget) -> CheckResult 
     let ca = match &ctx.options.ca_cert {
         None => None,
         Some(path) => {
+            // Either failure is only shown, in the finding below.
             let read = fs_err::read(path)
                 .map_err(|e| e.to_string())
-                .and_then(|pem| scimcp_client::http::certificates(&pem));
+                .and_then(|pem| scimcp_client::http::certificates(&pem).map_err(|e| e.to_string()));
             match read {
                 Ok(certs) => Some(certs),
                 Err(e) => {

@@ -17,6 +17,7 @@ use landlock::{
 
 use super::error::SandboxError;
 use super::policy::Policy;
+use super::report::NoLandlock;
 
 /// The newest Landlock ABI this code asks rights of. Raising it is a reviewed change: a new
 /// ABI's rights deny more, and its protection must be added to [`Protection`](super::Protection).
@@ -24,19 +25,15 @@ const TARGET: ABI = ABI::V10;
 
 /// The kernel's Landlock ABI, or why there is none. Asks the kernel only (the version query
 /// of `landlock_create_ruleset`); restricts nothing.
-pub(crate) fn landlock_status() -> Result<u32, String> {
+pub(crate) fn landlock_status() -> Result<u32, NoLandlock> {
     let status = RestrictSelf::default()
         .no_new_privs(false)
         .apply()
-        .map_err(|e| format!("cannot query Landlock: {e}"))?;
+        .map_err(|e| NoLandlock::Query(e.to_string()))?;
     match status.landlock {
         LandlockStatus::Available { effective_abi, .. } => Ok(effective_abi as u32),
-        LandlockStatus::NotEnabled => Err("Landlock is built into this kernel but not enabled \
-                                            at boot (`landlock` is missing from its `lsm=` list)"
-            .to_owned()),
-        LandlockStatus::NotImplemented => Err("this kernel has no Landlock (it needs Linux 5.13 \
-                                                or later built with CONFIG_SECURITY_LANDLOCK)"
-            .to_owned()),
+        LandlockStatus::NotEnabled => Err(NoLandlock::NotEnabled),
+        LandlockStatus::NotImplemented => Err(NoLandlock::NotImplemented),
     }
 }
 

@@ -177,7 +177,7 @@ fn platform() -> Platform {
 fn platform() -> Platform {
     Platform {
         os: std::env::consts::OS,
-        landlock: Err("Landlock is a Linux feature".to_owned()),
+        landlock: Err(report::NoLandlock::NotLinux),
     }
 }
 

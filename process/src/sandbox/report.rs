@@ -231,12 +231,34 @@ fn state_of(protections: &[ProtectionState], protection: Protection) -> Option<&
         .map(|p| &p.state)
 }
 
+/// Why this system has no Landlock: the reason every protection that needs it reports.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NoLandlock {
+    /// The kernel's version query failed (the `landlock` crate's message).
+    #[error("cannot query Landlock: {0}")]
+    Query(String),
+    #[error(
+        "Landlock is built into this kernel but not enabled at boot (`landlock` is missing \
+         from its `lsm=` list)"
+    )]
+    NotEnabled,
+    #[error(
+        "this kernel has no Landlock (it needs Linux 5.13 or later built with \
+         CONFIG_SECURITY_LANDLOCK)"
+    )]
+    NotImplemented,
+    // Linux asks its kernel instead; its tests fake other systems with it.
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    #[error("Landlock is a Linux feature")]
+    NotLinux,
+}
+
 /// The facts about this system the states depend on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Platform {
     pub os: &'static str,
     /// `Ok(abi)` when Landlock is available, or why it is not.
-    pub landlock: Result<u32, String>,
+    pub landlock: Result<u32, NoLandlock>,
 }
 
 /// Each protection's state on `platform` for a policy that does (or not) allow the network.
@@ -264,7 +286,7 @@ fn planned_one(platform: &Platform, network: bool, protection: Protection) -> St
             }
             match &platform.landlock {
                 Err(why) => State::NotEnforced {
-                    reason: why.clone(),
+                    reason: why.to_string(),
                 },
                 Ok(abi) if *abi >= needed => State::Enforced,
                 // The file system is protected from ABI 1, only truncation waits for ABI 3.
@@ -379,12 +401,12 @@ mod tests {
     fn without_landlock_only_the_process_protections_remain() {
         let off = Platform {
             os: "linux",
-            landlock: Err("Landlock is not enabled".to_owned()),
+            landlock: Err(NoLandlock::NotEnabled),
         };
         let states = planned(&off, false);
         assert_eq!(
             state(&states, Protection::FileSystem).reason(),
-            Some("Landlock is not enabled")
+            Some(NoLandlock::NotEnabled.to_string().as_str())
         );
         assert_eq!(
             state(&states, Protection::NoNewPrivileges),
@@ -405,7 +427,7 @@ mod tests {
     fn other_systems_say_what_is_not_enforced() {
         let mac = Platform {
             os: "macos",
-            landlock: Err("not Linux".to_owned()),
+            landlock: Err(NoLandlock::NotLinux),
         };
         let states = planned(&mac, false);
         assert!(
@@ -428,7 +450,7 @@ mod tests {
         );
         let win = Platform {
             os: "windows",
-            landlock: Err("not Linux".to_owned()),
+            landlock: Err(NoLandlock::NotLinux),
         };
         let states = planned(&win, false);
         assert!(states.iter().all(|p| !p.state.is_satisfied()));
