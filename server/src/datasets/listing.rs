@@ -31,7 +31,7 @@ impl<'a> Acceptance<'a> {
     pub fn of(adapter: &'a Adapter) -> Acceptance<'a> {
         let workflows = &adapter.manifest.workflows;
         Acceptance {
-            tables: workflows.iter().any(crate::inputs::takes_dataset),
+            tables: workflows.iter().any(crate::workflow_reads::takes_dataset),
             inputs: workflows
                 .iter()
                 .flat_map(|w| w.inputs.iter().map(move |i| (w.id.as_str(), i)))
