@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{ClientReport, Report};
+use super::report::{ClientReport, Report};
 use crate::register::Outcome;
 
 /// One note per registered client that needs something, in the report's order.

@@ -1,7 +1,8 @@
 //! `clients`: every known client, whether it is detected, where its file is, and whether
 //! scimcp's entries there (each adapter's, each remote server's) are present and healthy.
 
-use super::{Setup, print_stdout};
+use super::report::print_stdout;
+use super::setup::Setup;
 use crate::error::SetupError;
 use crate::register::{ClientStatus, remote_status, status};
 use crate::remote_server::RemoteServer;

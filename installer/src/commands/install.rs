@@ -27,8 +27,10 @@ use scimcp_core::install_state::{
 };
 use semver::Version;
 
+use super::registration::register_clients;
+use super::report::Report;
 use super::session::{finish, lock};
-use super::{Report, Setup, register_clients};
+use super::setup::Setup;
 use crate::adapters::Resolved;
 use crate::bundle::Bundle;
 use crate::error::SetupError;

@@ -17,12 +17,12 @@
 //! clients, under its own name, so installing, repairing or uninstalling one never touches
 //! the other.
 
-use serde::Serialize;
-
 use scimcp_core::install_state::{InstallState, RemoteRecord};
 
+use super::registration::{carry_out, cli_last};
+use super::report::{ClientReport, RemoteSummary, Report};
 use super::session::{finish, lock};
-use super::{ClientReport, Report, Setup, carry_out, cli_last};
+use super::setup::Setup;
 use crate::clients::Client;
 use crate::error::SetupError;
 use crate::host::Platform;
@@ -32,26 +32,6 @@ use crate::remote_server::{
     DEFAULT_TOKEN_ENV, RemoteServer, RemoteServerError, RemoteUrl, check_name, check_token_env,
     default_name, find_recorded,
 };
-
-/// The remote server a command acted on, in its report.
-#[derive(Debug, Clone, Serialize)]
-pub struct RemoteSummary {
-    /// Its entry's name in every client.
-    pub name: String,
-    pub url: String,
-    /// The environment variable the clients read the token from (absent: no token).
-    pub token_env: Option<String>,
-}
-
-impl From<&RemoteServer> for RemoteSummary {
-    fn from(r: &RemoteServer) -> RemoteSummary {
-        RemoteSummary {
-            name: r.name.clone(),
-            url: r.shown_url(),
-            token_env: r.token_env.clone(),
-        }
-    }
-}
 
 /// `install --remote URL` (or `repair --remote NAME|URL` when `repair`).
 pub fn install(setup: &Setup, args: &InstallOptions, repair: bool) -> Result<Report, SetupError> {
@@ -168,7 +148,7 @@ pub fn uninstall(setup: &Setup, given: &str) -> Result<Report, SetupError> {
         let path = InstallState::path(&setup.layout.root);
         if path.exists() {
             report.step(format!("remove {}", path.display()));
-            super::remove_tree(&path)?;
+            super::tree::remove_tree(&path)?;
         }
         let _ = fs_err::remove_dir(setup.layout.clients_dir());
         return Ok(report);

@@ -5,8 +5,9 @@
 use semver::Version;
 
 use super::install::version_intact;
+use super::report::Report;
 use super::session::{finish, lock};
-use super::{Report, Setup};
+use super::setup::Setup;
 use crate::error::SetupError;
 use crate::faults::checkpoint;
 

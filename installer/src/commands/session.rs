@@ -5,7 +5,8 @@
 
 use scimcp_core::install_state::InstallState;
 
-use super::{Report, Setup};
+use super::report::Report;
+use super::setup::Setup;
 use crate::error::SetupError;
 use crate::lock::SetupLock;
 

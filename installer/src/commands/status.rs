@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use scimcp_core::install_state::{AdapterSource, PackageSources, SignatureRecord};
 use serde::Serialize;
 
-use super::{Setup, print_stdout};
+use super::report::print_stdout;
+use super::setup::Setup;
 use crate::error::SetupError;
 use crate::register::{ClientStatus, remote_status, status as client_status};
 use crate::remote_server::RemoteServer;

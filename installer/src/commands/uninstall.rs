@@ -6,8 +6,11 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
+use super::registration::register_clients;
+use super::report::Report;
 use super::session::{finish, lock};
-use super::{Report, Setup, register_clients, remove_tree};
+use super::setup::Setup;
+use super::tree::remove_tree;
 use crate::error::SetupError;
 use crate::options::UninstallOptions;
 use crate::register::Intent;

@@ -13,8 +13,9 @@ use semver::Version;
 use super::install::{
     Checked, Runtimes, Target, activate, clean_scratch, create_data_folders, register_adapters,
 };
+use super::report::Report;
 use super::session::{finish, lock};
-use super::{Report, Setup};
+use super::setup::Setup;
 use crate::bundle::{Bundle, BundleKind, version_from_name};
 use crate::cli::UpgradeArgs;
 use crate::error::SetupError;
@@ -333,7 +334,7 @@ pub(crate) fn prune(
     for v in old {
         if let Some(rec) = state.versions.remove(&v) {
             report.step(format!("remove the old version {v}"));
-            super::remove_tree(&rec.dir)?;
+            super::tree::remove_tree(&rec.dir)?;
         }
     }
     let used: Vec<PathBuf> = state
@@ -347,7 +348,7 @@ pub(crate) fn prune(
             let path = entry.path();
             if !used.contains(&path) {
                 report.step(format!("remove the unused runtime {}", path.display()));
-                super::remove_tree(&path)?;
+                super::tree::remove_tree(&path)?;
             }
         }
     }
