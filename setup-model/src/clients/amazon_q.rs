@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen, unless_token, url_headers};
+use super::client::{
+    Client, ClientContext, ConfigFile, RemoteEntry, seen, unless_token, url_headers,
+};
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;
 

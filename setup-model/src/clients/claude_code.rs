@@ -7,7 +7,7 @@
 use scimcp_core::install_state::ServerCommand;
 
 use super::claude_cli::ClaudeCli;
-use super::{
+use super::client::{
     Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_MS, dollar_brace, path_text,
     timed_args, url_headers, with,
 };

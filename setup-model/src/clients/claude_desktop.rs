@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry};
 use crate::host::Platform;
 use crate::remote_server::RemoteServer;
 

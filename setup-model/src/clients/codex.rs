@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{
+use super::client::{
     Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_S, path_text, seen, timed_args,
 };
 use crate::edit::Format;

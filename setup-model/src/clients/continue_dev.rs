@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen};
 use crate::edit::Format;
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;

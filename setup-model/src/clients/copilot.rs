@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{
+use super::client::{
     Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_MS, dollar_brace, path_text, seen,
     timed_args, url_headers, with,
 };

@@ -1,6 +1,6 @@
 //! Cursor: `~/.cursor/mcp.json` (global) and `<project>/.cursor/mcp.json`, `mcpServers`.
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, env_colon, seen, url_headers};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, env_colon, seen, url_headers};
 use crate::remote_server::RemoteServer;
 
 /// `{"url", "headers": {"Authorization": "Bearer ${env:VAR}"}}`.

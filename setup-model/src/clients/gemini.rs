@@ -2,7 +2,7 @@
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{
+use super::client::{
     Client, ClientContext, ConfigFile, RemoteEntry, TOOL_TIMEOUT_MS, dollar_brace, path_text, seen,
     timed_args, url_headers, with,
 };

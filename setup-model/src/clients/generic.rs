@@ -1,7 +1,7 @@
 //! The generic fallback: `<data root>/clients/mcp.json` in the Claude Desktop shape, for
 //! any other MCP client (point it at this file, or copy the entry from it). Always selected.
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, url_headers};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, dollar_brace, url_headers};
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;
 

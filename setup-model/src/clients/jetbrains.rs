@@ -3,7 +3,7 @@
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, command_args};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, command_args};
 use crate::remote_server::RemoteServer;
 
 pub struct JetBrains;

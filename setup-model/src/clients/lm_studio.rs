@@ -1,6 +1,8 @@
 //! LM Studio: `~/.lmstudio/mcp.json`, `mcpServers` (Cursor notation).
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen, unless_token, url_headers};
+use super::client::{
+    Client, ClientContext, ConfigFile, RemoteEntry, seen, unless_token, url_headers,
+};
 use crate::remote_server::RemoteServer;
 
 pub struct LmStudio;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen, url_headers};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen, url_headers};
 use crate::edit::Format;
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, seen};
 use super::gemini::{gemini_entry, gemini_remote};
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, seen};
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;
 

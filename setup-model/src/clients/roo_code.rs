@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, unless_token, url_headers};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, unless_token, url_headers};
 use crate::entry::Entry;
 use crate::remote_server::RemoteServer;
 

@@ -9,7 +9,7 @@
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{
+use super::client::{
     Client, ClientContext, ConfigFile, ListItem, RemoteEntry, seen, typed_stdio, url_headers,
 };
 use crate::edit::Format;

@@ -1,6 +1,6 @@
 //! Windsurf: `~/.codeium/windsurf/mcp_config.json`, `mcpServers`.
 
-use super::{Client, ClientContext, ConfigFile, RemoteEntry, env_colon, seen, url_headers};
+use super::client::{Client, ClientContext, ConfigFile, RemoteEntry, env_colon, seen, url_headers};
 use crate::remote_server::RemoteServer;
 
 pub struct Windsurf;

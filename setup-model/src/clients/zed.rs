@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use scimcp_core::install_state::ServerCommand;
 
-use super::{
+use super::client::{
     Client, ClientContext, ConfigFile, RemoteEntry, path_text, seen, unless_token, url_headers,
 };
 use crate::edit::Format;

@@ -35,29 +35,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
     &["server/src/cli.rs", "server/src/runs/job.rs"],
     // Runs through server/src/runs/**, which another change is editing now.
     &["server/src/runs/mod.rs", "server/src/runs/recovery.rs"],
-    &[
-        "setup-model/src/clients/amazon_q.rs",
-        "setup-model/src/clients/claude_code.rs",
-        "setup-model/src/clients/claude_desktop.rs",
-        "setup-model/src/clients/cline.rs",
-        "setup-model/src/clients/codex.rs",
-        "setup-model/src/clients/continue_dev.rs",
-        "setup-model/src/clients/copilot.rs",
-        "setup-model/src/clients/cursor.rs",
-        "setup-model/src/clients/gemini.rs",
-        "setup-model/src/clients/generic.rs",
-        "setup-model/src/clients/goose.rs",
-        "setup-model/src/clients/jetbrains.rs",
-        "setup-model/src/clients/kiro.rs",
-        "setup-model/src/clients/lm_studio.rs",
-        "setup-model/src/clients/mod.rs",
-        "setup-model/src/clients/opencode.rs",
-        "setup-model/src/clients/qwen.rs",
-        "setup-model/src/clients/roo_code.rs",
-        "setup-model/src/clients/vscode.rs",
-        "setup-model/src/clients/windsurf.rs",
-        "setup-model/src/clients/zed.rs",
-    ],
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
