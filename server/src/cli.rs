@@ -63,13 +63,9 @@ pub(crate) enum RequirementArg {
     BestEffort,
 }
 
-/// `serve --sandbox`.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SandboxArg {
-    Required,
-    BestEffort,
-    Off,
-}
+// `serve --sandbox` and `__job --sandbox` take the same values; the enum lives beside the
+// mode it selects, so the job runner (runs/job.rs) need not import this file.
+pub(crate) use crate::sandbox_policy::SandboxArg;
 
 /// Arguments of `scimcp serve`.
 #[derive(clap::Args, Debug)]

@@ -36,6 +36,24 @@ pub enum Mode {
     Off,
 }
 
+/// `serve --sandbox` and `__job --sandbox`: the command-line spelling of a [`Mode`].
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SandboxArg {
+    Required,
+    BestEffort,
+    Off,
+}
+
+impl From<SandboxArg> for Mode {
+    fn from(arg: SandboxArg) -> Mode {
+        match arg {
+            SandboxArg::Required => Mode::Required,
+            SandboxArg::BestEffort => Mode::BestEffort,
+            SandboxArg::Off => Mode::Off,
+        }
+    }
+}
+
 // One server, one mode, set once at `serve`'s start: the run executor that reads it is built
 // elsewhere (runs/mod.rs), so the mode travels beside it rather than through it.
 static MODE: OnceLock<Mode> = OnceLock::new();

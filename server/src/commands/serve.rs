@@ -90,11 +90,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let executor = executor(&args)?;
-    crate::sandbox_policy::set_mode(match args.sandbox {
-        crate::cli::SandboxArg::Required => crate::sandbox_policy::Mode::Required,
-        crate::cli::SandboxArg::BestEffort => crate::sandbox_policy::Mode::BestEffort,
-        crate::cli::SandboxArg::Off => crate::sandbox_policy::Mode::Off,
-    });
+    crate::sandbox_policy::set_mode(args.sandbox.into());
     let mut settings =
         ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
             .context("cannot start the scimcp server")?;

@@ -46,8 +46,8 @@ pub(crate) struct JobArgs {
     max_artifact_bytes: Option<u64>,
     /// The run sandbox on the compute node, as `serve --sandbox` says (the job inherits the
     /// submitting environment's `SCIMCP_SANDBOX`).
-    #[arg(long, value_enum, env = "SCIMCP_SANDBOX", default_value_t = crate::cli::SandboxArg::BestEffort)]
-    sandbox: crate::cli::SandboxArg,
+    #[arg(long, value_enum, env = "SCIMCP_SANDBOX", default_value_t = crate::sandbox_policy::SandboxArg::BestEffort)]
+    sandbox: crate::sandbox_policy::SandboxArg,
 }
 
 pub(crate) fn run(args: JobArgs) -> ExitCode {
@@ -130,11 +130,7 @@ async fn job(args: JobArgs) -> ExitCode {
         return fail("cannot handle SIGTERM");
     };
     // The CLI starts inside the sandbox, as a local run's does.
-    let mode = match args.sandbox {
-        crate::cli::SandboxArg::Required => crate::sandbox_policy::Mode::Required,
-        crate::cli::SandboxArg::BestEffort => crate::sandbox_policy::Mode::BestEffort,
-        crate::cli::SandboxArg::Off => crate::sandbox_policy::Mode::Off,
-    };
+    let mode = crate::sandbox_policy::Mode::from(args.sandbox);
     let program = Path::new(&plan.program);
     let is_python = !plan
         .programs

@@ -18,6 +18,7 @@ pub mod job;
 pub mod logs;
 mod metrics;
 pub mod progress;
+mod record;
 mod recovery;
 mod require;
 pub mod slurm;
@@ -34,6 +35,9 @@ use std::time::Duration;
 use scimcp_core::fs::{create_private_dir, write_json_atomic, write_json_atomic_batched};
 use scimcp_core::{Adapter, Limits};
 use tokio::sync::{Semaphore, watch};
+
+pub use record::{RunSummary, is_run_id};
+use record::{read_json, try_own};
 
 use crate::envelope::{ErrorCode, ToolError};
 use crate::request::LogStream;
@@ -94,41 +98,6 @@ pub struct RunManager {
     executor: executor::Executor,
     /// Each workflow's `[workflow.resources]`, for a scheduler.
     resources: HashMap<String, scimcp_core::manifest::Resources>,
-}
-
-/// One line of `list_runs`.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
-pub struct RunSummary {
-    pub run_id: String,
-    pub state: RunState,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    pub workflow: String,
-    pub adapter: String,
-    pub created_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ended_at: Option<String>,
-}
-
-impl From<RunStatus> for RunSummary {
-    fn from(s: RunStatus) -> RunSummary {
-        RunSummary {
-            run_id: s.run_id,
-            state: s.state,
-            reason: s.reason,
-            workflow: s.workflow,
-            adapter: s.adapter,
-            created_at: s.created_at,
-            ended_at: s.ended_at,
-        }
-    }
-}
-
-/// `run-` and 16 lower-case hex digits; anything else never touches the file system.
-pub fn is_run_id(id: &str) -> bool {
-    id.strip_prefix("run-").is_some_and(|hex| {
-        hex.len() == 16 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
-    })
 }
 
 fn unknown_run(run_id: &str) -> ToolError {
@@ -192,20 +161,6 @@ fn start_lock(root: &Path, timeout: Duration) -> Result<fs_err::File, ToolError>
             waited.as_secs()
         ))),
         Err(scimcp_core::lock::LockWait::Io(e)) => Err(cannot(&e)),
-    }
-}
-
-/// Take the run's owner lock without waiting; `None` when another process holds it.
-fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
-    let file = fs_err::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("owner.lock"))?;
-    match file.file().try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
@@ -625,27 +580,6 @@ impl RunManager {
             }),
         )
     }
-}
-
-/// Why one of a run's JSON records (`status.json`, `result.json`, …) could not be read.
-#[derive(Debug, thiserror::Error)]
-enum RecordError {
-    /// fs-err's message names the file.
-    #[error(transparent)]
-    Read(#[from] std::io::Error),
-    #[error("{}: {source}", path.display())]
-    Parse {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, RecordError> {
-    let bytes = fs_err::read(path)?;
-    serde_json::from_slice(&bytes).map_err(|source| RecordError::Parse {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use std::path::Path;
 use scimcp_core::fs::write_json_atomic;
 
 use super::child::{Signal, signal_tree};
+use super::record::{RunSummary, is_run_id, read_json, try_own};
 use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
-use super::{RunSummary, is_run_id, read_json, try_own};
 
 /// Recover every orphaned run under `root`; returns the runs that are settled (terminal)
 /// now, which stay so for good, with their `list_runs` lines.

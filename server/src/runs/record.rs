@@ -1,0 +1,77 @@
+//! A run directory's records as every part of the run manager reads them — its id, its
+//! `list_runs` line, its JSON files and its owner lock — below both the manager (mod.rs) and
+//! the start-up recovery (recovery.rs), which read them without importing each other.
+
+use std::path::{Path, PathBuf};
+
+use super::state::{RunState, RunStatus};
+
+/// One line of `list_runs`.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub state: RunState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub workflow: String,
+    pub adapter: String,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+}
+
+impl From<RunStatus> for RunSummary {
+    fn from(s: RunStatus) -> RunSummary {
+        RunSummary {
+            run_id: s.run_id,
+            state: s.state,
+            reason: s.reason,
+            workflow: s.workflow,
+            adapter: s.adapter,
+            created_at: s.created_at,
+            ended_at: s.ended_at,
+        }
+    }
+}
+
+/// `run-` and 16 lower-case hex digits; anything else never touches the file system.
+pub fn is_run_id(id: &str) -> bool {
+    id.strip_prefix("run-").is_some_and(|hex| {
+        hex.len() == 16 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+    })
+}
+
+/// Take the run's owner lock without waiting; `None` when another process holds it.
+pub(super) fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
+    let file = fs_err::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("owner.lock"))?;
+    match file.file().try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Why one of a run's JSON records (`status.json`, `result.json`, …) could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RecordError {
+    /// fs-err's message names the file.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error("{}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+pub(super) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, RecordError> {
+    let bytes = fs_err::read(path)?;
+    serde_json::from_slice(&bytes).map_err(|source| RecordError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
+}
