@@ -38,7 +38,7 @@ impl ProgramTable {
         let entries = ids
             .into_iter()
             .map(|id| {
-                let found = identify(manifest, id, python, path_var.clone(), &run_version_probe);
+                let found = identify(manifest, id, python, path_var.clone(), &version_probe);
                 if let Err(p) = &found {
                     tracing::warn!("{p}");
                 }
@@ -111,11 +111,6 @@ enum VersionProbeError {
     Run(#[source] scimcp_process::ProcessError),
     #[error("it took longer than {} s", VERSION_TIMEOUT.as_secs())]
     TimedOut,
-}
-
-/// [`version_probe`] as `identify` takes a probe: the problem it reports carries the text.
-fn run_version_probe(program: &Path, args: &[String]) -> Result<(String, String), String> {
-    version_probe(program, args).map_err(|e| e.to_string())
 }
 
 /// A version probe through the shared runner: own process group, cleared environment (the
