@@ -69,24 +69,39 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::from(scimcp_core::exit::WRAPPER_FAILED)
 }
 
-fn run_dir(args: &JobArgs) -> Result<PathBuf, String> {
+/// Why a job could not tell which run it is.
+#[derive(Debug, thiserror::Error)]
+enum RunDirError {
+    #[error("no --run-dir or --runs-file")]
+    Neither,
+    #[error("SLURM_ARRAY_TASK_ID is not set: --runs-file needs a job array")]
+    NoTaskId,
+    #[error("SLURM_ARRAY_TASK_ID: {0}")]
+    BadTaskId(#[from] std::num::ParseIntError),
+    /// fs-err's message names the file.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error("{} has no line {task}", file.display())]
+    NoLine { file: PathBuf, task: usize },
+}
+
+fn run_dir(args: &JobArgs) -> Result<PathBuf, RunDirError> {
     if let Some(dir) = &args.run_dir {
         return Ok(dir.clone());
     }
-    let file = args
-        .runs_file
-        .as_ref()
-        .ok_or("no --run-dir or --runs-file")?;
+    let file = args.runs_file.as_ref().ok_or(RunDirError::Neither)?;
     let task: usize = std::env::var("SLURM_ARRAY_TASK_ID")
-        .map_err(|_| "SLURM_ARRAY_TASK_ID is not set: --runs-file needs a job array")?
-        .parse()
-        .map_err(|e| format!("SLURM_ARRAY_TASK_ID: {e}"))?;
-    let text = fs_err::read_to_string(file).map_err(|e| e.to_string())?;
+        .map_err(|_| RunDirError::NoTaskId)?
+        .parse()?;
+    let text = fs_err::read_to_string(file)?;
     text.lines()
         .nth(task)
         .filter(|l| !l.is_empty())
         .map(PathBuf::from)
-        .ok_or_else(|| format!("{} has no line {task}", file.display()))
+        .ok_or_else(|| RunDirError::NoLine {
+            file: file.clone(),
+            task,
+        })
 }
 
 #[cfg(unix)]
@@ -95,7 +110,7 @@ async fn job(args: JobArgs) -> ExitCode {
 
     let dir = match run_dir(&args) {
         Ok(d) => d,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     let plan: Plan = match fs_err::read(dir.join("plan.json"))
         .map_err(|e| e.to_string())

@@ -89,14 +89,6 @@ pub(super) enum OutputFileError {
     },
 }
 
-/// Requirements (`require.rs`) still speak in text: a file they cannot read is said there
-/// the same way.
-impl From<OutputFileError> for String {
-    fn from(e: OutputFileError) -> String {
-        e.to_string()
-    }
-}
-
 /// Read every metric of `plan` into `out.reported`, each failure into `out.problems`.
 pub(super) fn read_metrics(plan: &Plan, work: &Path, out: &mut Collected) {
     for m in &plan.metrics {

@@ -157,13 +157,18 @@ fn is_our_cli(pid: u32, work: &Path, _program: &str) -> Identity {
 
 #[cfg(all(unix, not(target_os = "linux")))]
 fn is_our_cli(pid: u32, _work: &Path, program: &str) -> Identity {
-    let out = std::process::Command::new("ps")
-        .args(["-o", "pgid=,stat=,command=", "-p", &pid.to_string()])
-        .output();
+    let mut ps = std::process::Command::new("ps");
+    ps.args(["-o", "pgid=,stat=,command=", "-p", &pid.to_string()]);
+    // Through the suite's runner: bounded in time and output like every other child, so a
+    // hung `ps` cannot hold up a server's start.
+    let out = scimcp_process::run(
+        scimcp_process::Step::new("the process listing (ps)", ps)
+            .timeout(std::time::Duration::from_secs(10)),
+    );
     let Ok(out) = out else {
         return Identity::NotOurs("ps is not available".into());
     };
-    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let line = out.stdout.trim().to_string();
     if line.is_empty() {
         return Identity::Gone;
     }

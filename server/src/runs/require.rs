@@ -14,12 +14,47 @@ use std::path::Path;
 use scimcp_core::manifest::{Comparison, RequireSpec, output_regex};
 use serde_json::Value;
 
-use super::metrics::for_each_line;
+use super::metrics::{OutputFileError, for_each_line};
 use super::stream_copy::source_path;
 use crate::plan::Plan;
 
 /// Longest text of a found value or line quoted in a message.
 const QUOTE: usize = 200;
+
+/// What was found instead of what a requirement asks: the tail of the run's message.
+#[derive(Debug, thiserror::Error)]
+enum Unmet {
+    #[error("it has no single comparison")]
+    NoComparison,
+    #[error("metric '{0}' found no value (see the run's problems)")]
+    NoMetricValue(String),
+    #[error("metric '{0}' found no value")]
+    EmptyMetric(String),
+    #[error("item {index}: {unmet}")]
+    Item { index: usize, unmet: Box<Unmet> },
+    #[error("'{0}' is not an output of this workflow")]
+    NotAnOutput(String),
+    #[error("{0} needs a metric")]
+    NeedsMetric(&'static str),
+    #[error("{0}")]
+    Pattern(#[from] scimcp_core::manifest::InvalidPattern),
+    #[error(transparent)]
+    Read(#[from] OutputFileError),
+    #[error("{from} line {line} reads '{text}'")]
+    LineReads {
+        from: String,
+        line: usize,
+        text: String,
+    },
+    #[error("no line of {0} matches")]
+    NoLineMatches(String),
+    #[error("the value found is '{0}'")]
+    NoMatch(String),
+    #[error("the value found, '{0}', is not a number")]
+    NotANumber(String),
+    #[error("the value found is {0}")]
+    OutOfBounds(String),
+}
 
 /// The message for the first of the plan's requirements that does not hold, or `None` when
 /// all hold.
@@ -47,9 +82,9 @@ fn holds(
     work: &Path,
     reported: &BTreeMap<String, BTreeMap<String, Value>>,
     r: &RequireSpec,
-) -> Result<(), String> {
+) -> Result<(), Unmet> {
     let Some(cmp) = r.comparison() else {
-        return Err("it has no single comparison".into());
+        return Err(Unmet::NoComparison);
     };
     if let Some(id) = &r.metric {
         let from = plan
@@ -61,30 +96,31 @@ fn holds(
         let value = reported
             .get(from)
             .and_then(|m| m.get(id))
-            .ok_or_else(|| format!("metric '{id}' found no value (see the run's problems)"))?;
+            .ok_or_else(|| Unmet::NoMetricValue(id.clone()))?;
         return match value {
             Value::Array(items) => {
                 if items.is_empty() {
-                    return Err(format!("metric '{id}' found no value"));
+                    return Err(Unmet::EmptyMetric(id.clone()));
                 }
-                items
-                    .iter()
-                    .enumerate()
-                    .try_for_each(|(i, v)| compare(&cmp, v).map_err(|e| format!("item {i}: {e}")))
+                items.iter().enumerate().try_for_each(|(index, v)| {
+                    compare(&cmp, v).map_err(|unmet| Unmet::Item {
+                        index,
+                        unmet: Box::new(unmet),
+                    })
+                })
             }
             v => compare(&cmp, v),
         };
     }
     let from = r.from.as_deref().unwrap_or_default();
-    let path = source_path(plan, work, from)
-        .ok_or_else(|| format!("'{from}' is not an output of this workflow"))?;
+    let path = source_path(plan, work, from).ok_or_else(|| Unmet::NotAnOutput(from.to_string()))?;
     let shown = path
         .strip_prefix(work)
         .unwrap_or(&path)
         .to_string_lossy()
         .replace('\\', "/");
     let (Comparison::Absent(p) | Comparison::Present(p)) = cmp else {
-        return Err(format!("{} needs a metric", cmp.op()));
+        return Err(Unmet::NeedsMetric(cmp.op()));
     };
     let re = output_regex(p)?;
     let mut hit: Option<(usize, String)> = None;
@@ -96,13 +132,17 @@ fn holds(
         true
     })?;
     match (cmp, hit) {
-        (Comparison::Absent(_), Some((n, line))) => Err(format!("{from} line {n} reads '{line}'")),
-        (Comparison::Present(_), None) => Err(format!("no line of {from} matches")),
+        (Comparison::Absent(_), Some((line, text))) => Err(Unmet::LineReads {
+            from: from.to_string(),
+            line,
+            text,
+        }),
+        (Comparison::Present(_), None) => Err(Unmet::NoLineMatches(from.to_string())),
         _ => Ok(()),
     }
 }
 
-fn compare(cmp: &Comparison<'_>, value: &Value) -> Result<(), String> {
+fn compare(cmp: &Comparison<'_>, value: &Value) -> Result<(), Unmet> {
     let shown = quote(&match value {
         Value::String(s) => s.clone(),
         v => v.to_string(),
@@ -112,7 +152,7 @@ fn compare(cmp: &Comparison<'_>, value: &Value) -> Result<(), String> {
         return if re.is_match(&shown) {
             Ok(())
         } else {
-            Err(format!("the value found is '{shown}'"))
+            Err(Unmet::NoMatch(shown))
         };
     }
     let number = match value {
@@ -120,7 +160,7 @@ fn compare(cmp: &Comparison<'_>, value: &Value) -> Result<(), String> {
         Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
         _ => None,
     }
-    .ok_or_else(|| format!("the value found, '{shown}', is not a number"))?;
+    .ok_or_else(|| Unmet::NotANumber(shown.clone()))?;
     let ok = match *cmp {
         Comparison::Lt(b) => number < b,
         Comparison::Le(b) => number <= b,
@@ -132,7 +172,7 @@ fn compare(cmp: &Comparison<'_>, value: &Value) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("the value found is {shown}"))
+        Err(Unmet::OutOfBounds(shown))
     }
 }
 
