@@ -15,7 +15,8 @@
 //! `tests/` folder, and modules (or `;` items) gated by a cfg that holds only when testing
 //! (`test`, or `all(…)` / `any(…)` with `test` among its arguments). `main.rs` beside a
 //! `lib.rs` and `src/bin/` are crates of their own and are left out too. A path that stops at
-//! the crate root (`crate::Name`, the root's re-exports) is not an edge to `lib.rs`. Each
+//! the crate root (`crate::Name`, the root's re-exports) is not an edge to `lib.rs`. Comments,
+//! strings, raw strings (`r#"…"#`) and character literals (`'"'`) are read as no code. Each
 //! case has a small in-memory self-test at the end of this file.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,6 +85,14 @@ fn code_of(text: &str) -> String {
                     i += 1;
                 }
             }
+        } else if let Some(end) = raw_string_end(b, i) {
+            // `r"…"`, `r#"…"#`, `br#"…"#`: no escapes, and a `"` or `//` inside ends nothing.
+            i = end;
+            out.push_str("\"\"");
+        } else if let Some(end) = char_literal_end(b, i) {
+            // `'"'` and `b'"'` must not open a string; a lifetime (`'a`) is left as it is.
+            i = end;
+            out.push_str("' '");
         } else if b[i] == b'"' {
             i += 1;
             while i < b.len() && b[i] != b'"' {
@@ -101,6 +110,71 @@ fn code_of(text: &str) -> String {
         }
     }
     strip_test_items(&out)
+}
+
+/// Where the raw string literal starting at `i` ends (just past its closing quote and
+/// hashes), if one starts there: `r` or `br`, not inside an identifier, then `#…#"`.
+fn raw_string_end(b: &[u8], i: usize) -> Option<usize> {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    if i > 0 && ident(b[i - 1]) {
+        return None;
+    }
+    let mut j = i;
+    if b.get(j) == Some(&b'b') {
+        j += 1;
+    }
+    if b.get(j) != Some(&b'r') {
+        return None;
+    }
+    j += 1;
+    let hashes = b[j..].iter().take_while(|&&c| c == b'#').count();
+    j += hashes;
+    if b.get(j) != Some(&b'"') {
+        return None;
+    }
+    j += 1;
+    let close: Vec<u8> = std::iter::once(b'"')
+        .chain(std::iter::repeat_n(b'#', hashes))
+        .collect();
+    while j < b.len() {
+        if b[j..].starts_with(&close) {
+            return Some(j + close.len());
+        }
+        j += 1;
+    }
+    Some(b.len())
+}
+
+/// Where the character literal starting at `i` ends, if one starts there: `'x'`, `'\\n'`,
+/// `'\\u{…}'`, or `b'x'`. A lifetime or loop label (`'a`, `'outer:`) is none.
+fn char_literal_end(b: &[u8], i: usize) -> Option<usize> {
+    let start = if b[i] == b'b'
+        && b.get(i + 1) == Some(&b'\'')
+        && (i == 0 || !b[i - 1].is_ascii_alphanumeric() && b[i - 1] != b'_')
+    {
+        i + 1
+    } else if b[i] == b'\'' {
+        i
+    } else {
+        return None;
+    };
+    let mut j = start + 1;
+    if b.get(j) == Some(&b'\\') {
+        j += 2;
+        while j < b.len() && b[j] != b'\'' && j - start < 12 {
+            j += 1;
+        }
+    } else {
+        // One character, which may take several bytes.
+        let width = match b.get(j)? {
+            c if *c < 0x80 => 1,
+            c if *c >= 0xF0 => 4,
+            c if *c >= 0xE0 => 3,
+            _ => 2,
+        };
+        j += width;
+    }
+    (b.get(j) == Some(&b'\'')).then_some(j + 1)
 }
 
 /// Whether a `#[cfg(…)]` predicate holds only when testing: `test`, or `all(…)`/`any(…)`
@@ -518,6 +592,23 @@ fn edges_of(files: &[(&str, &str)], file: &str) -> Vec<String> {
         .find(|(f, _)| f == file)
         .map(|(_, to)| to)
         .unwrap()
+}
+
+#[test]
+fn file_loops_raw_strings_and_char_literals_hide_nothing() {
+    // A raw string holding `"` and `//`, and a `'"'` literal, must neither end the test module
+    // early nor hide the code after them.
+    let files = [
+        ("lib.rs", "mod a;\nmod b;\nmod c;"),
+        (
+            "a.rs",
+            "#[cfg(test)]\nmod t {\n    const S: &str = r#\"a\"{ // \"#;\n    use crate::b::X;\n}\n\
+             fn q(c: char) -> bool { c == '\"' }\nfn l<'a>(x: &'a str) -> &'a str { x }\nuse crate::c::Y;",
+        ),
+        ("b.rs", "pub struct X;"),
+        ("c.rs", "pub struct Y;"),
+    ];
+    assert_eq!(edges_of(&files, "a.rs"), ["c.rs"]);
 }
 
 #[test]
