@@ -18,6 +18,7 @@
 //! no task and owns no runtime: the async parts run on the caller's tokio runtime.
 
 mod child;
+mod descendants;
 mod grace;
 mod python;
 mod run;
@@ -25,6 +26,7 @@ pub mod sandbox;
 mod tree;
 
 pub use child::{Child, ChildCommand, Ended, exit_signal};
+pub use descendants::{END_CHILDREN_ROUNDS, children_of, end_children};
 pub use grace::TERMINATE_GRACE;
 pub use python::{ISOLATION_REMOVED_VARS, python_command};
 pub use run::{Captured, ProcessError, Step, run};

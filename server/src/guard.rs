@@ -8,7 +8,11 @@
 //! within a quarter of a second because its parent pid changes — it ends the whole group the
 //! way a cancel does: SIGTERM, the suite's grace ([`scimcp_process::TERMINATE_GRACE`]),
 //! SIGKILL (itself included). On Linux it is also a subreaper, so a worker whose parent died
-//! stays its child.
+//! stays its child: once the CLI has ended (any ending), the guard ends every child it has
+//! left — the orphans, also those that left the run's group with `setsid()` — SIGTERM, the
+//! grace, SIGKILL, round after round ([`scimcp_process::end_children`]), and reaps them
+//! before it reports. Elsewhere on Unix there is no subreaper: an orphan that left the group
+//! goes to launchd or PID 1 and survives the run (docs/RELIABILITY.md says so).
 //!
 //! Otherwise it is invisible: stdin, stdout, stderr, the working directory and the
 //! environment pass to the CLI untouched; a SIGTERM the server sends the group (a cancel)
@@ -150,6 +154,10 @@ async fn guard(args: GuardArgs) -> std::process::ExitCode {
             }
         }
     };
+    // Whatever the CLI left behind ends before the run is reported over: on Linux the
+    // orphans reparented to this subreaper, also those that left the run's group
+    // (`setsid()`), which the group's signal never reaches (#29).
+    scimcp_process::end_children(scimcp_process::TERMINATE_GRACE, &[]);
     let Ok(status) = status else {
         return std::process::ExitCode::from(scimcp_core::exit::WRAPPER_FAILED);
     };
@@ -190,6 +198,9 @@ fn cli_command(command: &[OsString]) -> scimcp_process::ChildCommand {
 /// does — SIGTERM, the suite's grace, SIGKILL.
 #[cfg(unix)]
 async fn end_group_and_die(child: &mut scimcp_process::Child) -> ! {
+    // The orphans that left the group first (the CLI itself is still the runtime's to
+    // reap): the group's SIGKILL below ends this guard too, and nothing after it.
+    scimcp_process::end_children(scimcp_process::TERMINATE_GRACE, &[child.pid()]);
     // The CLI is in this guard's group, so its ending is the guard's too.
     child.terminate(scimcp_process::TERMINATE_GRACE).await;
     // SIGKILL of our own group ends this process too; should it not, leave anyway.

@@ -13,6 +13,8 @@
 //!
 //! Arguments (each repeatable where it names a path):
 //! `--read PATH`, `--write PATH`, `--connect PORT`, `--bind`, `--daemon PIDFILE`,
+//! `--daemon-own-group PIDFILE` (the same daemon, in a process group of its own, so a signal
+//! to the run's group misses it: what only the run guard's subreaper catches),
 //! `--out DIR` (where `report.txt` goes when the run gets that far). `--benign FILE` writes
 //! a known result and exits 0 (the "other run" whose directory the hostile one reads);
 //! `--probe` prints what this kernel's sandbox can enforce (`landlock_abi N` or `none`).
@@ -36,6 +38,7 @@ struct Attempts {
     connect: Option<u16>,
     bind: bool,
     daemon: Option<PathBuf>,
+    daemon_own_group: Option<PathBuf>,
     out: Option<PathBuf>,
 }
 
@@ -81,10 +84,15 @@ fn main() -> ExitCode {
             "--connect" => attempts.connect = value().parse().ok(),
             "--bind" => attempts.bind = true,
             "--daemon" => attempts.daemon = Some(value().into()),
+            "--daemon-own-group" => attempts.daemon_own_group = Some(value().into()),
             "--out" => attempts.out = Some(value().into()),
             "--benign" => return benign(Path::new(&value())),
             "--probe" => return probe(),
-            "--daemon-parent" => return daemon_parent(Path::new(&value())),
+            "--daemon-parent" => {
+                let pid_file = PathBuf::from(value());
+                let own_group = args.next().as_deref() == Some("--own-group");
+                return daemon_parent(&pid_file, own_group);
+            }
             "--daemon-sleep" => {
                 std::thread::sleep(DAEMON_SLEEP);
                 return ExitCode::SUCCESS;
@@ -147,10 +155,15 @@ fn attempt_everything(attempts: &Attempts) -> Account {
             Err(e) => account.denied("bind", "127.0.0.1:0", &e),
         }
     }
-    if let Some(pid_file) = &attempts.daemon {
-        match leave_daemon(pid_file) {
-            Ok(pid) => account.done("daemon", &pid.to_string()),
-            Err(e) => account.denied("daemon", &pid_file.display().to_string(), &e),
+    let daemons = [
+        ("daemon", &attempts.daemon, false),
+        ("daemon_own_group", &attempts.daemon_own_group, true),
+    ];
+    for (what, pid_file, own_group) in daemons {
+        let Some(pid_file) = pid_file else { continue };
+        match leave_daemon(pid_file, own_group) {
+            Ok(pid) => account.done(what, &pid.to_string()),
+            Err(e) => account.denied(what, &pid_file.display().to_string(), &e),
         }
     }
     account
@@ -158,11 +171,14 @@ fn attempt_everything(attempts: &Attempts) -> Account {
 
 /// Double fork: a child starts the sleeper and exits at once, so the sleeper is nobody's
 /// child in the CLI and outlives it unless the run's group is ended. Its pid is in `pid_file`.
-fn leave_daemon(pid_file: &Path) -> std::io::Result<u32> {
-    let status = std::process::Command::new(std::env::current_exe()?)
-        .arg("--daemon-parent")
-        .arg(pid_file)
-        .status()?;
+/// With `own_group` it also leaves the run's group, as a daemon calling `setsid()` does.
+fn leave_daemon(pid_file: &Path, own_group: bool) -> std::io::Result<u32> {
+    let mut parent = std::process::Command::new(std::env::current_exe()?);
+    parent.arg("--daemon-parent").arg(pid_file);
+    if own_group {
+        parent.arg("--own-group");
+    }
+    let status = parent.status()?;
     if !status.success() {
         return Err(std::io::Error::other(format!(
             "the daemon's parent ended with {status}"
@@ -174,14 +190,26 @@ fn leave_daemon(pid_file: &Path) -> std::io::Result<u32> {
         .map_err(std::io::Error::other)
 }
 
-fn daemon_parent(pid_file: &Path) -> ExitCode {
+fn daemon_parent(pid_file: &Path, own_group: bool) -> ExitCode {
     let started = std::env::current_exe().and_then(|exe| {
-        std::process::Command::new(exe)
+        let mut sleeper = std::process::Command::new(exe);
+        sleeper
             .arg("--daemon-sleep")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
+            .stderr(Stdio::null());
+        // Windows has no process groups to leave: the sleeper stays an ordinary daemon.
+        #[cfg(not(unix))]
+        let _ = own_group;
+        #[cfg(unix)]
+        if own_group {
+            // `setpgid(0, 0)` in the sleeper before it runs (std's safe form; the crate
+            // forbids `unsafe`, so not `setsid()` itself): like a `setsid()` daemon, it is in
+            // no group the server signals.
+            use std::os::unix::process::CommandExt as _;
+            sleeper.process_group(0);
+        }
+        sleeper.spawn()
     });
     match started.and_then(|child| fs_err::write(pid_file, child.id().to_string())) {
         Ok(()) => ExitCode::SUCCESS,

@@ -219,6 +219,17 @@ path = "report.txt"
 media_type = "text/plain"
 
 [[workflow]]
+id = "escaping_daemon"
+summary = "Leaves a daemon in a process group of its own, out of the run's."
+parameters = "params.json"
+argv = ["--daemon-own-group", "{{work_dir}}/daemon.pid", "--out", "{{output_dir}}"]
+
+[[workflow.artifact]]
+id = "report"
+path = "report.txt"
+media_type = "text/plain"
+
+[[workflow]]
 id = "hostile_online"
 summary = "The same, with the network declared."
 parameters = "params.json"
@@ -479,4 +490,33 @@ async fn a_workflow_that_declares_the_network_may_connect_and_nothing_else() {
         "not_requested",
         "{in_result:#}"
     );
+}
+
+/// A daemon that left the run's process group (its own group, as after `setsid()`) is out of
+/// reach of the group's signal; the run guard, a subreaper, inherits it when its parent
+/// exits and ends it once the CLI has ended. Checked from outside, with the sandbox on and
+/// off (the guard's rule, not the sandbox's): its pid is gone soon after the run is terminal.
+#[tokio::test]
+async fn a_daemon_that_left_the_run_group_ends_with_the_run() {
+    let modes: [(&str, &[&str]); 2] = [("default", &[]), ("off", &["--sandbox", "off"])];
+    for (mode, args) in modes {
+        let s = Setup::start(args, &[]).await;
+        let (_, result) = s.run("escaping_daemon", None).await;
+        assert_eq!(result["state"], "succeeded", "sandbox {mode}: {result:#}");
+        let account = account(&result);
+        assert!(
+            line(&account, "daemon_own_group", "").starts_with("done "),
+            "sandbox {mode}: {account}"
+        );
+        let pid = daemon_pid(&result).expect("the daemon wrote its pid");
+        // Ended before the guard reports; the bound only covers `ps` seeing it reaped.
+        let deadline = std::time::Instant::now() + scimcp_testkit::limits::process_tree_gone();
+        while scimcp_e2e::process_alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(
+            !scimcp_e2e::process_alive(pid),
+            "sandbox {mode}: the daemon {pid}, out of the run's group, outlived the run"
+        );
+    }
 }
