@@ -9,12 +9,18 @@ use scimcp_e2e::harness::{Harness, Options, fixture_adapter, ok_on};
 use serde_json::{Value, json};
 
 async fn fixture(limits: &str) -> Harness {
+    fixture_with(limits, &[]).await
+}
+
+/// [`fixture`] with extra server arguments (e.g. `--sandbox off`).
+async fn fixture_with(limits: &str, extra_args: &[&str]) -> Harness {
     let dir = tempfile::tempdir().unwrap().keep();
     let manifest = fixture_adapter(&dir, limits).unwrap();
     let h = Harness::start_opts(Options {
         adapter: manifest.display().to_string(),
         python: false,
         datasets: false,
+        extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
         ..Options::default()
     })
     .await
@@ -274,9 +280,12 @@ async fn exit_zero_without_a_required_artifact_is_a_partial_failure() {
     assert_eq!(r["result"]["problems"]["items"][0]["problem"], "missing");
 }
 
+/// The collector's own confinement, which is all there is where no sandbox applies (macOS and
+/// Windows today, `--sandbox off`): a CLI that writes outside its output directory succeeds,
+/// and what it wrote there is never indexed.
 #[tokio::test]
 async fn files_written_outside_the_output_directory_are_never_indexed() {
-    let h = fixture("").await;
+    let h = fixture_with("", &["--sandbox", "off"]).await;
     let id = start(&h, misbehave(json!({"write_outside": true}))).await;
     let r = finish(&h, &id).await;
     assert_eq!(r["state"], "succeeded", "{r:#}");
@@ -289,6 +298,32 @@ async fn files_written_outside_the_output_directory_are_never_indexed() {
     assert_eq!(paths, ["result.json"]);
     let run = h.runs_dir().join(&id);
     assert!(run.join("work/outside.txt").is_file() && run.join("escape.txt").is_file());
+}
+
+/// With the sandbox (the default), the same write above the working directory is denied by
+/// the kernel: nothing lands in the run's directory, and the failed run names the denial.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_sandboxed_cli_cannot_write_above_its_working_directory() {
+    let h = fixture("").await;
+    let id = start(&h, misbehave(json!({"write_outside": true}))).await;
+    let r = finish(&h, &id).await;
+    let run = h.runs_dir().join(&id);
+    let manifest: Value =
+        serde_json::from_slice(&fs_err::read(run.join("manifest.json")).unwrap()).unwrap();
+    let fs_enforced = manifest["sandbox"]["protections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|p| p["protection"] == "file_system" && p["state"] == "enforced");
+    if !fs_enforced {
+        eprintln!("skipped: this kernel does not enforce the sandbox's file-system rule");
+        return;
+    }
+    assert_eq!(r["state"], "failed", "{r:#}");
+    assert!(!run.join("escape.txt").exists());
+    let message = r["result"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("sandbox denied"), "{message}");
 }
 
 #[tokio::test]
