@@ -81,6 +81,15 @@ impl RunManager {
             self.limits.max_log_bytes.to_string(),
             "--max-artifact-bytes".into(),
             self.limits.max_artifact_bytes.to_string(),
+            // The job's CLI gets this server's sandbox, and `job_sandbox` reads its report
+            // under the same mode.
+            "--sandbox".into(),
+            match crate::sandbox_policy::mode() {
+                crate::sandbox_policy::Mode::Required => "required",
+                crate::sandbox_policy::Mode::BestEffort => "best-effort",
+                crate::sandbox_policy::Mode::Off => "off",
+            }
+            .into(),
         ]
     }
 
@@ -376,6 +385,7 @@ impl RunManager {
             finish.exit_code = c.exit_code;
             finish.signal = c.signal;
         }
+        finish.sandbox = job_sandbox(dir);
         finish
     }
 
@@ -389,6 +399,7 @@ impl RunManager {
                 f.exit_code = c.exit_code;
                 f.signal = c.signal;
             }
+            f.sandbox = job_sandbox(dir);
             return f;
         }
         Finish::new(
@@ -671,9 +682,35 @@ impl RunManager {
 }
 
 /// The validation a run was started with, from `validation.json` and `plan.json`.
+/// What the sandbox applied to a job's CLI: the report its `__sandbox` wrapper wrote in the
+/// run directory on the compute node (the run directory is shared), read as a local run's is.
+fn job_sandbox(dir: &Path) -> Option<scimcp_process::sandbox::Applied> {
+    crate::sandbox_policy::take_report(
+        crate::sandbox_policy::mode(),
+        &dir.join(crate::sandbox_policy::REPORT_FILE),
+    )
+}
+
 fn read_validation(dir: &Path) -> Option<Validation> {
     let mut summary: serde_json::Value = read_json(&dir.join("validation.json")).ok()?;
     let plan: serde_json::Value = read_json(&dir.join("plan.json")).ok()?;
     summary.as_object_mut()?.insert("plan".into(), plan);
     serde_json::from_value(summary).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_sandbox_report_in_its_run_dir_is_read_into_its_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = crate::sandbox_policy::off_report();
+        fs_err::write(
+            dir.path().join(crate::sandbox_policy::REPORT_FILE),
+            serde_json::to_vec(&written).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(job_sandbox(dir.path()), Some(written));
+    }
 }

@@ -72,6 +72,11 @@ pub struct ResultView {
     pub skipped: Page<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
+    /// What the run sandbox applied to the CLI (each protection's state), so a client sees
+    /// which protections held; absent for a run that never started its CLI.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub sandbox: Option<scimcp_process::sandbox::Applied>,
 }
 
 fn bounded_value(v: Value) -> Value {
@@ -121,6 +126,7 @@ impl ResultView {
             run_dir: r.run_dir,
             output_dir: r.output_dir,
             stderr_tail: r.stderr_tail,
+            sandbox: r.sandbox,
         }
     }
 }

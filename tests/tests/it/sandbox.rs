@@ -317,15 +317,16 @@ fn assert_no_daemon(result: &Value) {
     }
 }
 
-/// Which protections the run result (`result.json`) and the run manifest say applied.
+/// Which protections the run result (`result.json`) and the run manifest say applied; the
+/// tool's answer (`get_run_result`) shows the client the same record.
 fn sandbox_states(result: &Value) -> (Value, Value) {
     let read = |name: &str| -> Value {
         serde_json::from_slice(&fs_err::read(run_dir(result).join(name)).unwrap()).unwrap()
     };
-    (
-        read("result.json")["sandbox"].clone(),
-        read("manifest.json")["sandbox"].clone(),
-    )
+    let in_result = read("result.json")["sandbox"].clone();
+    assert!(in_result.is_object(), "no sandbox in result.json");
+    assert_eq!(result["sandbox"], in_result, "get_run_result: {result:#}");
+    (in_result, read("manifest.json")["sandbox"].clone())
 }
 
 fn state_of(sandbox: &Value, protection: &str) -> String {

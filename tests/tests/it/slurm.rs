@@ -95,6 +95,9 @@ async fn a_refsci_analysis_runs_as_a_slurm_job_with_the_local_runs_artifacts() {
         .ok("get_run_result", json!({"run_id": run_id, "wait_s": 120}))
         .await;
     assert_eq!(result["state"], "succeeded", "{result:#}");
+    // The job's CLI ran in the sandbox, and the run records what applied, as a local run's.
+    let sandbox = &result["result"]["sandbox"];
+    assert!(sandbox["protections"].is_array(), "{result:#}");
     let status = on_slurm
         .ok("get_run_status", json!({"run_id": run_id}))
         .await;
@@ -120,6 +123,9 @@ async fn a_refsci_analysis_runs_as_a_slurm_job_with_the_local_runs_artifacts() {
     ] {
         assert!(dir.join(f).is_file(), "{f} missing in {}", dir.display());
     }
+    let manifest: Value =
+        serde_json::from_slice(&fs_err::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(&manifest["sandbox"], sandbox, "{manifest:#}");
     let log = on_slurm
         .ok("get_run_log", json!({"run_id": run_id, "stream": "stdout"}))
         .await;
