@@ -11,7 +11,9 @@
 //! still gets in). Only an admitted
 //! connection takes one of the [`ADMITTED`] long slots (idle keep-alive up to the header
 //! timeout, streams as long as they last). Every peer address has at most [`PER_PEER`]
-//! connections open; more are closed as soon as they are accepted.
+//! connections open; more are closed as soon as they are accepted. Connections already
+//! ended for a newer one are not counted while their tasks close them (at most as many
+//! again), so a live client is not refused behind them when the server is loaded.
 //!
 //! So connections that never finish their headers, from one address or from many, cannot
 //! make a token holder wait: accepting never waits for a slot, and the token holder's
@@ -48,6 +50,12 @@ pub enum Refused {
 #[derive(Debug, Default)]
 struct Peer {
     open: usize,
+    /// Of `open`, the connections already ended for a newer one whose task has not closed
+    /// them yet. They do not count towards [`PER_PEER`] (under load the accept loop runs
+    /// ahead of the tasks that close them, and a live client must not be refused for
+    /// connections already on their way out), but `open` never exceeds twice the cap, so the
+    /// descriptors a peer holds stay bounded.
+    closing: usize,
     /// The waiting connections, oldest first, with the token that ends each.
     waiting: VecDeque<(u64, CancellationToken)>,
 }
@@ -84,21 +92,26 @@ impl Conns {
     pub fn open(self: &Arc<Self>, peer: IpAddr) -> Result<Ticket, Refused> {
         let mut state = self.state.lock().expect("connections lock");
         let entry = state.peers.entry(peer).or_default();
-        if entry.open >= PER_PEER {
+        if entry.open - entry.closing >= PER_PEER || entry.open >= 2 * PER_PEER {
             return Err(Refused::PeerFull);
         }
         if entry.waiting.len() >= WAITING_PER_PEER {
             if let Some((_, evict)) = entry.waiting.pop_front() {
                 evict.cancel();
+                entry.closing += 1;
                 state.waiting -= 1;
             }
         } else if state.waiting >= self.waiting_cap {
             // The peer holding the most waiting slots gives up its oldest.
             let busiest = state
                 .peers
-                .iter_mut()
-                .max_by_key(|(_, p)| p.waiting.len())
-                .and_then(|(_, p)| p.waiting.pop_front());
+                .values_mut()
+                .max_by_key(|p| p.waiting.len())
+                .and_then(|p| {
+                    let evict = p.waiting.pop_front()?;
+                    p.closing += 1;
+                    Some(evict)
+                });
             if let Some((_, evict)) = busiest {
                 evict.cancel();
                 state.waiting -= 1;
@@ -187,6 +200,9 @@ impl Drop for Ticket {
         self.conns.stop_waiting(&mut state, self.peer, self.id);
         if let Some(entry) = state.peers.get_mut(&self.peer) {
             entry.open -= 1;
+            if self.evicted.is_cancelled() {
+                entry.closing -= 1;
+            }
             if entry.open == 0 {
                 state.peers.remove(&self.peer);
             }
@@ -200,6 +216,36 @@ mod tests {
 
     fn ip(last: u8) -> IpAddr {
         IpAddr::from([127, 0, 0, last])
+    }
+
+    #[test]
+    fn connections_ended_for_newer_ones_do_not_hold_the_peer_cap() {
+        // 100 connections that never send a request, the ended ones' tasks not run yet (the
+        // accept loop ahead of them under load): a live client still gets a ticket.
+        let conns = Conns::new();
+        let held: Vec<Ticket> = (0..100).map(|_| conns.open(ip(2)).unwrap()).collect();
+        let live = conns.open(ip(2)).expect("a live client is not refused");
+        assert!(live.admit());
+        drop((held, live));
+        // 300 of them: the peer's open connections stay bounded all the same.
+        let mut slow = Vec::new();
+        let mut refused = 0;
+        for _ in 0..300 {
+            match conns.open(ip(2)) {
+                Ok(t) => slow.push(t),
+                Err(Refused::PeerFull) => refused += 1,
+            }
+        }
+        assert!(refused > 0, "the peer's open connections were not bounded");
+        assert!(conns.state.lock().unwrap().peers[&ip(2)].open <= 2 * PER_PEER);
+        // The tasks of the ended ones run: their places are freed.
+        slow.retain(|t| !t.evicted().is_cancelled());
+        assert_eq!(slow.len(), WAITING_PER_PEER);
+        let live = conns.open(ip(2)).expect("a live client is not refused");
+        assert!(live.admit());
+        drop(slow);
+        drop(live);
+        assert!(conns.state.lock().unwrap().peers.is_empty());
     }
 
     #[test]
