@@ -322,7 +322,7 @@ fn the_doctor_reports_the_cluster_its_partitions_and_limits() {
         "{finding}"
     );
     assert!(finding.contains("at most 1:00:00"), "{finding}");
-    assert!(finding.ends_with("all 6 workflows fit"), "{finding}");
+    assert!(finding.ends_with("all 8 workflows fit"), "{finding}");
     let details: Vec<&str> = ok["details"]
         .as_array()
         .unwrap()
