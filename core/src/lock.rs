@@ -4,6 +4,7 @@
 //! lock file, who holds it and what to do.
 
 use std::fs::TryLockError;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Why an exclusive lock was not taken.
@@ -13,6 +14,23 @@ pub enum LockWait {
     TimedOut(Duration),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+/// Take the exclusive lock of `dir/owner.lock` without waiting (created if missing); `None`
+/// when another process holds it. A run's and a campaign's owner lock: the OS releases the
+/// lock of a dead process, so a live owner is told from an abandoned directory whatever
+/// happened to pids.
+pub fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
+    let file = fs_err::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("owner.lock"))?;
+    match file.file().try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(e),
+    }
 }
 
 /// Take an exclusive lock on `file`, waiting at most `timeout`. `waiting` runs once, when

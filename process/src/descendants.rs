@@ -26,20 +26,10 @@ pub const END_CHILDREN_ROUNDS: usize = 16;
 pub fn children_of(pid: u32) -> Vec<u32> {
     #[cfg(target_os = "linux")]
     {
-        let Ok(entries) = fs_err::read_dir("/proc") else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|entry| {
-                let child: u32 = entry.file_name().to_str()?.parse().ok()?;
-                // A process that ends while we look is not an error here.
-                let stat = fs_err::read_to_string(entry.path().join("stat")).ok()?;
-                // `pid (comm) state ppid …`; comm may contain spaces and parentheses.
-                let after = &stat[stat.rfind(')')? + 1..];
-                let ppid: u32 = after.split_whitespace().nth(1)?.parse().ok()?;
-                (ppid == pid).then_some(child)
-            })
+        crate::tree::proc_stats()
+            .into_iter()
+            .filter(|p| p.ppid == pid)
+            .map(|p| p.pid)
             .collect()
     }
     #[cfg(not(target_os = "linux"))]

@@ -99,25 +99,52 @@ pub fn group_alive(pgid: u32) -> bool {
     false
 }
 
+/// One process as `/proc/<pid>/stat` describes it: its state letter, parent and group.
+#[cfg(target_os = "linux")]
+pub(crate) struct ProcStat {
+    pub pid: u32,
+    pub state: String,
+    pub ppid: u32,
+    pub pgrp: u32,
+}
+
+/// Every process `/proc` lists now. A process that ends while we look is skipped, not an
+/// error.
+#[cfg(target_os = "linux")]
+pub(crate) fn proc_stats() -> Vec<ProcStat> {
+    let Ok(entries) = fs_err::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = fs_err::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp …`; comm may contain spaces and parentheses.
+            let after = &stat[stat.rfind(')')? + 1..];
+            let mut fields = after.split_whitespace();
+            let state = fields.next()?.to_string();
+            let ppid: u32 = fields.next()?.parse().ok()?;
+            let pgrp: u32 = fields.next()?.parse().ok()?;
+            Some(ProcStat {
+                pid,
+                state,
+                ppid,
+                pgrp,
+            })
+        })
+        .collect()
+}
+
 /// The live members of process group `pgid` (Linux; empty elsewhere, where no portable
 /// listing exists).
 pub fn group_members(pgid: u32) -> Vec<u32> {
     #[cfg(target_os = "linux")]
     {
-        let Ok(entries) = fs_err::read_dir("/proc") else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|entry| {
-                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-                let stat = fs_err::read_to_string(entry.path().join("stat")).ok()?;
-                let after = &stat[stat.rfind(')')? + 1..];
-                let mut fields = after.split_whitespace();
-                let state = fields.next()?;
-                let pgrp: u32 = fields.nth(1)?.parse().ok()?;
-                (pgrp == pgid && state != "Z" && state != "X").then_some(pid)
-            })
+        proc_stats()
+            .into_iter()
+            .filter(|p| p.pgrp == pgid && p.state != "Z" && p.state != "X")
+            .map(|p| p.pid)
             .collect()
     }
     #[cfg(not(target_os = "linux"))]

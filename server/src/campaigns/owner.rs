@@ -3,21 +3,8 @@
 //! dead process, so a restarted server can tell an abandoned campaign from one another live
 //! server is scheduling, whatever happened to pids.
 
-use std::path::Path;
-
-/// Take the campaign's owner lock without waiting; `None` when another process holds it.
-pub(super) fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
-    let file = fs_err::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("owner.lock"))?;
-    match file.file().try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
-    }
-}
+/// The campaign's owner lock (`owner.lock`), taken without waiting.
+pub(super) use scimcp_core::lock::try_own;
 
 #[cfg(test)]
 mod tests {

@@ -41,19 +41,8 @@ pub fn is_run_id(id: &str) -> bool {
     })
 }
 
-/// Take the run's owner lock without waiting; `None` when another process holds it.
-pub(super) fn try_own(dir: &Path) -> std::io::Result<Option<fs_err::File>> {
-    let file = fs_err::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("owner.lock"))?;
-    match file.file().try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
-    }
-}
+/// The run's owner lock (`owner.lock`), taken without waiting.
+pub(super) use scimcp_core::lock::try_own;
 
 /// Why one of a run's JSON records (`status.json`, `result.json`, …) could not be read.
 #[derive(Debug, thiserror::Error)]
