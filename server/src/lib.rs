@@ -34,6 +34,7 @@ mod plan_steps;
 mod programs;
 mod request;
 mod resources;
+mod result_images;
 mod runs;
 mod runtime;
 mod sandbox_policy;
