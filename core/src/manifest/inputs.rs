@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 /// The prefix of a placeholder that names an input: `{input.receptor}`.
 pub const INPUT_PLACEHOLDER_PREFIX: &str = "input.";
 
+/// The format that accepts every file name: for front ends whose tool descriptions type a
+/// file input only as "a file" (a CWL `File` without `format`), so no extension can be listed.
+pub const ANY_FORMAT: &str = "*";
+
 /// Where a run's copies of the inputs live, relative to its working directory.
 pub const INPUTS_DIR: &str = "inputs";
 
@@ -72,7 +76,9 @@ impl InputSpec {
     pub fn accepts(&self, file_name: &str, media_type: Option<&str>) -> bool {
         let lower = file_name.to_ascii_lowercase();
         self.formats.iter().any(|f| {
-            if f.contains('/') {
+            if f == ANY_FORMAT {
+                true
+            } else if f.contains('/') {
                 media_type.is_some_and(|m| m.eq_ignore_ascii_case(f))
             } else {
                 lower
@@ -121,6 +127,7 @@ mod tests {
         assert!(!s.accepts("lig.xpdbqt", None));
         assert!(!s.accepts("lig.pdb", None));
         assert!(s.accepts("lig.ent", Some("chemical/x-pdb")));
+        assert!(spec(&["*"]).accepts("no-extension", None));
     }
 
     #[test]

@@ -85,6 +85,36 @@ pub fn load_file(path: &Path) -> Result<Adapter, ManifestErrors> {
     load_text(&text, &Files::Disk(base), &name, origin)
 }
 
+/// Load and validate a manifest that a front end generated from another tool description (a
+/// CWL CommandLineTool): `text` is its TOML, `files` the files it names (its parameter schemas)
+/// by relative path, `source` the document it was made from (the origin, and the directory
+/// errors name). It goes through every check a manifest file does, so what it plans is as
+/// validated and hashed; `notes` are the front end's own warnings (what it ignored), kept
+/// with the checker's.
+pub fn load_generated(
+    text: &str,
+    files: &[(String, String)],
+    source: &Path,
+    notes: Vec<ManifestError>,
+) -> Result<Adapter, ManifestErrors> {
+    let dir = match source.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = source
+        .file_name()
+        .map(|n| format!("{}.generated.toml", n.to_string_lossy()))
+        .unwrap_or_default();
+    let origin = AdapterOrigin::File {
+        path: std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf()),
+    };
+    let mut adapter = load_text(text, &Files::Memory { dir, files }, &name, origin)?;
+    let mut warnings = notes;
+    warnings.append(&mut adapter.warnings);
+    adapter.warnings = warnings;
+    Ok(adapter)
+}
+
 fn load_text(
     text: &str,
     files: &Files<'_>,

@@ -21,9 +21,9 @@ pub use adapter::{Adapter, AdapterOrigin};
 pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
 pub use error::{ManifestError, ManifestErrors};
 pub use inputs::{
-    INPUT_PLACEHOLDER_PREFIX, INPUTS_DIR, InputKind, InputSpec, input_placeholder_id,
+    ANY_FORMAT, INPUT_PLACEHOLDER_PREFIX, INPUTS_DIR, InputKind, InputSpec, input_placeholder_id,
 };
-pub use load::{load_embedded, load_file, resolve};
+pub use load::{load_embedded, load_file, load_generated, resolve};
 pub use outputs::{
     Comparison, InvalidPattern, MetricReader, MetricSpec, OutputSource, RequireSpec, output_regex,
 };

@@ -84,6 +84,12 @@ fn read_inside(base: &Path, rel: &str) -> Result<String, ReadFailure> {
 pub(super) enum Files<'a> {
     Disk(PathBuf),
     Embedded(&'a EmbeddedAdapter),
+    /// A manifest another front end generated (a CWL tool's): its files are in memory and
+    /// `dir` is the directory of the document it came from, for messages.
+    Memory {
+        dir: PathBuf,
+        files: &'a [(String, String)],
+    },
 }
 
 impl Files<'_> {
@@ -96,6 +102,11 @@ impl Files<'_> {
                 .find(|(p, _)| *p == rel)
                 .map(|(_, text)| (*text).to_string())
                 .ok_or(ReadFailure::NotEmbedded),
+            Files::Memory { files, .. } => files
+                .iter()
+                .find(|(p, _)| p == rel)
+                .map(|(_, text)| text.clone())
+                .ok_or(ReadFailure::NotEmbedded),
         }
     }
 
@@ -103,6 +114,7 @@ impl Files<'_> {
         match self {
             Files::Disk(base) => base.join(rel),
             Files::Embedded(adapter) => PathBuf::from(format!("<embedded {}>/{rel}", adapter.name)),
+            Files::Memory { dir, .. } => dir.join(rel),
         }
     }
 }

@@ -127,7 +127,12 @@ fn check_counts(c: &mut Checker<'_>, input: &InputSpec, at: &dyn Fn(&'static str
 }
 
 /// Why `f` is not a well-formed format, if it is not.
+use crate::manifest::inputs::ANY_FORMAT;
+
 fn format_problem(f: &str) -> Option<&'static str> {
+    if f == ANY_FORMAT {
+        return None;
+    }
     if f.is_empty() || f.len() > 100 {
         return Some("must be 1 to 100 characters");
     }

@@ -1,0 +1,56 @@
+//! Why a CWL document could not become an adapter, or a job a request.
+
+use std::path::PathBuf;
+
+use scimcp_core::manifest::ManifestErrors;
+
+/// Everything the front end refuses, each naming where.
+#[derive(Debug, thiserror::Error)]
+pub enum CwlError {
+    #[error("{}: cannot read it: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}{}: not a valid CWL document: {message}", path.display(), line_suffix(*line))]
+    Syntax {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A field this runner does not implement (cwl-run exits 33 for it).
+    #[error("{}{}: `{field}` is not supported by scimcp: {message}", path.display(), line_suffix(*line))]
+    Unsupported {
+        path: PathBuf,
+        line: Option<usize>,
+        field: String,
+        message: String,
+    },
+    /// A field whose value is wrong by the CWL specification.
+    #[error("{}{}: `{field}`: {message}", path.display(), line_suffix(*line))]
+    Invalid {
+        path: PathBuf,
+        line: Option<usize>,
+        field: String,
+        message: String,
+    },
+    /// The generated manifest failed core's checks.
+    #[error("{}: the adapter generated from it is not valid: {errors}", path.display())]
+    Manifest {
+        path: PathBuf,
+        errors: ManifestErrors,
+    },
+    #[error("job {}: {message}", path.display())]
+    Job { path: PathBuf, message: String },
+}
+
+impl CwlError {
+    /// True for the refusals a `cwl-runner` reports as "unsupported feature".
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, CwlError::Unsupported { .. })
+    }
+}
+
+fn line_suffix(line: Option<usize>) -> String {
+    line.map(|l| format!(":{l}")).unwrap_or_default()
+}
