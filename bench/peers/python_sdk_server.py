@@ -21,9 +21,16 @@ What it does, so the comparison stays honest:
   hashes the plan and the request;
 - `list_runs`: lists the runs directory of `SCIMCP_HOME`, reads and parses every run's
   `status.json`, sorts newest first and returns one page, as scimcp does;
-- `get_run_status`: reads one run's `status.json`.
+- `get_run_status`: reads one run's `status.json`;
+- `get_run_result`: waits up to `wait_s` (default 45) for the run's `status.json` to show an
+  ended state, reading it every 250 ms without blocking other requests, then answers its
+  state (and `result.json` once ended);
+- `resources/read` of `scimcp://runs/{run_id}/result`: that run's `result.json`, as text;
+- over HTTP with `SCIMCP_BENCH_TOKENS` (a file of bearer secrets, one a line, as
+  `scimcp token add` printed them): every request needs one of them (`Authorization:
+  Bearer …`, compared by SHA-256 as scimcp does), else 401.
 
-What it does not do: start, cancel or wait for runs (those tools answer an error), the
+What it does not do: start or cancel runs (those tools answer an error), the
 hardening scimcp adds (opening datasets below their root without following links, secret
 places, control characters, hard links, size limits, response ceilings, paging hashes),
 or probing the runtime.
@@ -249,6 +256,34 @@ def get_run_status(args):
         raise ToolFailure("unknown_run", f"no run '{args['run_id']}'", "run_id") from None
 
 
+ENDED = {"succeeded", "failed", "cancelled", "partial_failure"}
+
+
+async def get_run_result(args):
+    run_id = args["run_id"]
+    if not is_run_id(run_id):
+        raise ToolFailure("unknown_run", f"no run '{run_id}'", "run_id")
+    wait_s = min(float(args.get("wait_s", 45)), 300.0)
+    start = anyio.current_time()
+    while True:
+        try:
+            status = read_status(run_id)
+        except OSError:
+            raise ToolFailure("unknown_run", f"no run '{run_id}'", "run_id") from None
+        waited = anyio.current_time() - start
+        if status["state"] in ENDED or waited >= wait_s:
+            break
+        await anyio.sleep(0.25)
+    out = {"run_id": run_id, "state": status["state"], "terminal": status["state"] in ENDED,
+           "waited_s": round(waited, 3)}
+    if out["terminal"]:
+        with open(RUNS / run_id / "result.json", "rb") as f:
+            out["result"] = json.load(f)
+    else:
+        out["retry_after_s"] = 0
+    return out
+
+
 def get_environment(_args):
     return {"python": PYTHON}
 
@@ -260,6 +295,7 @@ HANDLERS = {
     "get_run_status": get_run_status,
     "get_environment": get_environment,
 }
+ASYNC_HANDLERS = {"get_run_result": get_run_result}
 
 
 async def on_list_tools(ctx, params) -> types.ListToolsResult:
@@ -274,10 +310,13 @@ async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallTo
             raise ToolFailure("unknown_tool", f"tool not found: {params.name}")
         if errors:
             raise ToolFailure("invalid_arguments", errors[0].message)
-        handler = HANDLERS.get(params.name)
-        if handler is None:
-            raise ToolFailure("not_implemented", f"{params.name} is not implemented by the benchmark peer")
-        value, is_error = handler(args), False
+        if params.name in ASYNC_HANDLERS:
+            value, is_error = await ASYNC_HANDLERS[params.name](args), False
+        else:
+            handler = HANDLERS.get(params.name)
+            if handler is None:
+                raise ToolFailure("not_implemented", f"{params.name} is not implemented by the benchmark peer")
+            value, is_error = handler(args), False
     except ToolFailure as failure:
         value, is_error = failure.envelope, True
     text = json.dumps(value)
@@ -286,7 +325,43 @@ async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallTo
     )
 
 
-server = Server("python-sdk-peer", version="0.1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    uri = str(params.uri)
+    prefix, suffix = "scimcp://runs/", "/result"
+    run_id = uri[len(prefix) : -len(suffix)] if uri.startswith(prefix) and uri.endswith(suffix) else ""
+    if not is_run_id(run_id):
+        raise ValueError(f"unknown resource {uri}")
+    text = (RUNS / run_id / "result.json").read_text()
+    return types.ReadResourceResult.model_validate(
+        {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
+    )
+
+
+server = Server(
+    "python-sdk-peer",
+    version="0.1.0",
+    on_list_tools=on_list_tools,
+    on_call_tool=on_call_tool,
+    on_read_resource=on_read_resource,
+)
+
+
+def with_tokens(app, path: str):
+    """Wrap an ASGI app: every HTTP request needs a bearer secret whose SHA-256 is among those
+    of the file at `path`."""
+    hashes = {sha256_text(line.strip()) for line in Path(path).read_text().splitlines() if line.strip()}
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            secret = header[7:] if header.startswith("Bearer ") else ""
+            if sha256_text(secret) not in hashes:
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await app(scope, receive, send)
+
+    return guarded
 
 
 async def serve_stdio() -> None:
@@ -306,6 +381,9 @@ def main() -> None:
     import uvicorn
 
     app = server.streamable_http_app(host="127.0.0.1")
+    tokens = os.environ.get("SCIMCP_BENCH_TOKENS")
+    if tokens:
+        app = with_tokens(app, tokens)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

@@ -38,6 +38,12 @@ pub(crate) enum Section {
     Verify,
     Installer,
     Doctor,
+    /// 100,000 runs in history: cold start and list_runs pages (issue #31).
+    History,
+    /// A campaign at its item limit: preview, start, RSS, status and result pages.
+    Campaigns,
+    /// 64 token holders over HTTP for a fixed time, against the peer.
+    HttpMany,
 }
 
 #[derive(clap::Args, Debug)]
@@ -48,7 +54,9 @@ pub(crate) struct RunArgs {
     /// Fewer rounds of everything (a smoke run; its figures are not for the docs).
     #[arg(long)]
     pub quick: bool,
-    /// Only these groups (comma-separated); results then go to target/bench/ only.
+    /// Only these groups (comma-separated: startup, calls, runs, stall, hashing, bundle,
+    /// verify, installer, doctor, history, campaigns, http-many); results then go to
+    /// target/bench/ only.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<Section>,
     /// Print the tables but write neither bench/results.json nor docs/BENCHMARKS.md.
@@ -81,6 +89,11 @@ pub(crate) struct Rounds {
     pub verify: usize,
     pub installer: usize,
     pub doctor: usize,
+    pub history_cold_starts: usize,
+    pub history_calls: usize,
+    pub campaign_calls: usize,
+    pub http_holders: usize,
+    pub http_seconds: u64,
 }
 
 impl RunArgs {
@@ -96,6 +109,11 @@ impl RunArgs {
                 verify: 2,
                 installer: 2,
                 doctor: 1,
+                history_cold_starts: 3,
+                history_calls: 20,
+                campaign_calls: 5,
+                http_holders: 64,
+                http_seconds: 15,
             }
         } else {
             Rounds {
@@ -108,6 +126,11 @@ impl RunArgs {
                 verify: 10,
                 installer: 8,
                 doctor: 4,
+                history_cold_starts: 15,
+                history_calls: 200,
+                campaign_calls: 30,
+                http_holders: 64,
+                http_seconds: 60,
             }
         }
     }

@@ -13,8 +13,11 @@
 #![allow(clippy::result_large_err)]
 
 mod calls;
+mod campaign_scale;
 mod cli;
 mod fixture;
+mod history;
+mod http_many;
 mod install;
 mod release;
 mod report;
@@ -308,6 +311,22 @@ fn measure(fx: &Fixture, args: &RunArgs, results: &mut Results) -> anyhow::Resul
     if want(Section::Doctor) {
         eprintln!("doctor");
         results.doctor = Some(install::doctor(fx, r.doctor)?);
+    }
+    if want(Section::History) {
+        eprintln!("{} runs in history", history::RUNS);
+        results.history = Some(history::run(fx, r.history_cold_starts, r.history_calls)?);
+    }
+    if want(Section::Campaigns) {
+        eprintln!("campaigns at their limit");
+        results.campaigns = Some(campaign_scale::run(fx, r.campaign_calls)?);
+    }
+    if want(Section::HttpMany) {
+        eprintln!("HTTP, {} token holders at once", r.http_holders);
+        results.http_many = Some(http_many::run(
+            fx,
+            r.http_holders,
+            Duration::from_secs(r.http_seconds),
+        )?);
     }
     Ok(())
 }

@@ -7,6 +7,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::calls::CallLatency;
+use crate::campaign_scale::Campaigns;
+use crate::history::History;
+use crate::http_many::HttpMany;
 use crate::install::{Doctor, Installer};
 use crate::release::{Bundle, Hashing, Verify};
 use crate::runs::{RunCost, Stall};
@@ -91,6 +94,9 @@ impl Bound {
     }
 
     fn margin(self, measured: f64, unit: &str) -> String {
+        if !measured.is_finite() {
+            return "not measured".into();
+        }
         let (gap, limit) = match self {
             Bound::AtMost(x) => (x - measured, x),
             Bound::AtLeast(x) => (measured - x, x),
@@ -133,6 +139,12 @@ pub struct Results {
     pub installer: Option<Installer>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doctor: Option<Doctor>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<History>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub campaigns: Option<Campaigns>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_many: Option<HttpMany>,
 }
 
 impl Results {
@@ -249,6 +261,146 @@ impl Results {
                 None,
                 None,
                 Bound::AtMost(50.0),
+            );
+        }
+        if let Some(h) = &self.history {
+            let (empty, full) = (h.empty_tools_list_ms.median, h.full_tools_list_ms.median);
+            let peer = h.peer_tools_list_ms.median;
+            add(
+                "history_cold_start_delta",
+                &format!(
+                    "cold start to tools/list with {} runs in history within 1 ms of the empty-history figure (median difference; {} vs {} ms)",
+                    h.runs,
+                    fmt(full),
+                    fmt(empty)
+                ),
+                full - empty,
+                "ms",
+                Some(peer),
+                Some(peer / full),
+                Bound::AtMost(1.0),
+            );
+            let first = h.list_first_page_ms.median;
+            let peer_list = h.peer_list_first_page_ms.median;
+            add(
+                "history_list_runs_first_page",
+                &format!(
+                    "list_runs first page ≤ 1 ms (p50) with {} runs in history, warm server",
+                    h.runs
+                ),
+                first,
+                "ms",
+                Some(peer_list),
+                Some(peer_list / first),
+                Bound::AtMost(1.0),
+            );
+            let filtered = h.list_filtered_ms.as_ref().map_or(f64::NAN, |s| s.median);
+            add(
+                "history_list_runs_filtered",
+                &match &h.filter {
+                    Some(f) => format!(
+                        "list_runs filtered page ≤ 2 ms (p50) with {} runs in history ({f}, {} match)",
+                        h.runs,
+                        h.filtered_total.map_or("?".into(), |n| n.to_string())
+                    ),
+                    None => format!(
+                        "list_runs filtered page ≤ 2 ms (p50) with {} runs in history: not measured, this list_runs takes no filter",
+                        h.runs
+                    ),
+                },
+                filtered,
+                "ms",
+                None,
+                None,
+                Bound::AtMost(2.0),
+            );
+            add(
+                "history_empty_cold_start",
+                "cold start to tools/list, empty history, not worse than the committed 7.1 ms (median)",
+                empty,
+                "ms",
+                Some(peer),
+                Some(peer / empty),
+                Bound::AtMost(7.1),
+            );
+            let rss = h.empty_idle_rss_mib.median;
+            add(
+                "history_empty_idle_rss",
+                "idle RSS, empty history, not worse than the committed 11.2 MiB (median)",
+                rss,
+                "MiB",
+                Some(h.peer_idle_rss_mib.median),
+                Some(h.peer_idle_rss_mib.median / rss),
+                Bound::AtMost(11.2),
+            );
+        }
+        if let Some(c) = &self.campaigns {
+            for m in &c.measured {
+                add(
+                    &format!("campaign_{}_start", m.items),
+                    &format!(
+                        "a {}-item campaign validated and submitted ≤ 1 s (start_campaign with confirm; its preview took {} ms)",
+                        m.items,
+                        fmt(m.preview_ms)
+                    ),
+                    m.start_ms,
+                    "ms",
+                    None,
+                    None,
+                    Bound::AtMost(1000.0),
+                );
+                add(
+                    &format!("campaign_{}_rss", m.items),
+                    &format!(
+                        "server RSS growth ≤ 32 MiB for a {}-item campaign (preview and start)",
+                        m.items
+                    ),
+                    m.rss_growth_mib,
+                    "MiB",
+                    None,
+                    None,
+                    Bound::AtMost(32.0),
+                );
+                add(
+                    &format!("campaign_{}_status_page", m.items),
+                    &format!(
+                        "get_campaign_status page ≤ 5 ms for a {}-item campaign (p50, the slower of its first and last page)",
+                        m.items
+                    ),
+                    m.status_first_page_ms
+                        .median
+                        .max(m.status_last_page_ms.median),
+                    "ms",
+                    None,
+                    None,
+                    Bound::AtMost(5.0),
+                );
+            }
+        }
+        if let Some(h) = &self.http_many {
+            add(
+                "http_many_errors",
+                &format!(
+                    "HTTP, {} token holders for {} s: no errors (calls and long polls)",
+                    h.holders, h.duration_s
+                ),
+                (h.scimcp.errors + h.scimcp.long_poll_errors) as f64,
+                "errors",
+                Some((h.peer.errors + h.peer.long_poll_errors) as f64),
+                None,
+                Bound::AtMost(0.0),
+            );
+            add(
+                "http_many_status_p99",
+                &format!(
+                    "HTTP, {} token holders for {} s: get_run_status p99 ≤ 20 ms",
+                    h.holders, h.duration_s
+                ),
+                h.scimcp.get_run_status_ms.p99,
+                "ms",
+                Some(h.peer.get_run_status_ms.p99),
+                Some(h.peer.get_run_status_ms.p99 / h.scimcp.get_run_status_ms.p99),
+                Bound::AtMost(20.0),
             );
         }
         self.targets = t;
@@ -468,9 +620,11 @@ impl Results {
                 );
             }
         }
-        let _ = writeln!(w, "\n### Hashing, bundles, verification\n");
-        let _ = writeln!(w, "| measurement | scimcp | peer, same run | ratio |");
-        let _ = writeln!(w, "|---|---:|---:|---:|");
+        if self.hashing.is_some() || self.bundle.is_some() || self.verify.is_some() {
+            let _ = writeln!(w, "\n### Hashing, bundles, verification\n");
+            let _ = writeln!(w, "| measurement | scimcp | peer, same run | ratio |");
+            let _ = writeln!(w, "|---|---:|---:|---:|");
+        }
         if let Some(h) = &self.hashing {
             let _ = writeln!(
                 w,
@@ -569,6 +723,143 @@ impl Results {
                 );
             }
         }
+        if let Some(h) = &self.history {
+            let _ = writeln!(
+                w,
+                "\n### {} runs in history ({} cold starts interleaved; the history {})\n",
+                h.runs,
+                h.rounds,
+                if h.fixture_reused {
+                    "reused from target/bench".to_string()
+                } else {
+                    format!("written in {} s", fmt(h.fixture_s))
+                }
+            );
+            let _ = writeln!(w, "| measurement | p50 | p99 | max | n |");
+            let _ = writeln!(w, "|---|---:|---:|---:|---:|");
+            let mut row = |name: String, s: &crate::stats::Summary, unit: &str| {
+                let _ = writeln!(
+                    w,
+                    "| {name} | {} {unit} | {} {unit} | {} {unit} | {} |",
+                    fmt(s.median),
+                    fmt(s.p99),
+                    fmt(s.max),
+                    s.n
+                );
+            };
+            row(
+                "scimcp cold start to tools/list, empty history".into(),
+                &h.empty_tools_list_ms,
+                "ms",
+            );
+            row(
+                format!("scimcp cold start to tools/list, {} runs", h.runs),
+                &h.full_tools_list_ms,
+                "ms",
+            );
+            row(
+                "python-sdk cold start to tools/list".into(),
+                &h.peer_tools_list_ms,
+                "ms",
+            );
+            row(
+                "scimcp idle RSS, empty history".into(),
+                &h.empty_idle_rss_mib,
+                "MiB",
+            );
+            row(
+                format!("scimcp idle RSS, {} runs", h.runs),
+                &h.full_idle_rss_mib,
+                "MiB",
+            );
+            row(
+                format!("scimcp list_runs first page, {} runs", h.runs),
+                &h.list_first_page_ms,
+                "ms",
+            );
+            if let (Some(f), Some(s)) = (&h.filter, &h.list_filtered_ms) {
+                row(format!("scimcp list_runs {f}, {} runs", h.runs), s, "ms");
+            }
+            row(
+                format!("python-sdk list_runs first page, {} runs", h.runs),
+                &h.peer_list_first_page_ms,
+                "ms",
+            );
+        }
+        if let Some(c) = &self.campaigns {
+            let _ = writeln!(
+                w,
+                "\n### Campaigns at their limit (refsci regression, a grid over seeds; page timings p50 of {} calls)\n",
+                c.rounds
+            );
+            let _ = writeln!(
+                w,
+                "| items | preview (validate all) | start (validate + submit) | RSS growth | peak RSS growth | status, first page | status, last page | result table, running | cancel | result table, all ended | all rows, full detail |"
+            );
+            let _ = writeln!(
+                w,
+                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            );
+            for m in &c.measured {
+                let _ = writeln!(
+                    w,
+                    "| {} | {} ms | {} ms | {} MiB | {} MiB | {} ms | {} ms | {} ms | {} ms | {} ms | {} ms |",
+                    m.items,
+                    fmt(m.preview_ms),
+                    fmt(m.start_ms),
+                    fmt(m.rss_growth_mib),
+                    fmt(m.peak_rss_growth_mib),
+                    fmt(m.status_first_page_ms.median),
+                    fmt(m.status_last_page_ms.median),
+                    fmt(m.result_running_ms.median),
+                    fmt(m.cancel_ms),
+                    fmt(m.result_ended_ms.median),
+                    fmt(m.result_ended_full_ms.median)
+                );
+            }
+            for (n, why) in &c.refused {
+                let _ = writeln!(w, "\n{n} items: refused by this server ({why}).");
+            }
+        }
+        if let Some(h) = &self.http_many {
+            let _ = writeln!(
+                w,
+                "\n### HTTP, {} token holders at once for {} s ({} calls/s each, own session and loopback address each, one long poll each)\n",
+                h.holders, h.duration_s, h.rate_per_holder
+            );
+            let _ = writeln!(
+                w,
+                "| server | calls | errors | throughput (offered) | get_run_status p50 | p99 | list_runs p50 / p99 | validate_analysis p50 / p99 | resources/read p50 / p99 | long polls (errors) | peak RSS |"
+            );
+            let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            for r in [&h.scimcp, &h.peer] {
+                let _ = writeln!(
+                    w,
+                    "| {} | {} | {} | {} /s ({}) | {} ms | {} ms | {} / {} ms | {} / {} ms | {} / {} ms | {} ({}) | {} MiB |",
+                    r.server,
+                    r.requests,
+                    r.errors,
+                    fmt(r.throughput_rps),
+                    fmt(r.offered_rps),
+                    fmt(r.get_run_status_ms.median),
+                    fmt(r.get_run_status_ms.p99),
+                    fmt(r.list_runs_ms.median),
+                    fmt(r.list_runs_ms.p99),
+                    fmt(r.validate_analysis_ms.median),
+                    fmt(r.validate_analysis_ms.p99),
+                    fmt(r.resources_read_ms.median),
+                    fmt(r.resources_read_ms.p99),
+                    r.long_polls,
+                    r.long_poll_errors,
+                    fmt(r.peak_rss_mib)
+                );
+            }
+            for r in [&h.scimcp, &h.peer] {
+                for e in &r.error_samples {
+                    let _ = writeln!(w, "\n{} error: {}", r.server, e.replace('|', "\\|"));
+                }
+            }
+        }
         md
     }
 }
@@ -638,5 +929,14 @@ mod tests {
             format!("# B\n\nintro\n\n{BEGIN}\nnew\n{END}\n\n## Rest\n")
         );
         assert!(splice("no markers", "x").is_err());
+    }
+
+    #[test]
+    fn a_missing_figure_is_a_miss_that_says_so() {
+        let b = Bound::AtMost(2.0);
+        assert!(!b.pass(f64::NAN));
+        assert_eq!(b.margin(f64::NAN, "ms"), "not measured");
+        assert!(b.pass(1.5) && b.margin(1.5, "ms").starts_with("met"));
+        assert!(b.margin(3.0, "ms").starts_with("missed by 1.00 ms"));
     }
 }

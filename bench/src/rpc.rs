@@ -318,20 +318,7 @@ impl HttpClient {
         if !(200..300).contains(&status) {
             bail!("HTTP {status}: {body}");
         }
-        Ok(if sse {
-            body.split("\n\n")
-                .filter_map(|event| {
-                    let data: Vec<&str> = event
-                        .lines()
-                        .filter_map(|l| l.strip_prefix("data:"))
-                        .map(str::trim_start)
-                        .collect();
-                    serde_json::from_str(&data.join("\n")).ok()
-                })
-                .collect()
-        } else {
-            serde_json::from_str(&body).into_iter().collect()
-        })
+        Ok(messages_of(sse, &body))
     }
 
     /// A request; its `result`.
@@ -345,6 +332,27 @@ impl HttpClient {
             .find(|m| m["id"] == id)
             .with_context(|| format!("{method}: no answer"))?;
         result_of(method, message)
+    }
+}
+
+/// Every JSON-RPC message of an HTTP answer's body: one JSON value, or an SSE stream's
+/// `data:` events.
+pub fn messages_of(sse: bool, body: &str) -> Vec<Value> {
+    if sse {
+        // Events may end lines with CRLF (the SSE grammar allows either).
+        body.replace("\r\n", "\n")
+            .split("\n\n")
+            .filter_map(|event| {
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                serde_json::from_str(&data.join("\n")).ok()
+            })
+            .collect()
+    } else {
+        serde_json::from_str(body).into_iter().collect()
     }
 }
 
@@ -417,4 +425,23 @@ pub struct Rss {
 pub fn free_port() -> anyhow::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_of_reads_json_and_sse_with_either_line_end() {
+        assert_eq!(messages_of(false, r#"{"id":1}"#), vec![json!({"id": 1})]);
+        let lf = "event: message\ndata: {\"id\":1}\n\ndata: {\"id\":2}\n\n";
+        let crlf = lf.replace('\n', "\r\n");
+        for body in [lf.to_string(), crlf] {
+            assert_eq!(
+                messages_of(true, &body),
+                vec![json!({"id": 1}), json!({"id": 2})]
+            );
+        }
+        assert!(messages_of(true, ": keep-alive\n\n").is_empty());
+    }
 }

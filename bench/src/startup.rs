@@ -22,10 +22,10 @@ const IDLE: Duration = Duration::from_millis(200);
 
 /// One cold start.
 #[derive(Debug, Clone, Copy)]
-struct Sample {
-    initialize_ms: f64,
-    tools_list_ms: f64,
-    rss_mib: f64,
+pub(crate) struct Sample {
+    pub initialize_ms: f64,
+    pub tools_list_ms: f64,
+    pub rss_mib: f64,
     peak_rss_mib: f64,
     anon_mib: f64,
     file_mib: f64,
@@ -68,7 +68,7 @@ pub struct Phase {
     pub ms: Summary,
 }
 
-fn cold_start(spec: &ServerSpec, tool_count: usize) -> anyhow::Result<Sample> {
+pub(crate) fn cold_start(spec: &ServerSpec, tool_count: usize) -> anyhow::Result<Sample> {
     let t0 = Instant::now();
     let mut client = StdioClient::spawn(spec)?;
     // Each clock stops when the answer's line has arrived, before it is parsed.
