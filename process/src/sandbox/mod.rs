@@ -10,9 +10,11 @@
 //! cannot apply.
 //!
 //! On Linux the kernel does the enforcing: Landlock (file system, TCP — UDP from ABI 10 —,
-//! signal and abstract-socket scopes), `PR_SET_NO_NEW_PRIVS` and `setrlimit`. On macOS only
-//! the limits apply yet; [`seatbelt_profile`] writes the Seatbelt profile a later phase will
-//! pass to `sandbox-exec`. On Windows nothing is enforced, and every report says so.
+//! signal and abstract-socket scopes), `PR_SET_NO_NEW_PRIVS` and `setrlimit`. On macOS
+//! [`enter`] sets the limits and [`exec`] starts the program through `/usr/bin/sandbox-exec`
+//! with the policy's Seatbelt profile ([`seatbelt_profile`], [`seatbelt_command`]): files,
+//! network, signals; macOS has no no_new_privs and no `RLIMIT_NPROC`, so `Required` refuses
+//! there. On Windows nothing is enforced, and every report says so.
 //!
 //! # Why an exec wrapper, not a `pre_exec` hook
 //!
@@ -56,17 +58,23 @@ mod seatbelt;
 pub use error::SandboxError;
 pub use policy::{Limits, Policy, Requirement, system_read_only, system_read_write};
 pub use report::{Applied, Protection, ProtectionState, State, Support};
-pub use seatbelt::seatbelt_profile;
+pub use seatbelt::{seatbelt_command, seatbelt_profile};
 
 use report::{Platform, planned};
 
 /// What this system can enforce, for a policy without network. Changes nothing.
 pub fn probe() -> Support {
+    probe_for(false)
+}
+
+/// What this system can enforce for a policy that does (or not) allow the network: the
+/// network's protections are then not requested. Changes nothing.
+pub fn probe_for(network: bool) -> Support {
     let platform = platform();
     Support {
         os: platform.os.to_owned(),
         landlock_abi: platform.landlock.as_ref().ok().copied(),
-        protections: planned(&platform, false),
+        protections: planned(&platform, network),
     }
 }
 
@@ -117,6 +125,20 @@ pub fn exec(
         Err(e) => return e,
     };
     on_applied(&applied);
+    // macOS: the file-system and network half is Seatbelt's, applied by `sandbox-exec`
+    // (the profile cannot be entered from safe Rust: `sandbox_init` is a C call), which then
+    // execs the program; `enter` set the limits, which `sandbox-exec` passes on.
+    #[cfg(target_os = "macos")]
+    let mut wrapped = if applied
+        .state(Protection::FileSystem)
+        .is_some_and(State::is_satisfied)
+    {
+        Some(seatbelt_command(policy, command))
+    } else {
+        None
+    };
+    #[cfg(target_os = "macos")]
+    let command = wrapped.as_mut().unwrap_or(command);
     let source = std::os::unix::process::CommandExt::exec(command);
     SandboxError::Exec {
         program: command.get_program().into(),
@@ -170,6 +192,7 @@ fn platform() -> Platform {
     Platform {
         os: std::env::consts::OS,
         landlock: linux::landlock_status(),
+        seatbelt: false,
     }
 }
 
@@ -178,6 +201,8 @@ fn platform() -> Platform {
     Platform {
         os: std::env::consts::OS,
         landlock: Err(report::NoLandlock::NotLinux),
+        seatbelt: cfg!(target_os = "macos")
+            && std::path::Path::new(seatbelt::SANDBOX_EXEC).is_file(),
     }
 }
 
@@ -276,6 +301,7 @@ mod tests {
                 &Platform {
                     os: "linux",
                     landlock: Ok(3),
+                    seatbelt: false,
                 },
                 false,
             ),

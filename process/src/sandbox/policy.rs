@@ -234,6 +234,8 @@ pub fn system_read_only() -> Vec<PathBuf> {
         "/opt/homebrew",
         "/private/etc",
         "/private/var/db/timezone",
+        // `/bin/sh` is a trampoline that picks its shell through `/private/var/select/sh`.
+        "/private/var/select",
         "/dev/urandom",
         "/dev/random",
         "/dev/zero",

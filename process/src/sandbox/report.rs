@@ -233,6 +233,8 @@ fn state_of(protections: &[ProtectionState], protection: Protection) -> Option<&
 
 /// Why this system has no Landlock: the reason every protection that needs it reports.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+// Elsewhere only `NotLinux` is built (and the others in tests faking Linux).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) enum NoLandlock {
     /// The kernel's version query failed (the `landlock` crate's message).
     #[error("cannot query Landlock: {0}")]
@@ -259,6 +261,8 @@ pub(crate) struct Platform {
     pub os: &'static str,
     /// `Ok(abi)` when Landlock is available, or why it is not.
     pub landlock: Result<u32, NoLandlock>,
+    /// macOS: `sandbox-exec` is there to apply the Seatbelt profile (always false elsewhere).
+    pub seatbelt: bool,
 }
 
 /// Each protection's state on `platform` for a policy that does (or not) allow the network.
@@ -279,6 +283,12 @@ fn planned_one(platform: &Platform, network: bool, protection: Protection) -> St
     let os = platform.os;
     match protection.landlock_abi() {
         Some((needed, linux)) => {
+            if os == "macos" && platform.seatbelt {
+                // Seatbelt's `(deny default)` covers each of them at once: files, every
+                // socket (TCP, UDP, UNIX by path; macOS has no abstract sockets), signals
+                // outside the sandbox and ioctl (`file-ioctl` is granted nowhere).
+                return State::Enforced;
+            }
             if os != "linux" {
                 return State::NotEnforced {
                     reason: not_linux(os),
@@ -308,7 +318,10 @@ fn planned_one(platform: &Platform, network: bool, protection: Protection) -> St
                 State::Enforced
             } else {
                 State::NotEnforced {
-                    reason: format!("no_new_privs is a Linux feature; {os} has no equivalent here"),
+                    reason: format!(
+                        "no_new_privs is a Linux feature; {os} has no equivalent here (on \
+                         macOS a setuid program still starts inside the Seatbelt profile)"
+                    ),
                 }
             }
         }
@@ -331,9 +344,14 @@ fn planned_one(platform: &Platform, network: bool, protection: Protection) -> St
 
 fn not_linux(os: &str) -> String {
     match os {
-        "macos" => "macOS: the Seatbelt profile (sandbox-exec) is not applied yet".to_owned(),
+        "macos" => format!(
+            "macOS: {} is missing, so the Seatbelt profile cannot be applied",
+            super::seatbelt::SANDBOX_EXEC
+        ),
         "windows" => {
-            "Windows: no kernel sandbox is applied (an AppContainer is not implemented)".to_owned()
+            "Windows: no kernel sandbox is applied (an AppContainer or a restricted token is \
+             not implemented); the CLI runs with every right of the server's user"
+                .to_owned()
         }
         other => format!("{other}: no kernel sandbox is implemented for this OS"),
     }
@@ -347,6 +365,7 @@ mod tests {
         Platform {
             os: "linux",
             landlock: Ok(abi),
+            seatbelt: false,
         }
     }
 
@@ -402,6 +421,7 @@ mod tests {
         let off = Platform {
             os: "linux",
             landlock: Err(NoLandlock::NotEnabled),
+            seatbelt: false,
         };
         let states = planned(&off, false);
         assert_eq!(
@@ -428,6 +448,7 @@ mod tests {
         let mac = Platform {
             os: "macos",
             landlock: Err(NoLandlock::NotLinux),
+            seatbelt: false,
         };
         let states = planned(&mac, false);
         assert!(
@@ -451,9 +472,40 @@ mod tests {
         let win = Platform {
             os: "windows",
             landlock: Err(NoLandlock::NotLinux),
+            seatbelt: false,
         };
         let states = planned(&win, false);
         assert!(states.iter().all(|p| !p.state.is_satisfied()));
+        assert!(
+            state(&states, Protection::FileSystem)
+                .reason()
+                .unwrap()
+                .contains("every right of the server's user")
+        );
+    }
+
+    #[test]
+    fn seatbelt_enforces_files_network_and_signals_but_not_the_process_baseline() {
+        let mac = Platform {
+            os: "macos",
+            landlock: Err(NoLandlock::NotLinux),
+            seatbelt: true,
+        };
+        let states = planned(&mac, false);
+        for p in [
+            Protection::FileSystem,
+            Protection::Tcp,
+            Protection::Udp,
+            Protection::UnixSocketConnect,
+            Protection::Signals,
+            Protection::DeviceIoctl,
+        ] {
+            assert_eq!(state(&states, p), &State::Enforced, "{p}");
+        }
+        // No no_new_privs, no RLIMIT_NPROC: `--sandbox required` still refuses on macOS.
+        assert!(!baseline_satisfied(&states));
+        let networked = planned(&mac, true);
+        assert_eq!(state(&networked, Protection::Tcp), &State::NotRequested);
     }
 
     #[test]

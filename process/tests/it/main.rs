@@ -2,3 +2,4 @@
 //! process; filter a group with `-E 'test(/^module::/)'`).
 
 mod sandbox;
+mod sandbox_seatbelt;
