@@ -54,3 +54,70 @@ impl CwlError {
 fn line_suffix(line: Option<usize>) -> String {
     line.map(|l| format!(":{l}")).unwrap_or_default()
 }
+
+impl CwlError {
+    /// The same problems as manifest errors (file, line, field, message, hint), for the
+    /// callers that report every adapter problem one way (`adapter check`, `serve`).
+    pub fn into_manifest_errors(self) -> ManifestErrors {
+        use scimcp_core::manifest::ManifestError;
+        let one =
+            |file: PathBuf, line: Option<usize>, field: String, message: String, hint: &str| {
+                ManifestErrors(vec![ManifestError {
+                    file,
+                    line,
+                    column: None,
+                    field,
+                    message,
+                    hint: Some(hint.to_string()),
+                }])
+            };
+        match self {
+            CwlError::Manifest { errors, .. } => errors,
+            CwlError::Unsupported {
+                path,
+                line,
+                field,
+                message,
+            } => one(
+                path,
+                line,
+                field,
+                format!("not supported by scimcp: {message}"),
+                "see docs/CWL.md for the CWL v1.2 CommandLineTool features scimcp serves",
+            ),
+            CwlError::Invalid {
+                path,
+                line,
+                field,
+                message,
+            } => one(
+                path,
+                line,
+                field,
+                message,
+                "fix the CWL document (CWL v1.2 CommandLineTool)",
+            ),
+            CwlError::Syntax {
+                path,
+                line,
+                message,
+            } => one(
+                path,
+                line,
+                String::new(),
+                format!("not valid YAML/JSON: {message}"),
+                "fix the syntax at this line",
+            ),
+            other => {
+                let text = other.to_string();
+                one(
+                    PathBuf::new(),
+                    None,
+                    String::new(),
+                    text,
+                    "check the path of the CWL document",
+                )
+            }
+        }
+    }
+}

@@ -27,6 +27,9 @@ pub(crate) enum Command {
     Adapter(AdapterCommand),
     /// Manage the bearer tokens of `serve --transport http` on a network address.
     Token(TokenArgs),
+    /// Run one CWL CommandLineTool job through the MCP server (a cwl-runner: prints the CWL
+    /// output object on stdout; exit 33 for an unsupported CWL feature).
+    CwlRun(CwlRunArgs),
     /// Internal: the run guard the server starts each run's CLI under.
     #[command(name = "__guard", hide = true)]
     Guard(crate::guard::GuardArgs),
@@ -36,6 +39,21 @@ pub(crate) enum Command {
     /// Internal: enter the run sandbox, then exec the CLI (started by the run guard).
     #[command(name = "__sandbox", hide = true)]
     Sandbox(SandboxArgs),
+}
+
+/// Arguments of `scimcp cwl-run` (the cwl-runner interface).
+#[derive(clap::Args, Debug)]
+pub(crate) struct CwlRunArgs {
+    /// Where the output files go (must exist; default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub outdir: Option<PathBuf>,
+    /// Print only errors on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+    /// The CWL CommandLineTool document (a path or a file:// URI).
+    pub tool: String,
+    /// The job: the input values (YAML or JSON); without it every input takes its default.
+    pub job: Option<String>,
 }
 
 /// Arguments of `scimcp __sandbox`.

@@ -111,7 +111,7 @@ impl ServerSettings {
         run_env: &[String],
     ) -> Result<ServerSettings, StartError> {
         let adapter =
-            scimcp_core::manifest::resolve(adapter).map_err(|e| match e.split_hint() {
+            crate::adapter_source::resolve(adapter).map_err(|e| match e.split_hint() {
                 Some((message, hint)) => StartError::AdapterHinted(Hinted::new(
                     format!("invalid adapter: {message}"),
                     hint,

@@ -14,6 +14,7 @@
 // would only add an allocation to every error path.
 #![allow(clippy::result_large_err)]
 
+mod adapter_source;
 mod auth;
 mod campaigns;
 mod cli;
