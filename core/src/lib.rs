@@ -11,6 +11,7 @@ pub mod exit;
 pub mod failure;
 pub mod fs;
 pub mod hash;
+pub mod history;
 pub mod install_state;
 pub mod limits;
 pub mod lock;

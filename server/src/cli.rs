@@ -30,6 +30,9 @@ pub(crate) enum Command {
     /// Run one CWL CommandLineTool job through the MCP server (a cwl-runner: prints the CWL
     /// output object on stdout; exit 33 for an unsupported CWL feature).
     CwlRun(CwlRunArgs),
+    /// Manage the run history: delete finished runs safely (`runs prune`).
+    #[command(subcommand)]
+    Runs(RunsCommand),
     /// Internal: the run guard the server starts each run's CLI under.
     #[command(name = "__guard", hide = true)]
     Guard(crate::guard::GuardArgs),
@@ -169,6 +172,14 @@ pub(crate) struct ServeArgs {
     /// baseline protection is refused, naming it) or `off` (debugging; recorded as such).
     #[arg(long, value_enum, env = "SCIMCP_SANDBOX", default_value_t = SandboxArg::BestEffort)]
     pub sandbox: SandboxArg,
+    /// Refuse new runs once the run history (scimcp's runs directory) holds this many bytes;
+    /// `scimcp runs prune` frees it. Default: no limit.
+    #[arg(long, env = "SCIMCP_MAX_HISTORY_BYTES", value_name = "BYTES")]
+    pub max_history_bytes: Option<u64>,
+    /// Refuse new runs once the volume of the runs directory has less free space than this.
+    /// Default: no limit.
+    #[arg(long, env = "SCIMCP_MIN_FREE_BYTES", value_name = "BYTES")]
+    pub min_free_bytes: Option<u64>,
 }
 
 /// `--executor`.
@@ -219,6 +230,54 @@ pub(crate) enum TokenCommand {
     },
     /// List the tokens' names, creation times and fingerprints (never the secrets).
     List,
+}
+
+/// `scimcp runs`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum RunsCommand {
+    /// Delete finished runs: those older than --older-than, beyond the --keep-newest, in a
+    /// --state. Never a queued or running run, one a server holds, one an un-ended campaign
+    /// names, or one a kept run took an artifact of as input. Try --dry-run first.
+    Prune(PruneArgs),
+}
+
+/// Arguments of `scimcp runs prune`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct PruneArgs {
+    /// Only runs that ended (never-started ones: were created) at least this long ago:
+    /// a whole number and a unit of s, m, h, d, w (e.g. 30d, 12h).
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+    /// Keep the newest N runs (of --adapter and --state), whatever their age.
+    #[arg(long, value_name = "N")]
+    pub keep_newest: Option<usize>,
+    /// Only runs that ended in this state (repeatable). Default: any finished state.
+    #[arg(long = "state", value_enum, value_name = "STATE")]
+    pub states: Vec<PruneStateArg>,
+    /// Only runs of this adapter (a name, or a manifest path as `serve --adapter` takes).
+    /// Default: every adapter's runs.
+    #[arg(long)]
+    pub adapter: Option<String>,
+    /// scimcp's data directory, whose `runs/` is pruned. Default: where `serve` keeps its
+    /// runs (SCIMCP_HOME, else the platform data directory).
+    #[arg(long, value_name = "PATH")]
+    pub data_root: Option<PathBuf>,
+    /// List what would be deleted, with sizes and a total; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print a machine-readable report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `runs prune --state`: the finished states.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PruneStateArg {
+    Succeeded,
+    #[value(name = "partial_failure")]
+    PartialFailure,
+    Failed,
+    Cancelled,
 }
 
 #[derive(Subcommand, Debug)]

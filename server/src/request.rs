@@ -183,8 +183,7 @@ pub struct ResultRequest {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListRunsRequest {
-    /// Skip this many runs (newest first). For paging through a history that grows while
-    /// it is read, pass `cursor` instead.
+    /// Skip this many runs (newest first).
     #[serde(default)]
     pub offset: u32,
     /// At most this many runs (default 20; at most 100 compact, 1000 full).
@@ -193,31 +192,6 @@ pub struct ListRunsRequest {
     pub limit: u32,
     #[serde(default)]
     pub detail: Detail,
-    /// Start after the run this cursor names: the `next_cursor` of the previous page (runs
-    /// started since do not shift the pages that follow).
-    #[serde(default)]
-    pub cursor: Option<String>,
-    /// Only runs in one of these states.
-    #[serde(default)]
-    pub state: Vec<crate::runs::state::RunState>,
-    /// Only runs of this workflow.
-    #[serde(default)]
-    pub workflow: Option<String>,
-    /// Only runs of this adapter.
-    #[serde(default)]
-    pub adapter: Option<String>,
-    /// Only the runs of this campaign (`camp-…`).
-    #[serde(default)]
-    pub campaign_id: Option<String>,
-    /// Only runs started by this caller: a token's name, `loopback` or `stdio`.
-    #[serde(default)]
-    pub started_by: Option<String>,
-    /// Only runs created after this time (RFC 3339, e.g. `2026-01-31T00:00:00Z`).
-    #[serde(default)]
-    pub created_after: Option<String>,
-    /// Only runs created before this time (RFC 3339).
-    #[serde(default)]
-    pub created_before: Option<String>,
 }
 
 fn default_limit() -> u32 {

@@ -3,6 +3,7 @@
 
 pub(crate) mod adapter;
 pub(crate) mod cwl_run;
+pub(crate) mod runs;
 pub(crate) mod sandbox;
 pub(crate) mod serve;
 pub(crate) mod token;
@@ -23,6 +24,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Adapter(AdapterCommand::List) => adapter::list(),
         Command::Token(args) => token::run(args),
         Command::CwlRun(args) => cwl_run::run(args),
+        Command::Runs(crate::cli::RunsCommand::Prune(args)) => runs::prune(args),
         Command::Guard(args) => crate::guard::run(args),
         Command::Job(args) => crate::runs::job::run(args),
         Command::Sandbox(args) => sandbox::run(args),

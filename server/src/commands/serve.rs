@@ -94,6 +94,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut settings =
         ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
             .context("cannot start the scimcp server")?;
+    crate::runs::quota::install(
+        crate::runs::quota::QuotaConfig {
+            max_history_bytes: args.max_history_bytes,
+            min_free_bytes: args.min_free_bytes,
+        },
+        settings.data_root.join("runs"),
+    );
     settings.executor = executor;
     settings.client_timeout_s = args.client_timeout_s;
     let remote = http.as_ref().is_some_and(HttpConfig::is_remote);
