@@ -14,7 +14,6 @@
 // would only add an allocation to every error path.
 #![allow(clippy::result_large_err)]
 
-mod adapter_source;
 mod auth;
 mod campaigns;
 mod cli;
@@ -35,13 +34,13 @@ mod plan_steps;
 mod programs;
 mod request;
 mod resources;
-mod result_images;
 mod runs;
 mod runtime;
 mod sandbox_policy;
 mod server;
 mod shutdown;
 mod stdio;
+mod tasks;
 mod tools;
 mod validate;
 mod workflow_reads;

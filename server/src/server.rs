@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
+use rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
@@ -34,6 +35,16 @@ impl ScimcpServer {
         }
     }
 
+    /// Who asks about a task (no progress: task methods report none).
+    fn task_call(&self, context: &RequestContext<RoleServer>) -> Call {
+        Call {
+            caller: caller_of(context),
+            session: Arc::clone(&self.session_id),
+            client: None,
+            progress: None,
+        }
+    }
+
     /// A handler for a new session: the same context, its own resource subscriptions.
     pub fn new_session(&self) -> Self {
         ScimcpServer::new(Arc::clone(&self.ctx))
@@ -53,14 +64,6 @@ action. Finished runs are also resources (scimcp://runs/<run_id>/result and its 
 subscribe to a run's result URI to be told when it ends. Every error names the field and the \
 next action.";
 
-/// How long a 2026-07-28 client may reuse `tools/list` and `server/discover` (1 hour). Both
-/// come from what this binary was built with (the checked-in tool catalog, the capabilities
-/// and instructions above): they change only when the server is upgraded, which restarts
-/// it. Their scope is `public`: they vary neither per connection nor per caller (every token
-/// sees the same tools, and a tool a caller may not use answers with an error naming why), so
-/// a shared cache in front of several users is safe.
-pub const LIST_TTL_MS: u64 = 3_600_000;
-
 /// Who sent this request: the caller the HTTP transport authenticated, or the stdio client.
 fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     context
@@ -78,6 +81,7 @@ impl ServerHandler for ScimcpServer {
                 .enable_tools()
                 .enable_resources()
                 .enable_resources_subscribe()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -92,23 +96,7 @@ impl ServerHandler for ScimcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(crate::tools::catalog())
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public))
-    }
-
-    /// `server/discover` with the same cache hints as `tools/list` (rmcp's default says
-    /// `ttlMs: 0`, `private`): the versions, capabilities and instructions are this build's.
-    async fn discover(
-        &self,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<DiscoverResult, McpError> {
-        Ok(DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            self.get_info(),
-        )
-        .with_ttl_ms(LIST_TTL_MS)
-        .with_cache_scope(CacheScope::Public))
+        Ok(ListToolsResult::with_all_items(crate::tools::catalog()))
     }
 
     async fn call_tool(
@@ -129,16 +117,22 @@ impl ServerHandler for ScimcpServer {
                 .get_progress_token()
                 .map(|token| Progress::new(context.peer.clone(), token)),
         };
+        // Tasks and confirmation by the person (tasks/): a form to answer, a task to poll.
+        let arguments =
+            match crate::tasks::before_call(&self.ctx, &call, &request, &context).await? {
+                crate::tasks::Before::Respond(response) => return Ok(response),
+                crate::tasks::Before::Call(arguments) => arguments,
+            };
         // A client's cancellation ends this call (a wait ends; the run it waited on goes on).
         let result = tokio::select! {
-            r = crate::tools::dispatch(&self.ctx, &call, &name, request.arguments) => r,
+            r = crate::tools::dispatch(&self.ctx, &call, &name, arguments) => r,
             _ = context.ct.cancelled() => return Err(McpError::internal_error("request cancelled by the client", None)),
         };
         match result {
-            Some(mut r) => {
-                // A finished run's images go with its result (result_images.rs).
-                if name == crate::result_images::TOOL {
-                    crate::result_images::attach(&self.ctx, &mut r).await;
+            Some(r) => {
+                if let Some(task) = crate::tasks::after_call(&self.ctx, &call, &name, &r, &context)?
+                {
+                    return Ok(CallToolResponse::Task(task));
                 }
                 Ok(r.into())
             }
@@ -213,6 +207,40 @@ impl ServerHandler for ScimcpServer {
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
         crate::resources::listen(&self.ctx, context).await
+    }
+
+    /// `tasks/get` (2026-07-28 tasks extension): the task's run or campaign, read now.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let call = self.task_call(&context);
+        let record = crate::tasks::load(&self.ctx, &call, &request.task_id)?;
+        Ok(GetTaskResult::new(
+            crate::tasks::get(&self.ctx, &call, &record).await?,
+        ))
+    }
+
+    /// `tasks/update`: no task of this server asks for input, so answers are acknowledged
+    /// and ignored, as the extension says of unknown keys.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::tasks::load(&self.ctx, &self.task_call(&context), &request.task_id).map(|_| ())
+    }
+
+    /// `tasks/cancel`: the run's (or campaign's) whole process tree ends, as `cancel_run` does.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let call = self.task_call(&context);
+        let record = crate::tasks::load(&self.ctx, &call, &request.task_id)?;
+        crate::tasks::cancel(&self.ctx, &call, &record).await
     }
 
     #[allow(deprecated)]
