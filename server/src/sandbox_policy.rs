@@ -10,7 +10,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use scimcp_process::sandbox::{Applied, Policy, Requirement};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::PlannedSandbox;
 
@@ -25,7 +25,7 @@ pub const REPORT_FILE: &str = "sandbox.json";
 const PATH_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `serve --sandbox` / `SCIMCP_SANDBOX`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// A run that cannot have every baseline protection is refused, naming it.
@@ -103,6 +103,57 @@ pub fn report() -> SandboxReport {
     SandboxReport {
         mode: mode(),
         support: scimcp_process::sandbox::probe(),
+    }
+}
+
+/// The environment a run of a validated plan starts in that is not part of the plan (so
+/// not of its hash: the same plan hashes the same on every machine and in every mode):
+/// `validate_analysis`'s `environment`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlannedEnvironment {
+    pub sandbox: PlannedProtections,
+}
+
+/// The sandbox a run of this plan would get on this server now: the mode, whether the
+/// workflow asked for the network, and each protection as this machine would apply it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlannedProtections {
+    pub mode: Mode,
+    /// The workflow declares `[workflow.sandbox] network = true`: TCP (and UDP) are not
+    /// requested.
+    pub network: bool,
+    /// Every baseline protection applies (or is not requested): `--sandbox required` runs it.
+    pub complete: bool,
+    /// Each protection with its state (`enforced`, `partial`, `not_enforced` with a reason,
+    /// `not_requested`); with the mode off, all `not_requested`.
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
+    pub protections: Vec<scimcp_process::sandbox::ProtectionState>,
+}
+
+/// The [`PlannedEnvironment`] of a plan with these declared grants, in this server's mode.
+pub fn planned_environment(grants: Option<&PlannedSandbox>) -> PlannedEnvironment {
+    planned_in(mode(), grants)
+}
+
+fn planned_in(mode: Mode, grants: Option<&PlannedSandbox>) -> PlannedEnvironment {
+    let network = grants.is_some_and(|g| g.network);
+    let protections = match mode {
+        Mode::Off => off_report().protections,
+        Mode::Required | Mode::BestEffort => {
+            scimcp_process::sandbox::probe_for(network).protections
+        }
+    };
+    let complete = protections
+        .iter()
+        .filter(|p| p.protection.is_baseline())
+        .all(|p| p.state.is_satisfied());
+    PlannedEnvironment {
+        sandbox: PlannedProtections {
+            mode,
+            network,
+            complete,
+            protections,
+        },
     }
 }
 
@@ -403,6 +454,41 @@ mod tests {
         }
         let plain = policy(&[], Path::new("/w"), Path::new("/s"), None);
         assert!(!plain.network);
+    }
+
+    #[test]
+    fn the_planned_environment_follows_the_mode_and_the_declared_network() {
+        use scimcp_process::sandbox::{Protection, State};
+        let state = |env: &PlannedEnvironment, p: Protection| {
+            env.sandbox
+                .protections
+                .iter()
+                .find(|s| s.protection == p)
+                .map(|s| s.state.clone())
+                .unwrap()
+        };
+        let online = PlannedSandbox {
+            network: true,
+            ..PlannedSandbox::default()
+        };
+        let env = planned_in(Mode::BestEffort, Some(&online));
+        assert!(env.sandbox.network);
+        assert_eq!(state(&env, Protection::Tcp), State::NotRequested);
+        let here = scimcp_process::sandbox::probe();
+        let env = planned_in(Mode::Required, None);
+        assert!(!env.sandbox.network);
+        assert_eq!(env.sandbox.protections, here.protections);
+        assert_eq!(env.sandbox.complete, here.is_complete());
+        let off = planned_in(Mode::Off, None);
+        assert!(off.sandbox.complete);
+        assert!(
+            off.sandbox
+                .protections
+                .iter()
+                .all(|p| p.state == State::NotRequested)
+        );
+        let json = serde_json::to_value(&off).unwrap();
+        assert_eq!(json["sandbox"]["mode"], "off");
     }
 
     #[test]

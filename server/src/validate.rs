@@ -87,6 +87,10 @@ pub struct Validation {
     pub plan_sha256: String,
     pub adapter_sha256: String,
     pub plan: Plan,
+    /// What a run of the plan starts in on this server that is not part of the plan or its
+    /// hash: the run sandbox's mode and each protection as this machine applies it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::sandbox_policy::PlannedEnvironment>,
 }
 
 /// Validate `req` completely. Errors are request problems; environment problems are
@@ -237,6 +241,9 @@ pub async fn validate(
         request_sha256,
         plan_sha256,
         adapter_sha256: adapter.sha256().to_string(),
+        environment: Some(crate::sandbox_policy::planned_environment(
+            plan.sandbox.as_ref(),
+        )),
         plan,
     })
 }
