@@ -20,6 +20,7 @@ mod cli;
 mod commands;
 pub mod keyless;
 pub mod preflight;
+pub mod server_json;
 pub mod sign;
 
 /// The verifier lives in its own crate so the installer links it without the rest of this one.

@@ -8,7 +8,10 @@
 //! to), `refsci/` (the reference CLI's source, no tests), `LICENSE` and `RELEASE.json` (every
 //! other file's path inside the folder, size, mode and SHA-256; the suite and adapter
 //! versions; the git commit). Beside the zips, a release-level `RELEASE.json` lists every
-//! bundle with its SHA-256: that file and each zip are what gets signed.
+//! bundle with its SHA-256: that file and each zip are what gets signed. Each target also
+//! gets `scimcp-<version>-<target>.mcpb` (the same entries with `manifest.json` at the
+//! root, the MCP Bundle clients install), and the release `server.json`, its MCP Registry
+//! entry naming each `.mcpb` with its SHA-256 (`crate::server_json`).
 //!
 //! Reproducible: entries sorted, one timestamp (`SOURCE_DATE_EPOCH`, else the commit time),
 //! normalized modes, fixed compression. Two builds of one commit are byte-identical.
@@ -109,6 +112,7 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
     fs_err::create_dir_all(&opts.out_dir).map_err(|e| BundleError::io(&opts.out_dir, e))?;
     let version = scimcp_core::version::SUITE_VERSION.to_string();
     let mut bundles = Vec::new();
+    let mut mcpbs = Vec::new();
     for target in &opts.targets {
         let folder = bundle_folder(&version, target);
         let mut entries = vec![Entry {
@@ -169,6 +173,20 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
             bytes: pretty(&release),
             executable: false,
         });
+        // The `.mcpb` clients install (the MCP Registry entry names it): the same entries with
+        // manifest.json at the root, as MCP Bundles have it, written the same reproducible way.
+        let mut mcpb_entries = entries.clone();
+        let mcpb = zipper::write_zip(&mut mcpb_entries, opts.epoch).map_err(BundleError::Zip)?;
+        let mcpb_file = format!("{folder}.mcpb");
+        scimcp_core::fs::write_atomic(
+            &opts.out_dir.join(&mcpb_file),
+            &mcpb,
+            scimcp_core::fs::Privacy::KeepExisting,
+        )?;
+        mcpbs.push(crate::server_json::McpbAsset {
+            file: mcpb_file,
+            sha256: scimcp_core::hash::sha256_hex(&mcpb),
+        });
         // RELEASE.json lists paths inside the folder (what an install copies into
         // versions/<semver>/); only the zip's entry names carry the folder.
         for e in &mut entries {
@@ -198,6 +216,20 @@ pub fn build(opts: &BundleOptions) -> Result<ReleaseIndex, BundleError> {
     scimcp_core::fs::write_atomic(
         &path,
         &pretty(&index),
+        scimcp_core::fs::Privacy::KeepExisting,
+    )?;
+    // The MCP Registry entry of this version (server_json.rs), for `mcp-publisher publish`.
+    let tag = opts
+        .tag
+        .clone()
+        .unwrap_or_else(|| format!("v{}", index.version));
+    scimcp_core::fs::write_atomic(
+        &opts.out_dir.join("server.json"),
+        &pretty(&crate::server_json::server_json(
+            &index.version,
+            &tag,
+            &mcpbs,
+        )),
         scimcp_core::fs::Privacy::KeepExisting,
     )?;
     Ok(index)

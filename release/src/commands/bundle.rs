@@ -52,5 +52,6 @@ pub(crate) fn run(args: &BundleArgs) -> Result<(), CommandError> {
         )?;
     }
     writeln!(out, "{}", args.out.join("RELEASE.json").display())?;
+    writeln!(out, "{}", args.out.join("server.json").display())?;
     Ok(())
 }

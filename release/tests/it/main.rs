@@ -11,4 +11,5 @@ mod cli;
 mod conformance;
 mod keyless;
 mod preflight;
+mod server_json;
 mod tamper;
