@@ -26,6 +26,7 @@ mod programs;
 mod release_bundle;
 mod remote_registration;
 mod resources;
+mod result_images;
 mod sandbox;
 mod science_clis;
 mod slurm;
