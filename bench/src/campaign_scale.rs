@@ -5,7 +5,9 @@
 //!
 //! The items are real runs; the campaign runs one at a time and is cancelled after the
 //! measurements, so the benchmark does not wait for 1,000 model fits. When the server's
-//! limit is above 1,000, the same is measured at the limit too.
+//! limit is above 1,000, the same is measured at the limit too. Then a campaign of 1,000
+//! items of the trivial CLI (a few milliseconds each) runs to its end, and its status pages
+//! and table are timed with every item a finished run.
 
 use std::time::{Duration, Instant};
 
@@ -47,6 +49,23 @@ pub struct CampaignScale {
     pub ended: u64,
 }
 
+/// A campaign of the trivial CLI run to its end: every item a finished run, so the status
+/// and the table read every item's run.
+#[derive(Debug, Serialize)]
+pub struct RunToEnd {
+    pub items: usize,
+    pub max_concurrent: u32,
+    pub start_ms: f64,
+    /// From the start's answer to `get_campaign_result` saying every item ended.
+    pub wall_s: f64,
+    pub succeeded: u64,
+    pub status_first_page_ms: Summary,
+    pub status_last_page_ms: Summary,
+    pub result_ms: Summary,
+    pub result_full_ms: Summary,
+    pub rss_growth_mib: f64,
+}
+
 /// What came of each size: measured, or refused by this server's limit.
 #[derive(Debug, Serialize)]
 pub struct Campaigns {
@@ -54,6 +73,77 @@ pub struct Campaigns {
     pub measured: Vec<CampaignScale>,
     /// Sizes the server refused, with its message (a limit below them).
     pub refused: Vec<(usize, String)>,
+    pub run_to_end: Option<RunToEnd>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_to_end_error: Option<String>,
+}
+
+/// Items of the campaign run to its end, and how many run at once (the trivial adapter's
+/// default queue takes 4 pending runs).
+const RUN_TO_END_ITEMS: usize = 1_000;
+const RUN_TO_END_CONCURRENT: u32 = 4;
+
+/// Run a campaign of the trivial CLI over [`RUN_TO_END_ITEMS`] seeds to its end, then time
+/// its pages.
+fn run_to_end(fx: &Fixture, rounds: usize) -> anyhow::Result<RunToEnd> {
+    let adapter = fx.trivial_adapter()?;
+    let cwd = fx.start_dir("start-campaign-end")?;
+    let home = fx.dir("home-campaign-end")?;
+    let mut client =
+        StdioClient::connect(&fx.scimcp(&adapter.display().to_string(), &home, &cwd, &[]))?;
+    let n = RUN_TO_END_ITEMS;
+    let args = json!({
+        "workflow": "touch",
+        "grid": {"datasets": ["data.csv"], "vary": {"seed": (0..n).collect::<Vec<_>>()}},
+        "max_concurrent": RUN_TO_END_CONCURRENT,
+        "confirm": true
+    });
+    let before = rss_mib(client.child.id()).context("cannot read the server's RSS")?;
+    let (start_ms, started) = timed(&mut client, "start_campaign", args)?;
+    let started = started.context("the trivial campaign did not start")?;
+    let id = started["campaign_id"]
+        .as_str()
+        .context("start_campaign gave no campaign_id")?
+        .to_string();
+    let t0 = Instant::now();
+    let result_args = json!({"campaign_id": id, "wait_s": 20});
+    let ended = loop {
+        let (_, r) = timed(&mut client, "get_campaign_result", result_args.clone())?;
+        let r = r?;
+        eprint!(
+            "\r  run to the end: {} of {n} succeeded",
+            r["counts"]["succeeded"]
+        );
+        if r["terminal"] == true {
+            break r;
+        }
+        ensure!(
+            t0.elapsed() < Duration::from_secs(900),
+            "the {n}-item campaign had not ended after 15 minutes: {}",
+            r["counts"]
+        );
+    };
+    eprintln!();
+    let wall_s = t0.elapsed().as_secs_f64();
+    let after = rss_mib(client.child.id()).context("cannot read the server's RSS")?;
+    let first = json!({"campaign_id": id});
+    let last = json!({"campaign_id": id, "offset": n - 50});
+    let now = json!({"campaign_id": id, "wait_s": 0});
+    let full = json!({"campaign_id": id, "wait_s": 0, "detail": "full", "limit": 1000});
+    let out = RunToEnd {
+        items: n,
+        max_concurrent: RUN_TO_END_CONCURRENT,
+        start_ms,
+        wall_s: crate::stats::round(wall_s, 1),
+        succeeded: ended["counts"]["succeeded"].as_u64().unwrap_or(0),
+        status_first_page_ms: repeat(&mut client, "get_campaign_status", &first, rounds)?,
+        status_last_page_ms: repeat(&mut client, "get_campaign_status", &last, rounds)?,
+        result_ms: repeat(&mut client, "get_campaign_result", &now, rounds)?,
+        result_full_ms: repeat(&mut client, "get_campaign_result", &full, rounds)?,
+        rss_growth_mib: after.rss - before.rss,
+    };
+    client.close(Duration::from_secs(30))?;
+    Ok(out)
 }
 
 /// The grid of `n` items: one dataset, seeds 0..n.
@@ -104,6 +194,8 @@ pub fn run(fx: &Fixture, rounds: usize) -> anyhow::Result<Campaigns> {
         rounds,
         measured: Vec::new(),
         refused: Vec::new(),
+        run_to_end: None,
+        run_to_end_error: None,
     };
     for n in SIZES {
         let home = fx.dir(&format!("home-campaign-{n}"))?;
@@ -200,6 +292,15 @@ pub fn run(fx: &Fixture, rounds: usize) -> anyhow::Result<Campaigns> {
             result_ended_full_ms,
             ended: counted,
         });
+    }
+    eprintln!("  {RUN_TO_END_ITEMS} items of the trivial CLI, run to the end");
+    // Its failure is reported, not fatal: the figures of the other groups still get written.
+    match run_to_end(fx, rounds) {
+        Ok(r) => out.run_to_end = Some(r),
+        Err(e) => {
+            eprintln!("  the run-to-the-end campaign failed: {e:#}");
+            out.run_to_end_error = Some(format!("{e:#}"));
+        }
     }
     Ok(out)
 }

@@ -182,7 +182,8 @@ impl Fixture {
             "additionalProperties": false,
             "properties": {
                 "files": {"type": "integer", "minimum": 0, "maximum": 511},
-                "sleep_s": {"type": "number", "minimum": 0, "maximum": 60}
+                "sleep_s": {"type": "number", "minimum": 0, "maximum": 60},
+                "seed": {"type": "integer", "minimum": 0}
             }
         });
         fs_err::write(
@@ -207,6 +208,7 @@ argv = ["--data", "{{dataset}}", "--out", "{{output_dir}}"]
 options = [
   {{ param = "files", flag = "--files" }},
   {{ param = "sleep_s", flag = "--sleep-s" }},
+  {{ param = "seed", flag = "--seed" }},
 ]
 
 [[workflow.artifact]]

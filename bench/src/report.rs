@@ -377,6 +377,33 @@ impl Results {
                 );
             }
         }
+        if self.campaigns.is_some() && c_run_to_end(&self.campaigns).is_none() {
+            add(
+                "campaign_ended_status_page",
+                "get_campaign_status page ≤ 5 ms for a campaign whose items have all run: not measured (the campaign run to its end failed; see below)",
+                f64::NAN,
+                "ms",
+                None,
+                None,
+                Bound::AtMost(5.0),
+            );
+        }
+        if let Some(e) = c_run_to_end(&self.campaigns) {
+            add(
+                "campaign_ended_status_page",
+                &format!(
+                    "get_campaign_status page ≤ 5 ms for a {}-item campaign whose items have all run (trivial CLI; p50, the slower of its first and last page)",
+                    e.items
+                ),
+                e.status_first_page_ms
+                    .median
+                    .max(e.status_last_page_ms.median),
+                "ms",
+                None,
+                None,
+                Bound::AtMost(5.0),
+            );
+        }
         if let Some(h) = &self.http_many {
             add(
                 "http_many_errors",
@@ -817,6 +844,25 @@ impl Results {
                     fmt(m.result_ended_full_ms.median)
                 );
             }
+            if let Some(e) = &c.run_to_end {
+                let _ = writeln!(
+                    w,
+                    "\nA campaign of {} items of the trivial CLI run to its end ({} at once; start {} ms, all {} succeeded after {} s; RSS growth {} MiB), every item a finished run: status first page {} ms, last page {} ms, result table {} ms, all rows with full detail {} ms (p50).",
+                    e.items,
+                    e.max_concurrent,
+                    fmt(e.start_ms),
+                    e.succeeded,
+                    fmt(e.wall_s),
+                    fmt(e.rss_growth_mib),
+                    fmt(e.status_first_page_ms.median),
+                    fmt(e.status_last_page_ms.median),
+                    fmt(e.result_ms.median),
+                    fmt(e.result_full_ms.median)
+                );
+            }
+            if let Some(e) = &c.run_to_end_error {
+                let _ = writeln!(w, "\nThe campaign run to its end failed: {e}");
+            }
             for (n, why) in &c.refused {
                 let _ = writeln!(w, "\n{n} items: refused by this server ({why}).");
             }
@@ -862,6 +908,11 @@ impl Results {
         }
         md
     }
+}
+
+/// The run-to-the-end campaign, when the campaigns group ran.
+fn c_run_to_end(c: &Option<Campaigns>) -> Option<&crate::campaign_scale::RunToEnd> {
+    c.as_ref()?.run_to_end.as_ref()
 }
 
 /// A figure with sensible precision.
