@@ -42,6 +42,7 @@ mod shutdown;
 mod stdio;
 mod tasks;
 mod tools;
+mod ui;
 mod validate;
 mod workflow_reads;
 

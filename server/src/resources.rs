@@ -5,8 +5,9 @@
 //! | `scimcp://adapter/manifest` | the adapter manifest's canonical JSON (its SHA-256 is the adapter hash every answer carries) |
 //! | `scimcp://adapter/workflows/{workflow}/schema` | a workflow's parameter JSON Schema |
 //! | `scimcp://runs/{run_id}/result` | a finished run's `result.json`, byte for byte |
-//! | `scimcp://runs/{run_id}/artifacts/{path}` | one artifact of the output directory: inline when it is text of at most 256 KiB, otherwise (binary or larger) a JSON description with its size and SHA-256; a sequence, structure or FITS file (by extension) also gets a second, JSON content with inspect_dataset's facts |
+//! | `scimcp://runs/{run_id}/artifacts/{path}` | one artifact of the output directory: inline when it is text of at most 256 KiB or a raster image (PNG, JPEG, GIF, WebP) of at most 4 MiB (base64 `blob`, so an MCP App can show it), otherwise (binary or larger) a JSON description with its size and SHA-256; a sequence, structure or FITS file (by extension) also gets a second, JSON content with inspect_dataset's facts |
 //! | `scimcp://runs/{run_id}/work/{path}` | the same for a declared artifact the CLI wrote elsewhere in its working directory (`base = "work"`) |
+//! | `ui://scimcp/run-viewer` | the MCP App run viewer's HTML (`text/html;profile=mcp-app`, see [`crate::ui`]) |
 //!
 //! `resources/list` pages through them (the adapter's first, then finished runs oldest
 //! first, each run's result then its artifacts) with an opaque cursor that stays valid while
@@ -40,6 +41,10 @@ const RUNS_PREFIX: &str = "scimcp://runs/";
 pub const PAGE_SIZE: usize = 100;
 /// Largest text artifact sent inline; larger ones are described.
 pub const INLINE_TEXT_MAX: u64 = 256 * 1024;
+/// Largest raster image sent as a blob; larger ones are described.
+pub const INLINE_IMAGE_MAX: u64 = 4 * 1024 * 1024;
+/// Image types sent as blobs: the raster formats browsers (and so MCP Apps) draw.
+const INLINE_IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 /// Subscriptions one session may hold.
 const MAX_SUBSCRIPTIONS: usize = 1024;
 /// How long a watcher waits in one go before checking its subscription is still wanted.
@@ -135,8 +140,9 @@ fn unknown_uri(uri: &str) -> McpError {
         uri,
         format!(
             "{uri:?} is not a resource of this server; its URIs are {MANIFEST_URI}, \
-             {WORKFLOWS_PREFIX}<workflow>/schema, {RUNS_PREFIX}<run_id>/result and \
-             {RUNS_PREFIX}<run_id>/artifacts/<path> (resources/list shows them)"
+             {WORKFLOWS_PREFIX}<workflow>/schema, {RUNS_PREFIX}<run_id>/result, \
+             {RUNS_PREFIX}<run_id>/artifacts/<path> and {} (resources/list shows them)",
+            crate::ui::VIEWER_URI
         ),
     )
 }
@@ -214,6 +220,7 @@ fn static_resources(ctx: &ServerContext) -> Vec<Resource> {
                 .with_mime_type("application/schema+json"),
         );
     }
+    out.push(crate::ui::resource());
     out
 }
 
@@ -371,6 +378,9 @@ pub fn list(ctx: &ServerContext, cursor: Option<&str>) -> Result<ListResourcesRe
 
 /// `resources/read`.
 pub fn read(ctx: &ServerContext, uri: &str) -> Result<ReadResourceResult, McpError> {
+    if let Some(viewer) = crate::ui::read(uri) {
+        return Ok(ReadResourceResult::new(vec![viewer]));
+    }
     let target = parse(uri).ok_or_else(|| unknown_uri(uri))?;
     // An artifact of a known scientific kind also gets inspect_dataset's facts.
     let mut facts = None;
@@ -492,6 +502,15 @@ fn is_text_type(media_type: &str) -> bool {
         )
 }
 
+/// The type an image artifact of `media_type` is sent as, when it is one sent as a blob.
+fn inline_image_type(media_type: &str) -> Option<&'static str> {
+    let base = media_type.split(';').next().unwrap_or("").trim();
+    INLINE_IMAGE_TYPES
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(base))
+        .copied()
+}
+
 fn artifact_contents(
     uri: &str,
     output_dir: &Path,
@@ -509,12 +528,18 @@ fn artifact_contents(
         .expect("a description serializes");
         ResourceContents::text(text, uri).with_mime_type("application/json")
     };
-    if !is_text_type(&record.media_type) {
+    let image = inline_image_type(&record.media_type);
+    if image.is_some() && record.size_bytes > INLINE_IMAGE_MAX {
+        return Ok(describe(&format!(
+            "an image over {INLINE_IMAGE_MAX} bytes is described by its size and SHA-256, not sent"
+        )));
+    }
+    if image.is_none() && !is_text_type(&record.media_type) {
         return Ok(describe(
             "binary content is described by its size and SHA-256, not sent",
         ));
     }
-    if record.size_bytes > INLINE_TEXT_MAX {
+    if image.is_none() && record.size_bytes > INLINE_TEXT_MAX {
         return Ok(describe(&format!(
             "text over {INLINE_TEXT_MAX} bytes is described by its size and SHA-256, not sent"
         )));
@@ -554,6 +579,10 @@ fn artifact_contents(
                 record.path
             ),
         ));
+    }
+    if let Some(image) = image {
+        use base64ct::{Base64, Encoding as _};
+        return Ok(ResourceContents::blob(Base64::encode_string(&bytes), uri).with_mime_type(image));
     }
     match String::from_utf8(bytes) {
         Ok(text) if !text.contains('\0') => {
@@ -810,17 +839,39 @@ mod tests {
         let c = artifact_contents(uri, out, &csv).unwrap();
         assert_eq!(text_of(&c), ("a,b\n1,2\n", Some("text/csv")));
         // Binary: described by size and hash, never read.
-        let png = record(
+        let pickle = record(
             out,
-            "fig.png",
-            &[0x89, b'P', b'N', b'G', 0, 1, 2],
-            "image/png",
+            "model.pkl",
+            &[0x80, 4, 0x95, 0, 1, 2, 3],
+            "application/octet-stream",
         );
-        let c = artifact_contents(uri, out, &png).unwrap();
+        let c = artifact_contents(uri, out, &pickle).unwrap();
         let described: serde_json::Value = serde_json::from_str(text_of(&c).0).unwrap();
         assert_eq!(described["inline"], false);
-        assert_eq!(described["sha256"], png.sha256.as_str());
+        assert_eq!(described["sha256"], pickle.sha256.as_str());
         assert_eq!(described["size_bytes"], 7);
+        // A raster image: its bytes as a base64 blob with its type (an MCP App shows it),
+        // checked against its hash like any artifact.
+        let png_bytes = [0x89, b'P', b'N', b'G', 0, 1, 2];
+        let png = record(out, "fig.png", &png_bytes, "image/png");
+        match artifact_contents(uri, out, &png).unwrap() {
+            ResourceContents::BlobResourceContents {
+                blob, mime_type, ..
+            } => {
+                use base64ct::{Base64, Encoding as _};
+                assert_eq!(Base64::decode_vec(&blob).unwrap(), png_bytes);
+                assert_eq!(mime_type.as_deref(), Some("image/png"));
+            }
+            other => panic!("not a blob: {other:?}"),
+        }
+        let mut swapped = png.clone();
+        swapped.sha256 = "0".repeat(64);
+        assert!(artifact_contents(uri, out, &swapped).is_err());
+        // An image over the image bound: described.
+        let mut huge = png.clone();
+        huge.size_bytes = INLINE_IMAGE_MAX + 1;
+        let c = artifact_contents(uri, out, &huge).unwrap();
+        assert!(text_of(&c).0.contains("\"inline\": false"));
         // Text over the inline limit: described too.
         let big = record(
             out,

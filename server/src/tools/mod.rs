@@ -63,7 +63,10 @@ impl ToolDef {
 /// The catalog entry of `T`, generated from its types.
 #[cfg(test)]
 fn definition<T: ToolHandler>() -> Tool {
-    tool::<T::Request, T::Output>(T::NAME, T::DESCRIPTION, T::READ_ONLY)
+    let mut tool = tool::<T::Request, T::Output>(T::NAME, T::DESCRIPTION, T::READ_ONLY);
+    // The run viewer (an MCP App) renders these tools' answers where the client has Apps.
+    tool.meta = crate::ui::tool_meta(T::NAME);
+    tool
 }
 
 /// Parse the arguments for `T`, run it, and wrap its answer (or its error) for the client.

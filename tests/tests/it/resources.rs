@@ -102,8 +102,10 @@ fn resources_are_read_and_a_subscriber_hears_when_its_run_ends_with_progress_mea
         let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
         let capabilities = http_client::ok(&client, "get_capabilities", json!({})).await;
         let workflows = capabilities["workflows"].as_array().unwrap();
-        assert_eq!(uris.len(), 1 + workflows.len(), "{uris:?}");
+        // The manifest, a schema per workflow and the run viewer (an MCP App).
+        assert_eq!(uris.len(), 1 + workflows.len() + 1, "{uris:?}");
         assert_eq!(uris[0], "scimcp://adapter/manifest");
+        assert!(uris.contains(&"ui://scimcp/run-viewer"), "{uris:?}");
         let manifest = read(&client, "scimcp://adapter/manifest").await.unwrap();
         let (manifest_text, mime) = text(&manifest.contents[0]);
         assert_eq!(mime, Some("application/json"));
@@ -225,7 +227,7 @@ fn resources_are_read_and_a_subscriber_hears_when_its_run_ends_with_progress_mea
         assert!(uris.contains(&result_uri.as_str()), "{uris:?}");
         assert!(uris.contains(&metrics_uri.as_str()), "{uris:?}");
         let artifact_count = result["result"]["artifacts"]["total"].as_u64().unwrap() as usize;
-        assert_eq!(uris.len(), 1 + workflows.len() + 1 + artifact_count);
+        assert_eq!(uris.len(), 1 + workflows.len() + 1 + 1 + artifact_count);
         client.cancel().await.unwrap();
     });
 }
@@ -355,8 +357,8 @@ fn hundreds_of_artifacts_are_listed_in_pages_each_once() {
                 None => break,
             }
         }
-        // The manifest, one schema, the result and every artifact.
-        assert_eq!(seen.len(), 1 + 1 + 1 + artifacts);
+        // The manifest, one schema, the run viewer, the result and every artifact.
+        assert_eq!(seen.len(), 1 + 1 + 1 + 1 + artifacts);
         assert_eq!(pages, seen.len().div_ceil(100));
         let bad = client
             .list_resources(Some(
