@@ -31,6 +31,16 @@ pub fn location_path(loc: &str, base: &Path) -> PathBuf {
     if p.is_absolute() { p } else { base.join(p) }
 }
 
+/// A number as CWL prints it on a command line: a whole float (`1.23e5` read as 123000.0)
+/// becomes the integer, so the template renders `123000`, not `123000.0`; other values as
+/// they are (small floats already render in plain decimal).
+pub fn plain_number(v: &Value) -> Value {
+    match v.as_f64() {
+        Some(f) if v.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+        _ => v.clone(),
+    }
+}
+
 /// Read a job file (or none: every input from its default).
 pub fn read_job(path: Option<&Path>) -> Result<Map<String, Value>, CwlError> {
     let Some(path) = path else {
@@ -77,7 +87,7 @@ pub fn request(
         match &m.binding {
             InputBinding::Param(name) => {
                 if let Some(v) = given {
-                    parameters.insert(name.clone(), v.clone());
+                    parameters.insert(name.clone(), plain_number(v));
                 } else if m.default.is_none() && !m.optional {
                     return Err(err(format!(
                         "input `{}` has no value and no default",
@@ -182,5 +192,12 @@ mod tests {
             PathBuf::from("/x/item #1.txt")
         );
         assert_eq!(location_path("/abs", base), PathBuf::from("/abs"));
+    }
+
+    #[test]
+    fn whole_floats_print_as_integers() {
+        assert_eq!(plain_number(&json!(123000.0)), json!(123000));
+        assert_eq!(plain_number(&json!(0.00001)), json!(0.00001));
+        assert_eq!(plain_number(&json!("x")), json!("x"));
     }
 }

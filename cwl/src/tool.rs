@@ -789,7 +789,10 @@ impl<'d> Mapper<'d> {
         if !options.is_empty() {
             workflow["options"] = json!(options);
         }
-        if !self.file_inputs.is_empty() {
+        if self.file_inputs.is_empty() {
+            // A CWL tool reads only what its inputs name: never the request's dataset.
+            workflow["reads_dataset"] = json!(false);
+        } else {
             workflow["input"] = json!(self.file_inputs);
         }
         if !input_files.is_empty() {
@@ -903,7 +906,10 @@ impl<'d> Mapper<'d> {
                 ));
             }
         }
-        let default = body.get("default").filter(|d| !d.is_null()).cloned();
+        let default = body
+            .get("default")
+            .filter(|d| !d.is_null())
+            .map(crate::job::plain_number);
         let name = sanitize(id, &mut self.names);
         let summary = body
             .get("doc")
@@ -1073,7 +1079,7 @@ impl<'d> Mapper<'d> {
                 ))]),
             },
             (Target::Param { .. }, CwlType::Array(_)) => Err(doc.unsupported(
-                &field.to_string(),
+                field,
                 id,
                 "arrays of values on the command line are not supported yet",
             )),

@@ -10,7 +10,10 @@ use serde_json::Value;
 /// Does `workflow` read a table? Yes when it uses `{dataset}` or column features, and
 /// when it declares no named inputs (every workflow before named inputs took a dataset).
 pub fn takes_dataset(workflow: &Workflow) -> bool {
-    if workflow.inputs.is_empty() || uses_columns(workflow) {
+    if uses_columns(workflow) {
+        return true;
+    }
+    if workflow.inputs.is_empty() && workflow.reads_dataset != Some(false) {
         return true;
     }
     let mut texts: Vec<String> = workflow

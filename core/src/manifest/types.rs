@@ -228,6 +228,12 @@ pub struct Workflow {
     /// without it keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxSpec>,
+    /// `false`: the workflow reads no table even though it declares no named inputs (a tool
+    /// that takes only parameters, such as a CWL tool with no File input). Absent (the
+    /// default), such a workflow reads the request's dataset, as every workflow before named
+    /// inputs did; absent from the canonical form, so manifests without it keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads_dataset: Option<bool>,
 }
 
 /// `[workflow.sandbox]`: the grants one workflow's CLI needs on top of what every run gets

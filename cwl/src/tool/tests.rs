@@ -122,3 +122,25 @@ fn a_changed_binding_changes_the_adapter_hash() {
     let b = load_text("t.cwl", &CAT.replace("prefix: -n", "prefix: -b")).unwrap();
     assert_ne!(a.adapter.sha256(), b.adapter.sha256());
 }
+
+#[test]
+fn a_tool_without_file_inputs_reads_no_dataset() {
+    let echo = r#"
+cwlVersion: v1.0
+class: CommandLineTool
+inputs:
+  msg: {type: string, inputBinding: {position: 1}}
+baseCommand: echo
+stdout: out.txt
+outputs:
+  out: stdout
+"#;
+    let tool = load_text("echo.cwl", echo).unwrap();
+    let wf = &tool.adapter.manifest.workflows[0];
+    assert_eq!(wf.reads_dataset, Some(false));
+    assert_eq!(wf.argv, vec!["{msg}"]);
+    assert_eq!(tool.outputs[0].artifact, "out");
+    // The first tool has a File input, so the flag stays out of its canonical form.
+    let cat = load_text("cat.cwl", CAT).unwrap();
+    assert_eq!(cat.adapter.manifest.workflows[0].reads_dataset, None);
+}
