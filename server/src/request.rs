@@ -183,7 +183,8 @@ pub struct ResultRequest {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListRunsRequest {
-    /// Skip this many runs (newest first).
+    /// Skip this many runs (newest first). For paging through a history that grows while
+    /// it is read, pass `cursor` instead.
     #[serde(default)]
     pub offset: u32,
     /// At most this many runs (default 20; at most 100 compact, 1000 full).
@@ -192,10 +193,52 @@ pub struct ListRunsRequest {
     pub limit: u32,
     #[serde(default)]
     pub detail: Detail,
+    /// Start after the run this cursor names: the `next_cursor` of the previous page (runs
+    /// started since do not shift the pages that follow).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Only runs in this state, or in one of these states.
+    #[serde(default)]
+    pub state: Option<States>,
+    /// Only runs of this workflow.
+    #[serde(default)]
+    pub workflow: Option<String>,
+    /// Only runs of this adapter.
+    #[serde(default)]
+    pub adapter: Option<String>,
+    /// Only the runs of this campaign (`camp-…`).
+    #[serde(default)]
+    pub campaign_id: Option<String>,
+    /// Only runs started by this caller: a token's name, `loopback` or `stdio`.
+    #[serde(default)]
+    pub started_by: Option<String>,
+    /// Only runs created after this time (RFC 3339, e.g. `2026-01-31T00:00:00Z`).
+    #[serde(default)]
+    pub created_after: Option<String>,
+    /// Only runs created before this time (RFC 3339).
+    #[serde(default)]
+    pub created_before: Option<String>,
 }
 
 fn default_limit() -> u32 {
     20
+}
+
+/// One run state or several.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum States {
+    One(crate::runs::state::RunState),
+    Many(Vec<crate::runs::state::RunState>),
+}
+
+impl States {
+    pub fn into_vec(self) -> Vec<crate::runs::state::RunState> {
+        match self {
+            States::One(s) => vec![s],
+            States::Many(v) => v,
+        }
+    }
 }
 
 /// Which captured stream to read.

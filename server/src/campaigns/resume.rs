@@ -85,22 +85,68 @@ fn is_waiting(item: &ItemRecord) -> bool {
     item.run_id.is_none() && item.start_error.is_none()
 }
 
+/// `<campaigns>/.closed`: ids of campaigns found with nothing left to start (cancelled, or
+/// every item a run or a start error), one a line. Being closed only ever goes one way, so a
+/// listed campaign is never read again at start-up; a lost or damaged line (anything that is
+/// not a campaign id) only means that campaign is read once more.
+const CLOSED: &str = ".closed";
+
+fn closed_campaigns(root: &std::path::Path) -> std::collections::HashSet<String> {
+    fs_err::read_to_string(root.join(CLOSED))
+        .map(|text| {
+            text.lines()
+                .filter(|l| is_campaign_id(l))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn remember_closed(root: &std::path::Path, ids: &[String]) {
+    use std::io::Write;
+    if ids.is_empty() {
+        return;
+    }
+    // A leading newline ends a line a killed writer left torn (empty lines are skipped).
+    let text: String = std::iter::once("\n".to_string())
+        .chain(ids.iter().map(|id| format!("{id}\n")))
+        .collect();
+    let written = fs_err::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(root.join(CLOSED))
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        tracing::debug!("cannot remember closed campaigns: {e}");
+    }
+}
+
 impl CampaignManager {
     /// The campaigns with waiting items that nobody owns, each with its owner lock now held
-    /// by this server.
+    /// by this server. Campaigns already known closed are not read.
     fn abandoned(&self) -> Vec<(CampaignRecord, fs_err::File)> {
         let Ok(entries) = fs_err::read_dir(&self.root) else {
             return Vec::new();
         };
+        let closed = closed_campaigns(&self.root);
+        let mut newly_closed = Vec::new();
         let mut out = Vec::new();
         for entry in entries.flatten() {
             let id = entry.file_name().to_string_lossy().into_owned();
-            if !is_campaign_id(&id) || self.live.lock().expect("campaigns lock").contains_key(&id) {
+            if !is_campaign_id(&id)
+                || closed.contains(&id)
+                || self.live.lock().expect("campaigns lock").contains_key(&id)
+            {
                 continue;
             }
             let open = |r: &CampaignRecord| !r.cancelled && r.items.iter().any(is_waiting);
-            if !self.record(&id).is_ok_and(|r| open(&r)) {
-                continue;
+            match self.record(&id) {
+                Ok(r) if open(&r) => {}
+                Ok(_) => {
+                    newly_closed.push(id);
+                    continue;
+                }
+                Err(_) => continue,
             }
             let dir = self.dir(&id);
             match owner::try_own(&dir) {
@@ -120,6 +166,7 @@ impl CampaignManager {
                 }
             }
         }
+        remember_closed(&self.root, &newly_closed);
         out
     }
 }
@@ -269,6 +316,7 @@ fn what_changed(record: &CampaignRecord, item: &ItemRecord, now: &Validation) ->
 mod tests {
     use super::super::record::{CampaignRecord, ItemRecord};
     use super::super::{CampaignManager, owner};
+    use super::{CLOSED, closed_campaigns};
 
     fn record(id: &str, cancelled: bool, started: &[bool]) -> CampaignRecord {
         CampaignRecord {
@@ -340,5 +388,37 @@ mod tests {
             [id(1), id(4)],
             "locks of owners that went away are free"
         );
+    }
+
+    /// A closed campaign (cancelled, or every item started) is read once, then remembered;
+    /// a damaged line of the memory only means a campaign is read again.
+    #[test]
+    fn closed_campaigns_are_read_once() {
+        let root = tempfile::tempdir().unwrap();
+        let manager = CampaignManager::open(root.path().to_path_buf()).unwrap();
+        let write = |r: &CampaignRecord| {
+            let dir = root.path().join(&r.campaign_id);
+            fs_err::create_dir_all(&dir).unwrap();
+            fs_err::write(dir.join("campaign.json"), serde_json::to_vec(r).unwrap()).unwrap();
+        };
+        write(&record(&id(1), false, &[true, false]));
+        write(&record(&id(2), true, &[true, false]));
+        write(&record(&id(3), false, &[true, true]));
+        drop(manager.abandoned());
+        let mut closed: Vec<String> = closed_campaigns(root.path()).into_iter().collect();
+        closed.sort();
+        assert_eq!(closed, [id(2), id(3)]);
+        // Unreadable now, but known closed: not read, not taken up.
+        fs_err::write(root.path().join(id(3)).join("campaign.json"), b"{garbage").unwrap();
+        // A torn last line is no campaign id: campaign 2 is read again, and stays closed.
+        let memory = root.path().join(CLOSED);
+        fs_err::write(&memory, format!("{}\ncamp-00", id(3))).unwrap();
+        let taken: Vec<String> = manager
+            .abandoned()
+            .into_iter()
+            .map(|(r, _)| r.campaign_id)
+            .collect();
+        assert_eq!(taken, [id(1)]);
+        assert!(closed_campaigns(root.path()).contains(&id(2)));
     }
 }

@@ -606,15 +606,13 @@ impl RunManager {
 
     /// Non-terminal runs with a job record that no live server owns.
     fn detached_runs(&self) -> Vec<(PathBuf, RunStatus, JobRecord)> {
-        let Ok(entries) = fs_err::read_dir(&self.root) else {
-            return Vec::new();
-        };
+        // Only runs the index holds as not terminal can be waiting for their job.
+        let unsettled = self.unsettled_ids();
         let ours = self.live.lock().expect("runs lock");
-        entries
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                (is_run_id(&name) && !ours.contains_key(&name)).then(|| e.path())
+        unsettled
+            .into_iter()
+            .filter_map(|name| {
+                (is_run_id(&name) && !ours.contains_key(&name)).then(|| self.root.join(&name))
             })
             .filter_map(|dir| {
                 let status = read_json::<RunStatus>(&dir.join("status.json")).ok()?;

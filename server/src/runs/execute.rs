@@ -59,6 +59,8 @@ impl RunManager {
         update(&mut status);
         if let Err(e) = write_json_atomic(&dir.join("status.json"), &status) {
             tracing::error!(run_id = status.run_id, "cannot record the run's state: {e}");
+        } else {
+            self.indexed(&status);
         }
         live.status.send_replace(status.clone());
         status
@@ -81,7 +83,7 @@ impl RunManager {
         let written =
             tokio::task::spawn_blocking(move || write_json_atomic_batched(&path, &record)).await;
         match written {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => self.indexed(&status),
             Ok(Err(e)) => {
                 tracing::error!(run_id = status.run_id, "cannot record the run's state: {e}");
             }

@@ -14,6 +14,7 @@ pub mod child;
 mod copy_gate;
 mod execute;
 pub mod executor;
+pub mod index;
 pub mod job;
 pub mod logs;
 mod metrics;
@@ -92,10 +93,10 @@ pub struct RunManager {
     /// Set by [`RunManager::shutdown`]: a run stopped from now on was interrupted by the
     /// server stopping, not cancelled by a client.
     stopping: std::sync::atomic::AtomicBool,
-    /// Runs seen terminal, with their `list_runs` lines: a terminal run never changes state
-    /// again, so counting pending runs at each start and listing the runs read only the
-    /// status of the others, instead of every run's in a long history.
-    settled: Mutex<HashMap<String, RunSummary>>,
+    /// The run index (runs/index.rs): every run's `list_runs` line, so that start-up
+    /// recovery, pending counts and listings read the status of the runs that are not
+    /// terminal only, instead of every run's in a long history.
+    index: index::Index,
     /// Where runs execute.
     executor: executor::Executor,
     /// Each workflow's `[workflow.resources]`, for a scheduler.
@@ -184,6 +185,7 @@ impl RunManager {
         executor: executor::Executor,
     ) -> std::io::Result<RunManager> {
         create_private_dir(&root)?;
+        let index = index::Index::open(&root).map_err(std::io::Error::other)?;
         let limits = adapter.manifest.effective_limits();
         let state_dir = root
             .parent()
@@ -198,7 +200,7 @@ impl RunManager {
             slots: Arc::new(Semaphore::new(limits.max_concurrent_runs as usize)),
             server_pid: std::process::id(),
             stopping: std::sync::atomic::AtomicBool::new(false),
-            settled: Mutex::new(HashMap::new()),
+            index,
             executor,
             resources: adapter
                 .manifest
@@ -207,8 +209,9 @@ impl RunManager {
                 .map(|w| (w.id.clone(), w.resources.unwrap_or_default()))
                 .collect(),
         };
-        let settled = recovery::recover(&manager.root, manager.server_pid);
-        *manager.settled.lock().expect("settled lock") = settled;
+        recovery::recover(&manager.root, manager.server_pid, &manager.index);
+        // The terminal runs' lines load while the server answers its first requests.
+        manager.index.prefetch();
         Ok(manager)
     }
 
@@ -339,6 +342,8 @@ impl RunManager {
             job: None,
         };
         write_json_atomic(&dir.join("status.json"), &status).map_err(|e| internal(&e))?;
+        // Still under the start lock: the index records the directory change this made.
+        self.index.created(&status, request);
         new_dir.keep();
         let live = LiveRun::new(status.clone(), owner);
         live_runs.insert(run_id, live.clone());
@@ -356,21 +361,16 @@ impl RunManager {
     /// status whose owner lock a live process holds. (A stale one is recovery's business,
     /// not a slot.)
     fn pending_elsewhere(&self, ours: &HashMap<String, Arc<LiveRun>>) -> usize {
-        let Ok(entries) = fs_err::read_dir(&self.root) else {
-            return 0;
-        };
-        let mut settled = self.settled.lock().expect("settled lock");
         let mut pending = 0;
-        for entry in entries.flatten() {
-            let run_id = entry.file_name().to_string_lossy().into_owned();
-            if !is_run_id(&run_id) || ours.contains_key(&run_id) || settled.contains_key(&run_id) {
+        // Only what the index holds as not terminal: the caller holds the start lock, so no
+        // other server is creating a run the index has not seen.
+        for entry in self.index.unsettled() {
+            if ours.contains_key(&entry.run_id) || !is_run_id(&entry.run_id) {
                 continue;
             }
-            let dir = self.dir(&run_id);
+            let dir = self.dir(&entry.run_id);
             match read_json::<RunStatus>(&dir.join("status.json")) {
-                Ok(s) if s.state.is_terminal() => {
-                    settled.insert(run_id, RunSummary::from(s));
-                }
+                Ok(s) if s.state.is_terminal() => self.index.changed(&s),
                 Ok(_) => pending += usize::from(matches!(try_own(&dir), Ok(None))),
                 Err(_) => {}
             }
@@ -510,52 +510,58 @@ impl RunManager {
         self.stopping.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// The current statuses of the runs this server executes that are not terminal.
+    fn live_statuses(&self) -> HashMap<String, RunStatus> {
+        self.live
+            .lock()
+            .expect("runs lock")
+            .iter()
+            .map(|(id, r)| (id.clone(), r.status.borrow().clone()))
+            .filter(|(_, s)| !s.state.is_terminal())
+            .collect()
+    }
+
+    fn index_failed(&self, e: &index::IndexError) -> ToolError {
+        ToolError::internal(format!(
+            "cannot read the run index of {}: {e}",
+            self.root.display()
+        ))
+    }
+
     /// Every run in the runs directory, newest first.
     pub fn list(&self) -> Vec<RunSummary> {
-        let Ok(entries) = fs_err::read_dir(&self.root) else {
-            return Vec::new();
-        };
-        let ids: Vec<String> = entries
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|name| is_run_id(name))
-            .collect();
-        let mut all = Vec::with_capacity(ids.len());
-        let mut unsettled = Vec::new();
-        {
-            let settled = self.settled.lock().expect("settled lock");
-            for id in ids {
-                match settled.get(&id) {
-                    Some(summary) => all.push(summary.clone()),
-                    None => unsettled.push(id),
-                }
-            }
-        }
-        // Read outside the settled lock: `status` takes the live runs' lock, which
-        // `pending_elsewhere` holds while it takes this one.
-        let mut now_settled = Vec::new();
-        for id in unsettled {
-            let Ok(status) = self.status(&id) else {
-                continue;
-            };
-            let summary = RunSummary::from(status);
-            if summary.state.is_terminal() {
-                now_settled.push((id, summary.clone()));
-            }
-            all.push(summary);
-        }
-        if !now_settled.is_empty() {
-            self.settled
-                .lock()
-                .expect("settled lock")
-                .extend(now_settled);
-        }
-        all.sort_by(|a, b| {
-            b.created_at
-                .cmp(&a.created_at)
-                .then_with(|| a.run_id.cmp(&b.run_id))
-        });
-        all
+        let live = self.live_statuses();
+        self.index.summaries(&live).unwrap_or_else(|e| {
+            tracing::error!("{}", self.index_failed(&e).message);
+            Vec::new()
+        })
+    }
+
+    /// One page of the runs matching `filter`, newest first, from the index.
+    pub fn list_page(
+        &self,
+        filter: &index::Filter,
+        start: &index::Start,
+        limit: usize,
+    ) -> Result<index::Listed, ToolError> {
+        let live = self.live_statuses();
+        self.index
+            .list(filter, start, limit, &live)
+            .map_err(|e| self.index_failed(&e))
+    }
+
+    /// Runs the index holds as not terminal (their statuses are read again by the caller).
+    pub(crate) fn unsettled_ids(&self) -> Vec<String> {
+        self.index
+            .unsettled()
+            .into_iter()
+            .map(|e| e.run_id)
+            .collect()
+    }
+
+    /// Record a run's new state in the index, after its `status.json` was written.
+    pub(crate) fn indexed(&self, status: &RunStatus) {
+        self.index.changed(status);
     }
 
     /// The tail of a run's stdout or stderr.
@@ -661,8 +667,8 @@ mod tests {
             states(&manager)[0],
             (elsewhere.to_string(), RunState::Failed)
         );
-        let settled = manager.settled.lock().unwrap();
-        assert!(settled.contains_key(done) && settled.contains_key(elsewhere));
+        // Both are terminal in the index now: the next start reads neither.
+        assert!(manager.index.unsettled().is_empty());
     }
 
     #[test]

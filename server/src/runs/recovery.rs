@@ -11,33 +11,36 @@
 //! A run submitted to a batch scheduler (it has a `slurm-job.json`) is not an orphan: its job
 //! runs on without the server, and the next server re-attaches to it by job id.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use scimcp_core::fs::write_json_atomic;
 
 use super::child::{Signal, signal_tree};
-use super::record::{RunSummary, is_run_id, read_json, try_own};
+use super::index::Index;
+use super::record::{is_run_id, read_json, try_own};
 use super::state::{RECORD_SCHEMA_VERSION, RunResult, RunState, RunStatus, now};
 
-/// Recover every orphaned run under `root`; returns the runs that are settled (terminal)
-/// now, which stay so for good, with their `list_runs` lines.
-pub(super) fn recover(root: &Path, server_pid: u32) -> HashMap<String, RunSummary> {
-    let mut settled = HashMap::new();
-    let Ok(entries) = fs_err::read_dir(root) else {
-        return settled;
-    };
-    for entry in entries.flatten() {
-        let run_id = entry.file_name().to_string_lossy().into_owned();
+/// Recover every orphaned run under `root`: only the runs its index holds as not terminal
+/// are read (a terminal state is final), so a start costs what is live, not the history.
+/// Each run settled here is recorded in the index.
+pub(super) fn recover(root: &Path, server_pid: u32, index: &Index) {
+    for entry in index.unsettled() {
+        let run_id = entry.run_id;
         if !is_run_id(&run_id) {
             continue;
         }
-        let dir = entry.path();
-        let Ok(status) = read_json::<RunStatus>(&dir.join("status.json")) else {
-            continue;
+        let dir = root.join(&run_id);
+        let status = match read_json::<RunStatus>(&dir.join("status.json")) {
+            Ok(status) => status,
+            Err(_) if !dir.exists() => {
+                index.dropped(&run_id);
+                continue;
+            }
+            Err(_) => continue,
         };
         if status.state.is_terminal() {
-            settled.insert(run_id, RunSummary::from(status));
+            // Ended after its last index line (the server died between the two writes).
+            index.changed(&status);
             continue;
         }
         // A submitted batch job is not interrupted by its server's death: it is re-attached
@@ -50,10 +53,9 @@ pub(super) fn recover(root: &Path, server_pid: u32) -> HashMap<String, RunSummar
             continue;
         };
         if let Some(status) = recover_one(&dir, status, server_pid) {
-            settled.insert(run_id, RunSummary::from(status));
+            index.changed(&status);
         }
     }
-    settled
 }
 
 /// Settle one orphaned run; its new terminal status, once written.

@@ -182,6 +182,9 @@ pub struct CancelOutput {
 pub struct RunsOutput {
     /// Runs, newest first.
     pub runs: Page<RunSummary>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// `get_run_log` output.
@@ -493,7 +496,7 @@ pub(super) struct ListRuns;
 impl ToolHandler for ListRuns {
     const NAME: &'static str = "list_runs";
     const DESCRIPTION: &'static str =
-        "Runs in this server's state directory, newest first, paged with offset and limit.";
+        "Runs in this server's state directory, newest first, paged with a cursor (or offset) and limit; filters: state, workflow, adapter, campaign_id, started_by (a token's name, loopback or stdio), created_after/created_before (RFC 3339).";
     const READ_ONLY: bool = true;
     type Request = ListRunsRequest;
     type Output = RunsOutput;
@@ -510,12 +513,92 @@ pub(super) async fn list(
     ctx: &ServerContext,
     req: ListRunsRequest,
 ) -> Result<RunsOutput, ToolError> {
+    use crate::runs::index::{Filter, Start};
     let limit =
         crate::paging::page_limit("limit", Some(req.limit as usize), 20, req.detail, 100, 1000)?;
-    let all = all(ctx).await?;
+    let start = match &req.cursor {
+        None => Start::Offset(req.offset as usize),
+        Some(_) if req.offset != 0 => {
+            return Err(ToolError::new(
+                crate::envelope::ErrorCode::InvalidParameters,
+                "pass either offset or cursor, not both",
+                "page with cursor alone (each page's next_cursor)",
+            )
+            .field("offset"));
+        }
+        Some(text) => {
+            let (at, run_id) = decode_cursor(text).ok_or_else(|| {
+                ToolError::new(
+                    crate::envelope::ErrorCode::InvalidParameters,
+                    format!("{text:?} is not a cursor list_runs gave"),
+                    "pass the next_cursor of a previous list_runs page, or start again without one",
+                )
+                .field("cursor")
+            })?;
+            Start::After(at, run_id)
+        }
+    };
+    let filter = Filter {
+        states: req.state.map(crate::request::States::into_vec).unwrap_or_default(),
+        workflow: req.workflow,
+        adapter: req.adapter,
+        campaign_id: req.campaign_id,
+        started_by: req.started_by,
+        created_after: req
+            .created_after
+            .as_deref()
+            .map(|t| time_bound("created_after", t))
+            .transpose()?,
+        created_before: req
+            .created_before
+            .as_deref()
+            .map(|t| time_bound("created_before", t))
+            .transpose()?,
+    };
+    // Catching up with the index's journal and reading the few unsettled runs' statuses is
+    // blocking work: off the async workers.
+    let runs = Arc::clone(&ctx.runs);
+    let listed = tokio::task::spawn_blocking(move || runs.list_page(&filter, &start, limit))
+        .await
+        .map_err(|e| ToolError::internal(format!("listing the runs panicked: {e}")))??;
+    let next_offset = listed.offset + listed.items.len();
     Ok(RunsOutput {
-        runs: Page::of(&all, req.offset as usize, limit),
+        next_cursor: listed.next.map(|(at, id)| encode_cursor(at, &id)),
+        runs: Page {
+            offset: listed.offset,
+            limit,
+            total: listed.total,
+            next_offset: (next_offset < listed.total).then_some(next_offset),
+            truncated: listed.items.len() < listed.total,
+            page_sha256: scimcp_core::hash::canonical_sha256_of(&listed.items),
+            sequence_sha256: listed.sequence_sha256,
+            items: listed.items,
+        },
     })
+}
+
+/// A `list_runs` cursor: the last listed run's creation time (nanoseconds) and id.
+fn encode_cursor(at: i128, run_id: &str) -> String {
+    format!("r1.{at}.{run_id}")
+}
+
+fn decode_cursor(text: &str) -> Option<(i128, String)> {
+    let (at, run_id) = text.strip_prefix("r1.")?.split_once('.')?;
+    crate::runs::is_run_id(run_id).then(|| Some((at.parse().ok()?, run_id.to_string())))?
+}
+
+/// A `created_after`/`created_before` bound in nanoseconds since the epoch.
+fn time_bound(field: &str, text: &str) -> Result<i128, ToolError> {
+    text.parse::<jiff::Timestamp>()
+        .map(|t| t.as_nanosecond())
+        .map_err(|e| {
+            ToolError::new(
+                crate::envelope::ErrorCode::InvalidParameters,
+                format!("{field} = {text:?} is not an RFC 3339 time: {e}"),
+                format!("pass {field} like 2026-01-31T00:00:00Z"),
+            )
+            .field(field)
+        })
 }
 
 /// The `get_run_log` tool.
