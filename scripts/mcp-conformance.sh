@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Check scimcp with the MCP project's own tools, both pinned below:
 # 1. the official conformance suite (@modelcontextprotocol/conformance) against
-#    `scimcp serve --transport http` on 127.0.0.1 (the suite drives Streamable HTTP only);
+#    `scimcp serve --transport http` on 127.0.0.1 (the suite drives Streamable HTTP only):
+#    its released scenarios (CONFORMANCE_VERSION), then the scenarios protocol 2026-07-28
+#    requires (`--requirements 2026-07-28`, only in the 0.2 pre-releases: CONFORMANCE_2026_VERSION;
+#    stateless requests, server/discover, cache hints on every list, input-required results);
 # 2. the MCP Inspector's CLI (@modelcontextprotocol/inspector) over stdio, the way clients
 #    start scimcp: `tools/list --strict` must report no schema-portability warning, and
 #    tool calls through the TypeScript SDK must succeed;
@@ -14,12 +17,14 @@
 # the npm registry into target/conformance/ (nothing outside target/ is touched).
 #
 # Scenarios scimcp fails on purpose are listed, with the reason, in
-# tests/conformance/expected-failures.yml; any other failure, or a listed scenario that starts
-# passing, fails this script.
+# tests/conformance/expected-failures.yml (and expected-failures-2026-07-28.yml for the
+# 2026-07-28 run); any other failure, or a listed scenario that starts passing, fails this
+# script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CONFORMANCE_VERSION=0.1.16
+CONFORMANCE_2026_VERSION=0.2.0-alpha.12
 INSPECTOR_VERSION=2.12.0
 NODE_VERSION=22.23.5
 tools="$PWD/target/conformance"
@@ -45,6 +50,11 @@ suite="$tools/suite/node_modules/.bin/conformance"
 if [ ! -x "$suite" ]; then
   npm install --prefix "$tools/suite" --no-audit --no-fund --loglevel=error \
     "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+fi
+suite_2026="$tools/suite-2026/node_modules/.bin/conformance"
+if [ ! -x "$suite_2026" ]; then
+  npm install --prefix "$tools/suite-2026" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/conformance@$CONFORMANCE_2026_VERSION"
 fi
 inspector="$tools/inspector/node_modules/.bin/inspector"
 if [ ! -x "$inspector" ]; then
@@ -82,6 +92,18 @@ sed 's/\x1b\[[0-9;]*m//g' "$work/suite.log" | sed -n '/=== SUMMARY ===/,$p'
 if [ "$status" -ne 0 ]; then
   sed 's/\x1b\[[0-9;]*m//g' "$work/suite.log" | tail -n 80 >&2
   echo "mcp-conformance: FAILED (exit $status); server log:" >&2
+  tail -n 40 "$work/server.log" >&2
+fi
+[ "$status" -eq 0 ] || exit "$status"
+
+echo "mcp-conformance: suite $CONFORMANCE_2026_VERSION, the scenarios 2026-07-28 requires"
+"$suite_2026" server --url "$url" --requirements 2026-07-28 \
+  --expected-failures tests/conformance/expected-failures-2026-07-28.yml \
+  -o "$work/results-2026" >"$work/suite-2026.log" 2>&1 || status=$?
+sed 's/\x1b\[[0-9;]*m//g' "$work/suite-2026.log" | sed -n '/=== SUMMARY ===/,$p'
+if [ "$status" -ne 0 ]; then
+  sed 's/\x1b\[[0-9;]*m//g' "$work/suite-2026.log" | tail -n 80 >&2
+  echo "mcp-conformance: the 2026-07-28 scenarios FAILED (exit $status); server log:" >&2
   tail -n 40 "$work/server.log" >&2
 fi
 [ "$status" -eq 0 ] || exit "$status"
