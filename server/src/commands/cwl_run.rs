@@ -43,6 +43,13 @@ impl RunError {
     }
 }
 
+/// A line on stderr (the only place cwl-run logs: stdout is the output object's).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub(crate) fn run(args: CwlRunArgs) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -50,7 +57,7 @@ pub(crate) fn run(args: CwlRunArgs) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("scimcp cwl-run: cannot start the async runtime: {e}");
+            say!("scimcp cwl-run: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -61,7 +68,7 @@ pub(crate) fn run(args: CwlRunArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("scimcp cwl-run: {e}");
+            say!("scimcp cwl-run: {e}");
             e.exit()
         }
     }
@@ -128,7 +135,7 @@ async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
         Ok(r) => r,
         Err(e) => {
             if !server_log.trim().is_empty() {
-                eprintln!("{}", server_log.trim_end());
+                say!("{}", server_log.trim_end());
             }
             return Err(e);
         }
@@ -188,7 +195,7 @@ async fn drive(session: &McpSession, request: Value, quiet: bool) -> Result<Valu
         .unwrap_or_default()
         .to_string();
     if !quiet {
-        eprintln!("scimcp cwl-run: started {run_id}");
+        say!("scimcp cwl-run: started {run_id}");
     }
     loop {
         let out = session
