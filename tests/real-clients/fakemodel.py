@@ -67,6 +67,9 @@ def _text_of(content) -> str:
     if isinstance(content, list):
         return "\n".join(_text_of(c) for c in content)
     if isinstance(content, dict):
+        # An image is not text (images_seen collects them): its base64 would hide the JSON.
+        if content.get("type") in ("image", "input_image") or "inlineData" in content:
+            return ""
         for key in ("text", "content", "output", "result", "response"):
             if key in content:
                 return _text_of(content[key])
@@ -250,6 +253,36 @@ class FakeModel:
 
     def tools_seen(self) -> set[str]:
         return {t for c in self.conversations() for t in c.tools}
+
+    def images_seen(self) -> list[tuple[str, str]]:
+        """Every image a client sent the model, as (media type, base64 data), from any request:
+        Anthropic Messages image blocks (inside tool_result content too), Gemini inlineData
+        parts, Responses input_image data URLs."""
+        with self.lock:
+            bodies = [body for _path, body in self.requests]
+        found: list[tuple[str, str]] = []
+
+        def walk(node):
+            if isinstance(node, dict):
+                source = node.get("source")
+                if node.get("type") == "image" and isinstance(source, dict) and source.get("data"):
+                    found.append((source.get("media_type", ""), source["data"]))
+                inline = node.get("inlineData") or node.get("inline_data")
+                if isinstance(inline, dict) and inline.get("data"):
+                    found.append((inline.get("mimeType") or inline.get("mime_type", ""), inline["data"]))
+                url = node.get("image_url")
+                if node.get("type") == "input_image" and isinstance(url, str) and url.startswith("data:"):
+                    head, _, data = url.partition(",")
+                    found.append((head[5:].split(";")[0], data))
+                for v in node.values():
+                    walk(v)
+            elif isinstance(node, list):
+                for v in node:
+                    walk(v)
+
+        for body in bodies:
+            walk(body)
+        return found
 
     def results_seen(self) -> list[tuple[str, str]]:
         """The longest list of tool results any request carried (the latest conversation)."""

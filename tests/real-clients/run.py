@@ -14,6 +14,8 @@ scripts/real-clients.sh installs the pinned clients and runs this.
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import re
@@ -435,6 +437,41 @@ class Lane:
         self.report.check(f"{tag}: get_run_result: succeeded with metrics",
                           status == "succeeded" and isinstance(metrics.get("r2"), float),
                           f"status {status}, metrics {str(metrics)[:200]}; answer {str(final)[:400]}; {r.tail()}")
+        self.images(client, env, project, tag)
+
+    def images(self, client: Client, env: dict, project: Path, tag: str):
+        """A refsci forecast through the same installed bundle: scimcp attaches the run's plot
+        to get_run_result as MCP image content, and the client must hand it to the model (an
+        image block in the tool_result it sends back) byte for byte."""
+        request = {"workflow": "forecast", "dataset": "builtin:airline",
+                   "parameters": {"time_column": "period", "value_column": "passengers", "horizon": 12,
+                                  "estimator": "NaiveForecaster", "params": {"sp": 12}}}
+
+        def start(results):
+            validated = result_json(results, "validate_analysis")
+            return dict(request, confirm=True, validation_id=validated.get("validation_id", "missing"))
+
+        def result(results):
+            started = result_json(results, "start_analysis")
+            return {"run_id": started.get("run_id", "missing"), "wait_s": 120}
+
+        script = plan(client, LOCAL, self.expected, [
+            ("validate_analysis", lambda _r: request), ("start_analysis", start), ("get_run_result", result)])
+        fake, r = self.session(client, script, env, project, [LOCAL], timeout=ANALYSIS_TIMEOUT_S,
+                               prompt="Forecast the airline passengers a year ahead and show me the plot.")
+        final = result_json(fake.results_seen(), "get_run_result")
+        outcome = final.get("result") or {}
+        plot = next((a for a in (outcome.get("artifacts") or {}).get("items") or []
+                     if a.get("path") == "plot.png"), {})
+        if not self.report.check(f"{tag}: a forecast's get_run_result lists plot.png",
+                                 outcome.get("state") == "succeeded" and bool(plot.get("sha256")),
+                                 f"answer {str(final)[:400]}; {r.tail()}"):
+            return
+        images = fake.images_seen()
+        hashes = {hashlib.sha256(base64.b64decode(data)).hexdigest() for _mime, data in images}
+        self.report.check(f"{tag}: the client sends the plot back to the model as an image",
+                          plot["sha256"] in hashes and all(m == "image/png" for m, _d in images),
+                          f"{len(images)} images seen ({[m for m, _d in images]}), plot sha256 {plot['sha256']}")
 
     def close(self):
         if self.server_proc:
