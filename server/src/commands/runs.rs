@@ -96,10 +96,20 @@ fn prune_inner(args: &PruneArgs) -> Result<ExitCode, PruneCommandError> {
     Ok(exit::code(exit::verdict(outcome.failed.is_empty())))
 }
 
-/// The run index (being added beside this command) is told of the deleted runs once it
-/// exists; until then there is nothing to tell: listing and recovery read the directories.
+/// The run index drops the deleted runs, once for all of them (one lock, one flush). It would
+/// notice by itself at its next open (it never trusts an entry whose directory is gone);
+/// telling it keeps it exact at once, so a failure here is only a warning.
 fn forget(runs_dir: &Path, run_ids: &[String]) {
-    let _ = (runs_dir, run_ids);
+    if run_ids.is_empty() {
+        return;
+    }
+    let ids: Vec<&str> = run_ids.iter().map(String::as_str).collect();
+    if let Err(e) = crate::runs::index::forget_many(runs_dir, &ids) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: the run index was not told of the deleted runs ({e}); it finds out at its next open"
+        );
+    }
 }
 
 /// `--adapter`: a name as runs record it, or a manifest (path or embedded name) whose name is
