@@ -15,6 +15,7 @@ mod native;
 mod packages;
 mod programs;
 mod remote;
+mod sandbox;
 mod storage;
 
 use std::time::Instant;
@@ -46,6 +47,7 @@ enum Kind {
     Native,
     Identity,
     Programs,
+    Sandbox,
     Client(&'static dyn Client),
     Handshake,
     Cluster,
@@ -117,6 +119,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
         if ctx.manifest(&adapter).is_ok_and(programs::applies) {
             checks.push(of("runtime.programs", Kind::Programs));
         }
+        checks.push(of("runtime.sandbox", Kind::Sandbox));
         let recorded = |id: &str| {
             ctx.record(&adapter)
                 .is_some_and(|a| a.clients.contains_key(id))
@@ -198,6 +201,7 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
         Kind::Native => native::check(ctx, id, adapter),
         Kind::Identity => identity::check(ctx, id, adapter),
         Kind::Programs => programs::check(ctx, id, adapter),
+        Kind::Sandbox => sandbox::check(ctx, id, adapter),
         Kind::Client(client) => clients::check(ctx, id, adapter, *client),
         Kind::Handshake if ctx.options.fast => slow_skipped(),
         Kind::Handshake => handshake::check(ctx, id, adapter),

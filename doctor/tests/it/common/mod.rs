@@ -57,6 +57,8 @@ pub fn command(program: &Path, home: &Path, data: &Path) -> Command {
         .env("LC_ALL", "C.UTF-8")
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SCIMCP_PYTHON")
+        // runtime.sandbox reads the server's mode from it.
+        .env_remove("SCIMCP_SANDBOX")
         .env_remove("VIRTUAL_ENV")
         .current_dir(home);
     cmd
