@@ -8,6 +8,7 @@ mod clients;
 mod cluster;
 mod data_dirs;
 mod handshake;
+mod history;
 mod identity;
 mod import;
 mod layout;
@@ -57,6 +58,7 @@ enum Kind {
     RemoteHandshake(usize),
     Permissions,
     Disk,
+    History,
     DataDirs,
     Encoding,
 }
@@ -139,6 +141,7 @@ pub fn plan(ctx: &Context) -> Vec<Check> {
     checks.extend([
         fixed("state.permissions", Kind::Permissions),
         fixed("state.disk", Kind::Disk),
+        fixed("state.history", Kind::History),
         fixed("state.data_dirs", Kind::DataDirs),
         fixed("paths.encoding", Kind::Encoding),
     ]);
@@ -211,6 +214,7 @@ fn run_one(ctx: &Context, check: &Check) -> CheckResult {
         Kind::RemoteHandshake(i) => remote::handshake(ctx, id, &ctx.remotes[*i]),
         Kind::Permissions => storage::permissions(ctx, id),
         Kind::Disk => storage::disk(ctx, id),
+        Kind::History => history::check(ctx, id),
         Kind::DataDirs => data_dirs::check(ctx, id),
         Kind::Encoding => storage::encoding(ctx, id),
     };
