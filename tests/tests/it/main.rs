@@ -23,6 +23,7 @@ mod mcp_server;
 mod named_inputs;
 mod outputs;
 mod programs;
+mod prune;
 mod release_bundle;
 mod remote_registration;
 mod resources;
