@@ -18,6 +18,12 @@ if ! scripts/science-clis.sh; then
   if [ -n "${SCIMCP_REQUIRE_SCIENCE_CLIS:-}" ]; then exit 1; fi
   echo "test.sh: no vina/mafft; their tests skip" >&2
 fi
+# The official MCP Python SDK, the client of the tasks and elicitation tests (target/sdk-venv).
+# Without it those tests skip with a notice, unless SCIMCP_REQUIRE_SDK_HARNESS is set (.ci/run).
+if ! scripts/sdk-harness.sh; then
+  if [ -n "${SCIMCP_REQUIRE_SDK_HARNESS:-}" ]; then exit 1; fi
+  echo "test.sh: no MCP Python SDK; the tasks tests skip" >&2
+fi
 if [ -x .venv/bin/python ]; then vpy=.venv/bin/python; else vpy=.venv/Scripts/python.exe; fi
 # Integration tests drive the real binaries, which `cargo test` does not rebuild.
 cargo build --workspace --bins

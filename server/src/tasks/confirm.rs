@@ -35,6 +35,9 @@ pub enum Outcome {
     Answer(CallToolResult),
     /// The person accepted: run the tool with these (confirmed) arguments.
     Proceed(JsonObject),
+    /// The person declined or dismissed the form (the word says which): answer with the
+    /// preview again (the tool's own answer shape), saying so.
+    Declined(JsonObject, &'static str),
 }
 
 /// True when this request declared form elicitation in its own 2026-07-28 capabilities
@@ -69,12 +72,12 @@ pub async fn intercept(
         return None;
     }
     if let Some(state) = &request.request_state {
-        return Some(answered(
-            tool,
-            args,
-            state,
-            request.input_responses.as_ref(),
-        ));
+        return Some(
+            match answered(tool, args, state, request.input_responses.as_ref()) {
+                Outcome::Declined(args, action) => declined(ctx, call, tool, args, action).await,
+                other => other,
+            },
+        );
     }
     Some(ask(ctx, call, tool, args).await)
 }
@@ -183,35 +186,57 @@ fn answered(
         ));
     }
     if !approved {
-        let what = match tool {
-            "start_analysis" => "nothing was started",
-            _ => "nothing was cancelled",
-        };
         let action = match reply.action {
             ElicitationAction::Decline => "declined",
             ElicitationAction::Cancel => "dismissed",
             _ => "did not approve",
         };
-        tracing::info!(tool, "the person {action} the confirmation");
-        let mut answer = json!({
-            "started": false,
-            "changed": false,
-            "confirmed_by_person": false,
-            "message": format!("the person {action} the confirmation: {what}"),
-            "next_action": "ask the person what to change; do not retry with confirm: true",
-        });
-        if tool == "start_analysis" {
-            answer["validation_id"] = state.into();
-        } else {
-            answer["run_id"] = args.get("run_id").cloned().unwrap_or_default();
-        }
-        return Outcome::Answer(CallToolResult::structured(answer));
+        return Outcome::Declined(args, action);
     }
     args.insert("confirm".into(), true.into());
     if tool == "start_analysis" {
         args.insert("validation_id".into(), state.into());
     }
     Outcome::Proceed(args)
+}
+
+/// The answer to a decline: the tool's own preview (nothing started or cancelled), its
+/// next action saying the person said no.
+async fn declined(
+    ctx: &Arc<ServerContext>,
+    call: &Call,
+    tool: &str,
+    mut args: JsonObject,
+    action: &'static str,
+) -> Outcome {
+    tracing::info!(tool, "the person {action} the confirmation");
+    args.remove("confirm");
+    args.remove("validation_id");
+    let Some(mut preview) = crate::tools::dispatch(ctx, call, tool, Some(args)).await else {
+        return Outcome::Answer(CallToolResult::error(vec![]));
+    };
+    let what = match tool {
+        "start_analysis" => "nothing was started",
+        _ => "nothing was cancelled",
+    };
+    let said = format!(
+        "the person {action} the confirmation, so {what}: ask them what to change; do not retry with confirm: true"
+    );
+    if preview.is_error != Some(true)
+        && let Some(s) = preview.structured_content.as_mut()
+    {
+        let field = if tool == "start_analysis" {
+            "next_action"
+        } else {
+            "message"
+        };
+        s[field] = said.clone().into();
+        preview.content = vec![
+            rmcp::model::ContentBlock::text(said.clone()),
+            rmcp::model::ContentBlock::text(s.to_string()),
+        ];
+    }
+    Outcome::Answer(preview)
 }
 
 fn refusal(tool: &str, what: &str, next: &str) -> CallToolResult {
@@ -334,11 +359,7 @@ mod tests {
                 id,
                 Some(&responses(action, approve)),
             ) {
-                Outcome::Answer(r) => {
-                    let s = r.structured_content.unwrap();
-                    assert_eq!(s["started"], false, "{action}");
-                    assert!(r.is_error != Some(true));
-                }
+                Outcome::Declined(a, _) => assert!(a.get("confirm").is_none(), "{action}"),
                 _ => panic!("{action} must not proceed"),
             }
         }

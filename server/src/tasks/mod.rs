@@ -386,6 +386,11 @@ pub async fn before_call(
             confirm::Outcome::Ask(ask) => Before::Respond(CallToolResponse::InputRequired(ask)),
             confirm::Outcome::Answer(answer) => Before::Respond(CallToolResponse::Complete(answer)),
             confirm::Outcome::Proceed(args) => Before::Call(Some(args)),
+            // `intercept` answers a decline itself (with the tool's preview); should one reach
+            // here, nothing runs.
+            confirm::Outcome::Declined(..) => {
+                Before::Respond(CallToolResponse::Complete(CallToolResult::error(vec![])))
+            }
         });
     }
     if request.name == "get_run_result"

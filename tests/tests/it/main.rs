@@ -32,5 +32,6 @@ mod sandbox;
 mod science_clis;
 mod slurm;
 mod slurm_campaigns;
+mod tasks;
 mod third_sweep;
 mod workflows;
