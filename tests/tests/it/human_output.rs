@@ -60,6 +60,7 @@ fn every_binary_explains_itself() {
         ("scimcp", &["serve", "--help"]),
         ("scimcp", &["adapter", "--help"]),
         ("scimcp", &["token", "--help"]),
+        ("scimcp", &["runs", "prune", "--help"]),
         ("scimcp-setup", &["--help"]),
         ("scimcp-setup", &["install", "--help"]),
         ("scimcp-setup", &["uninstall", "--help"]),
