@@ -28,6 +28,7 @@ mod release_bundle;
 mod remote_registration;
 mod resources;
 mod result_images;
+mod run_index;
 mod sandbox;
 mod science_clis;
 mod slurm;
