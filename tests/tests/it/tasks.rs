@@ -33,10 +33,14 @@ fn sdk_python() -> Option<PathBuf> {
             "SCIMCP_REQUIRE_SDK_HARNESS is set but {} has no `mcp` SDK: run scripts/sdk-harness.sh",
             python.display()
         );
-        eprintln!(
-            "skipped: no MCP Python SDK at {} (run scripts/sdk-harness.sh)",
-            python.display()
-        );
+        // The skip notice goes to stderr, as the other lanes' skips do.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "skipped: no MCP Python SDK at {} (run scripts/sdk-harness.sh)",
+                python.display()
+            );
+        }
         return None;
     }
     Some(python)
