@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The scientific CLIs the shipped executable adapters wrap: AutoDock Vina (`vina`,
 # adapters/vina.toml) and MAFFT (`mafft`, adapters/mafft.toml), for their end-to-end tests and
-# parity scenarios. Installs what is missing with the system's package manager:
-#   Debian/Ubuntu: apt-get install autodock-vina mafft (as root, or through password-less sudo)
+# parity scenarios, and samtools, the real CLI the sandbox's end-to-end test runs
+# (tests/fixtures/samtools, test-only). Installs what is missing with the system's package manager:
+#   Debian/Ubuntu: apt-get install autodock-vina mafft samtools (as root, or through password-less sudo)
 # Elsewhere it says what to install and exits 1. Idempotent: with both programs on PATH it
 # prints their versions and does nothing else.
 #
@@ -28,12 +29,13 @@ debian_package() {
   case $1 in
     vina) echo autodock-vina ;;
     mafft) echo mafft ;;
+    samtools) echo samtools ;;
   esac
 }
 
 missing_programs() {
   local p
-  for p in vina mafft; do
+  for p in vina mafft samtools; do
     command -v "$p" >/dev/null 2>&1 || echo "$p"
   done
 }
@@ -42,6 +44,7 @@ report() {
   # vina prints its version on stdout, mafft on stderr.
   say "vina: $(vina --version 2>&1 | head -n 1) ($(command -v vina))"
   say "mafft: $(mafft --version 2>&1 | head -n 1) ($(command -v mafft))"
+  say "samtools: $(samtools --version 2>&1 | head -n 1) ($(command -v samtools))"
 }
 
 missing=()
@@ -54,7 +57,7 @@ fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
   say "not on PATH: ${missing[*]}; this is not a Debian/Ubuntu system, so install them yourself:"
-  say "  macOS (Homebrew): brew install mafft; AutoDock Vina: conda install -c conda-forge vina"
+  say "  macOS (Homebrew): brew install mafft samtools; AutoDock Vina: conda install -c conda-forge vina"
   say "  conda anywhere: conda install -c conda-forge vina && conda install -c bioconda mafft"
   exit 1
 fi

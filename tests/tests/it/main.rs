@@ -30,6 +30,7 @@ mod resources;
 mod result_images;
 mod run_index;
 mod sandbox;
+mod sandbox_real_cli;
 mod science_clis;
 mod slurm;
 mod slurm_campaigns;

@@ -247,13 +247,24 @@ media_type = "text/plain"
     )
 }
 
-/// Whether the plan grants the network: its `sandbox` (the workflow's declared grants, absent
-/// when it declares none) or its environment's.
+/// Whether the plan grants the network (its `sandbox`, the workflow's declared grants,
+/// absent when it declares none), checked against what the validation's `environment.sandbox`
+/// says a run here will get: the mode, the network's protections not requested, and each
+/// protection's state.
 fn planned_network(validation: &Value) -> bool {
-    let plan = &validation["plan"];
-    [&plan["sandbox"], &plan["environment"]["sandbox"]]
-        .iter()
-        .any(|s| s["network"] == true)
+    let declared = validation["plan"]["sandbox"]["network"] == true;
+    let env = &validation["environment"]["sandbox"];
+    assert_eq!(env["network"], declared, "{validation:#}");
+    assert_eq!(env["mode"], "best_effort", "{validation:#}");
+    assert_eq!(env["complete"], true, "{validation:#}");
+    let tcp = if declared {
+        "not_requested"
+    } else {
+        "enforced"
+    };
+    assert_eq!(state_of(env, "tcp"), tcp, "{validation:#}");
+    assert_eq!(state_of(env, "file_system"), "enforced", "{validation:#}");
+    declared
 }
 
 fn run_dir(result: &Value) -> PathBuf {
