@@ -342,7 +342,7 @@ fn open_journal(path: &Path) -> Result<fs_err::File, IndexError> {
         .map_err(|e| IndexError::Io {
             action: "open",
             path: path.to_path_buf(),
-            source: e.into(),
+            source: e,
         })
 }
 
@@ -706,7 +706,7 @@ fn write_snapshot(
         .map_err(|e| IndexError::Io {
             action: "create",
             path: journal.clone(),
-            source: e.into(),
+            source: e,
         })?;
     scimcp_core::fs::write_atomic_then(
         &index_dir(root).join(SNAPSHOT),
@@ -819,10 +819,10 @@ fn open_locked(root: &Path) -> Result<State, IndexError> {
             rebuild_quietly(root)?
         }
     };
-    if fingerprint(root) != state.known {
-        if let Err(why) = reconcile(&mut state) {
-            return rebuild(root, &why);
-        }
+    if fingerprint(root) != state.known
+        && let Err(why) = reconcile(&mut state)
+    {
+        return rebuild(root, &why);
     }
     Ok(state)
 }

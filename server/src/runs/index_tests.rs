@@ -46,8 +46,8 @@ fn make_run(root: &Path, i: usize, state: RunState, index: Option<&Index>) -> Ru
     fs_err::create_dir_all(&dir).unwrap();
     let request = serde_json::json!({
         "workflow": "regression",
-        "started_by": if i % 2 == 0 { "alice" } else { "bob" },
-        "campaign_id": if i % 3 == 0 { Some("camp-1") } else { None },
+        "started_by": if i.is_multiple_of(2) { "alice" } else { "bob" },
+        "campaign_id": if i.is_multiple_of(3) { Some("camp-1") } else { None },
     });
     write_json_atomic(&dir.join("request.json"), &request).unwrap();
     write_json_atomic(&dir.join("status.json"), &s).unwrap();
