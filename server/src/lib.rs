@@ -14,6 +14,7 @@
 // would only add an allocation to every error path.
 #![allow(clippy::result_large_err)]
 
+mod adapter_source;
 mod auth;
 mod campaigns;
 mod cli;
@@ -34,6 +35,7 @@ mod plan_steps;
 mod programs;
 mod request;
 mod resources;
+mod result_images;
 mod runs;
 mod runtime;
 mod sandbox_policy;

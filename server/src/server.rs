@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams};
 use rmcp::service::RequestContext;
@@ -64,6 +64,14 @@ action. Finished runs are also resources (scimcp://runs/<run_id>/result and its 
 subscribe to a run's result URI to be told when it ends. Every error names the field and the \
 next action.";
 
+/// How long a 2026-07-28 client may reuse `tools/list` and `server/discover` (1 hour). Both
+/// come from what this binary was built with (the checked-in tool catalog, the capabilities
+/// and instructions above): they change only when the server is upgraded, which restarts
+/// it. Their scope is `public`: they vary neither per connection nor per caller (every token
+/// sees the same tools, and a tool a caller may not use answers with an error naming why), so
+/// a shared cache in front of several users is safe.
+pub const LIST_TTL_MS: u64 = 3_600_000;
+
 /// Who sent this request: the caller the HTTP transport authenticated, or the stdio client.
 fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     context
@@ -96,7 +104,23 @@ impl ServerHandler for ScimcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(crate::tools::catalog()))
+        Ok(ListToolsResult::with_all_items(crate::tools::catalog())
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    /// `server/discover` with the same cache hints as `tools/list` (rmcp's default says
+    /// `ttlMs: 0`, `private`): the versions, capabilities and instructions are this build's.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(LIST_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
     }
 
     async fn call_tool(
@@ -129,7 +153,11 @@ impl ServerHandler for ScimcpServer {
             _ = context.ct.cancelled() => return Err(McpError::internal_error("request cancelled by the client", None)),
         };
         match result {
-            Some(r) => {
+            Some(mut r) => {
+                // A finished run's images go with its result (result_images.rs).
+                if name == crate::result_images::TOOL {
+                    crate::result_images::attach(&self.ctx, &mut r).await;
+                }
                 if let Some(task) = crate::tasks::after_call(&self.ctx, &call, &name, &r, &context)?
                 {
                     return Ok(CallToolResponse::Task(task));
