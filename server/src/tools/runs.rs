@@ -495,8 +495,7 @@ pub(super) struct ListRuns;
 
 impl ToolHandler for ListRuns {
     const NAME: &'static str = "list_runs";
-    const DESCRIPTION: &'static str =
-        "Runs in this server's state directory, newest first, paged with a cursor (or offset) and limit; filters: state, workflow, adapter, campaign_id, started_by (a token's name, loopback or stdio), created_after/created_before (RFC 3339).";
+    const DESCRIPTION: &'static str = "Runs in this server's state directory, newest first, paged with a cursor (or offset) and limit; filters: state, workflow, adapter, campaign_id, started_by (a token's name, loopback or stdio), created_after/created_before (RFC 3339).";
     const READ_ONLY: bool = true;
     type Request = ListRunsRequest;
     type Output = RunsOutput;
@@ -539,7 +538,10 @@ pub(super) async fn list(
         }
     };
     let filter = Filter {
-        states: req.state.map(crate::request::States::into_vec).unwrap_or_default(),
+        states: req
+            .state
+            .map(crate::request::States::into_vec)
+            .unwrap_or_default(),
         workflow: req.workflow,
         adapter: req.adapter,
         campaign_id: req.campaign_id,

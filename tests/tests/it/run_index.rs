@@ -48,8 +48,8 @@ fn clone_runs(runs: &Path, template: &str, count: usize, salt: u64) -> Vec<Strin
                 s.as_object_mut().unwrap().remove("ended_at");
                 s.as_object_mut().unwrap().remove("reason");
             }
-            fs_err::write(&dir.join("request.json"), &request).unwrap();
-            fs_err::write(&dir.join("status.json"), serde_json::to_vec(&s).unwrap()).unwrap();
+            fs_err::write(dir.join("request.json"), &request).unwrap();
+            fs_err::write(dir.join("status.json"), serde_json::to_vec(&s).unwrap()).unwrap();
             run_id
         })
         .collect()
