@@ -18,6 +18,7 @@ pub mod outputs;
 mod refs;
 mod tool;
 mod types;
+mod values;
 
 pub use error::CwlError;
 pub use tool::{CwlTool, InputBinding, InputMapping, LoadOptions, OutputMapping, load};

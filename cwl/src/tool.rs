@@ -909,7 +909,7 @@ impl<'d> Mapper<'d> {
         let default = body
             .get("default")
             .filter(|d| !d.is_null())
-            .map(crate::job::plain_number);
+            .map(crate::values::plain_number);
         let name = sanitize(id, &mut self.names);
         let summary = body
             .get("doc")
@@ -1149,7 +1149,7 @@ fn absolute_location(mut v: Value, dir: &Path) -> Result<Value, String> {
                 .and_then(Value::as_str)
                 .map(str::to_string);
             if let Some(loc) = loc {
-                let path = crate::job::location_path(&loc, dir);
+                let path = crate::values::location_path(&loc, dir);
                 o.remove("location");
                 o.insert("path".into(), Value::String(path.display().to_string()));
             } else if !o.contains_key("contents") {

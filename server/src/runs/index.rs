@@ -623,7 +623,8 @@ impl State {
 /// Take the runs directory's start lock for an index change that must not interleave with
 /// a start's `mkdir`.
 fn lock(root: &Path) -> Result<fs_err::File, IndexError> {
-    super::start_lock(root, super::START_LOCK_TIMEOUT).map_err(|e| IndexError::Lock(e.message))
+    super::start_lock::start_lock(root, super::start_lock::START_LOCK_TIMEOUT)
+        .map_err(|e| IndexError::Lock(e.message))
 }
 
 /// Read the index from disk (header and journal only); `Err` when it must be rebuilt.

@@ -25,6 +25,7 @@ mod record;
 mod recovery;
 mod require;
 pub mod slurm;
+mod start_lock;
 pub mod state;
 mod steps;
 pub mod stream_copy;
@@ -41,6 +42,7 @@ use tokio::sync::{Semaphore, watch};
 
 pub use record::{RunSummary, is_run_id};
 use record::{read_json, try_own};
+use start_lock::{START_LOCK_TIMEOUT, start_lock};
 
 use crate::envelope::{ErrorCode, ToolError};
 use crate::request::LogStream;
@@ -137,33 +139,6 @@ impl Drop for NewRunDir {
         if !self.keep {
             let _ = fs_err::remove_dir_all(&self.path);
         }
-    }
-}
-
-/// A start holds the start lock for a directory listing and a `mkdir`: waiting longer than
-/// this means the holder hangs.
-const START_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Take `root`'s start lock, waiting at most `timeout`.
-fn start_lock(root: &Path, timeout: Duration) -> Result<fs_err::File, ToolError> {
-    let path = root.join(".start.lock");
-    let cannot = |e: &dyn std::fmt::Display| {
-        ToolError::internal(format!("cannot lock {}: {e}", path.display()))
-    };
-    let file = fs_err::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| cannot(&e))?;
-    match scimcp_core::lock::lock_exclusive(&file, timeout, || {}) {
-        Ok(()) => Ok(file),
-        Err(scimcp_core::lock::LockWait::TimedOut(waited)) => Err(cannot(&format!(
-            "another scimcp server sharing this runs directory has held it for {} s; \
-             try again, and restart that server if it hangs",
-            waited.as_secs()
-        ))),
-        Err(scimcp_core::lock::LockWait::Io(e)) => Err(cannot(&e)),
     }
 }
 

@@ -43,7 +43,7 @@ pub enum Outcome {
 /// True when this request declared form elicitation in its own 2026-07-28 capabilities
 /// (an empty `elicitation: {}` means form).
 fn declares_form(context: &RequestContext<RoleServer>) -> bool {
-    super::modern(context)
+    super::version::modern(context)
         && context
             .meta
             .client_capabilities()

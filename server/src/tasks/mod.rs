@@ -14,6 +14,8 @@
 //! served: see docs/TASKS.md for why rmcp 3.11 cannot route them.
 
 pub mod confirm;
+mod version;
+pub use version::modern;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +24,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, DetailedTask,
-    JsonObject, ProtocolVersion, Task, TaskPayload,
+    JsonObject, Task, TaskPayload,
 };
 use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
@@ -92,13 +94,6 @@ pub fn wants_task(context: &RequestContext<RoleServer>) -> bool {
             .meta
             .client_capabilities()
             .is_some_and(|caps| caps.supports_tasks())
-}
-
-/// True for protocol 2026-07-28 or later (ISO dates compare like the days they name).
-pub fn modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 fn dir(ctx: &ServerContext) -> PathBuf {

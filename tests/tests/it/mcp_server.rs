@@ -437,8 +437,13 @@ async fn bad_requests_are_refused_naming_the_field_before_any_process() {
     // Nothing was started: no run directory exists and no run is listed.
     let runs = h.ok("list_runs", json!({})).await;
     assert_eq!(runs["runs"]["total"], 0, "{runs:#}");
+    // Run directories only: the runs directory also holds the server's run index.
     let dirs = fs_err::read_dir(h.runs_dir())
-        .map(|d| d.count())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
+                .count()
+        })
         .unwrap_or(0);
     assert_eq!(dirs, 0);
     let e = h

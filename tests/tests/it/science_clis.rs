@@ -112,7 +112,11 @@ impl Server {
 
     fn run_dirs(&self) -> usize {
         fs_err::read_dir(self.home.join("runs"))
-            .map(|rd| rd.flatten().filter(|e| e.path().is_dir()).count())
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
+                    .count()
+            })
             .unwrap_or(0)
     }
 }
