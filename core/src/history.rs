@@ -13,8 +13,8 @@ use std::path::Path;
 /// mid-delete leaves one, which the next prune removes.
 pub const TOMBSTONE_PREFIX: &str = ".pruned-";
 
-/// `run-` and 16 lower-case hex digits: the names of run directories (the same rule as the
-/// server's `runs::is_run_id`, which decides what a run id is).
+/// `run-` and 16 lower-case hex digits: the names of run directories, and so what a run id
+/// is (the server's `runs::is_run_id` calls this).
 pub fn is_run_dir_name(name: &str) -> bool {
     name.strip_prefix("run-").is_some_and(|hex| {
         hex.len() == 16 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))

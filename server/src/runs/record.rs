@@ -35,10 +35,9 @@ impl From<RunStatus> for RunSummary {
 }
 
 /// `run-` and 16 lower-case hex digits; anything else never touches the file system.
+/// One rule with the run directories' names (core's history measure reads them too).
 pub fn is_run_id(id: &str) -> bool {
-    id.strip_prefix("run-").is_some_and(|hex| {
-        hex.len() == 16 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
-    })
+    scimcp_core::history::is_run_dir_name(id)
 }
 
 /// The run's owner lock (`owner.lock`), taken without waiting.
