@@ -12,6 +12,10 @@ pub enum CwlError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A job value that does not fit the tool's inputs: a wrong type, a missing File, a
+    /// required secondary file not found, a format the input does not accept.
+    #[error("input `{input}`: {message}")]
+    Input { input: String, message: String },
     #[error("{}{}: not a valid CWL document: {message}", path.display(), line_suffix(*line))]
     Syntax {
         path: PathBuf,

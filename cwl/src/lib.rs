@@ -13,6 +13,7 @@
 
 mod doc;
 mod error;
+pub mod inputs;
 pub mod job;
 pub mod outputs;
 mod refs;
