@@ -46,6 +46,10 @@ pub enum CwlError {
     },
     #[error("job {}: {message}", path.display())]
     Job { path: PathBuf, message: String },
+    /// A finished run whose output directory does not give the output object the tool
+    /// declares (a missing or mistyped output, a glob or symlink leaving the directory).
+    #[error("output `{output}`: {message}")]
+    Output { output: String, message: String },
 }
 
 impl CwlError {

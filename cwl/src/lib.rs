@@ -11,6 +11,7 @@
 //! dropped. Hints it ignores (e.g. `DockerRequirement` under `hints`) become warnings the
 //! adapter carries, so `scimcp adapter check` shows them.
 
+pub mod collect;
 mod doc;
 mod error;
 pub mod inputs;
