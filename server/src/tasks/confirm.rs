@@ -4,6 +4,11 @@
 //! `elicitation/create` form that shows what would happen, and act only when the retried
 //! request carries the person's `accept`. A decline or cancel starts (or stops) nothing.
 //!
+//! A session on an initialize-handshake protocol with elicitation (2025-06-18 to 2025-11-25)
+//! whose client declared form elicitation at `initialize` is asked the same form the older
+//! way: an `elicitation/create` request to the client while the tool call waits (over HTTP,
+//! rmcp sends it on that call's SSE stream). Its answer goes through the same checks.
+//!
 //! The `requestState` of a start is the preview's `validation_id`: not data the server
 //! trusts from the client, but a handle to the one-time grant this process holds, bound to
 //! this session and to the plan's content (request, dataset bytes, plan hash). A forged or
@@ -15,10 +20,10 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ElicitResult, ElicitationAction, InputRequest,
-    InputRequests, InputRequiredResult, JsonObject,
+    CallToolRequestParams, CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
+    InputRequest, InputRequests, InputRequiredResult, JsonObject, ProtocolVersion,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{ElicitationMode, RequestContext};
 use serde_json::{Value, json};
 
 use crate::context::{ConfirmMode, ServerContext};
@@ -51,6 +56,20 @@ fn declares_form(context: &RequestContext<RoleServer>) -> bool {
             .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
+/// True when this session negotiated an initialize-handshake protocol that has
+/// `elicitation/create` (2025-06-18 up to 2025-11-25) and its client declared form
+/// elicitation at `initialize`: the person is asked with a server-to-client request.
+fn live_form(context: &RequestContext<RoleServer>) -> bool {
+    !super::version::modern(context)
+        && context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2025_06_18.as_str())
+        && context
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+}
+
 /// Whether `tool`'s call goes through the person's confirmation; `None` leaves it to the
 /// ordinary path (`confirm: true` from the model).
 pub async fn intercept(
@@ -60,10 +79,11 @@ pub async fn intercept(
     context: &RequestContext<RoleServer>,
 ) -> Option<Outcome> {
     let tool = request.name.as_ref();
-    if !matches!(tool, "start_analysis" | "cancel_run")
-        || ctx.confirm != ConfirmMode::Required
-        || !declares_form(context)
-    {
+    if !matches!(tool, "start_analysis" | "cancel_run") || ctx.confirm != ConfirmMode::Required {
+        return None;
+    }
+    let live = live_form(context);
+    if !live && !declares_form(context) {
         return None;
     }
     let args = request.arguments.clone().unwrap_or_default();
@@ -71,49 +91,101 @@ pub async fn intercept(
     if args.get("confirm") == Some(&Value::Bool(false)) {
         return None;
     }
-    if let Some(state) = &request.request_state {
-        return Some(
-            match answered(tool, args, state, request.input_responses.as_ref()) {
-                Outcome::Declined(args, action) => declined(ctx, call, tool, args, action).await,
-                other => other,
-            },
-        );
+    if live {
+        return Some(ask_live(ctx, call, tool, args, context).await);
     }
-    Some(ask(ctx, call, tool, args).await)
+    if let Some(state) = &request.request_state {
+        let reply = reply_of(request.input_responses.as_ref());
+        return Some(match answered(tool, args, state, reply) {
+            Outcome::Declined(args, action) => declined(ctx, call, tool, args, action).await,
+            other => other,
+        });
+    }
+    Some(match question(ctx, call, tool, args).await {
+        Ok((message, state)) => Outcome::Ask(form(message, state)),
+        Err(answer) => Outcome::Answer(answer),
+    })
 }
 
-/// The first round: the preview, shown to the person as a form.
-async fn ask(ctx: &Arc<ServerContext>, call: &Call, tool: &str, mut args: JsonObject) -> Outcome {
+/// What the person is asked (the form's message) and the state the answer binds to, from
+/// the tool's own preview; `Err` is the answer when there is nothing to confirm (a preview
+/// that cannot start, a run that already ended, an error).
+async fn question(
+    ctx: &Arc<ServerContext>,
+    call: &Call,
+    tool: &str,
+    mut args: JsonObject,
+) -> Result<(String, String), CallToolResult> {
     args.remove("confirm");
     args.remove("validation_id");
     let Some(preview) = crate::tools::dispatch(ctx, call, tool, Some(args)).await else {
-        return Outcome::Answer(CallToolResult::error(vec![]));
+        return Err(CallToolResult::error(vec![]));
     };
     if preview.is_error == Some(true) {
-        return Outcome::Answer(preview);
+        return Err(preview);
     }
     let s = preview.structured_content.clone().unwrap_or(Value::Null);
-    let (message, state) = match tool {
+    match tool {
         "start_analysis" => {
             if s["preview"]["ready"] != true {
-                return Outcome::Answer(preview);
+                return Err(preview);
             }
             let Some(id) = s["validation_id"].as_str() else {
-                return Outcome::Answer(preview);
+                return Err(preview);
             };
-            (start_message(&s), id.to_string())
+            Ok((start_message(&s), id.to_string()))
         }
         _ => {
             if s["status"].is_null() || s["state"].as_str().is_none() || terminal(&s) {
-                return Outcome::Answer(preview);
+                return Err(preview);
             }
             let Some(run_id) = s["run_id"].as_str() else {
-                return Outcome::Answer(preview);
+                return Err(preview);
             };
-            (cancel_message(&s), format!("cancel:{run_id}"))
+            Ok((cancel_message(&s), format!("cancel:{run_id}")))
+        }
+    }
+}
+
+/// An initialize-handshake session: ask the person now, with `elicitation/create` to the
+/// client, and go on with their answer within this same tool call.
+async fn ask_live(
+    ctx: &Arc<ServerContext>,
+    call: &Call,
+    tool: &str,
+    args: JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Outcome {
+    let (message, state) = match question(ctx, call, tool, args.clone()).await {
+        Ok(q) => q,
+        Err(answer) => return Outcome::Answer(answer),
+    };
+    let params: ElicitRequestParams =
+        serde_json::from_value(form_params(message)).expect("a form elicitation parses");
+    // The person may take their time: no timeout of ours, but a client that cancels the
+    // tool call stops the wait (and nothing starts).
+    let reply = tokio::select! {
+        r = context.peer.create_elicitation(params) => r,
+        _ = context.ct.cancelled() => return Outcome::Answer(refusal(
+            tool,
+            "the client cancelled the call while the person was being asked",
+            "call the tool again to be asked again",
+        )),
+    };
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(e) => {
+            return Outcome::Answer(refusal(
+                tool,
+                &format!("the client did not answer the confirmation form: {e}"),
+                "call the tool again to be asked again, or use a client that shows elicitation forms",
+            ));
         }
     };
-    Outcome::Ask(form(message, state))
+    match answered(tool, args, &state, Some(reply)) {
+        Outcome::Declined(args, action) => declined(ctx, call, tool, args, action).await,
+        other => other,
+    }
 }
 
 fn terminal(s: &Value) -> bool {
@@ -127,7 +199,17 @@ fn terminal(s: &Value) -> bool {
 fn form(message: String, state: String) -> InputRequiredResult {
     let request: InputRequest = serde_json::from_value(json!({
         "method": "elicitation/create",
-        "params": {
+        "params": form_params(message),
+    }))
+    .expect("a form elicitation request parses");
+    let mut requests = InputRequests::new();
+    requests.insert(KEY.to_string(), request);
+    InputRequiredResult::new(Some(requests), Some(state))
+}
+
+/// The `elicitation/create` params of the form, the same for both protocol generations.
+fn form_params(message: String) -> Value {
+    json!({
             "mode": "form",
             "message": message,
             "requestedSchema": {
@@ -142,24 +224,18 @@ fn form(message: String, state: String) -> InputRequiredResult {
                 },
                 "required": ["approve"]
             }
-        }
-    }))
-    .expect("a form elicitation request parses");
-    let mut requests = InputRequests::new();
-    requests.insert(KEY.to_string(), request);
-    InputRequiredResult::new(Some(requests), Some(state))
+    })
+}
+
+/// The person's answer among a retried request's input responses.
+fn reply_of(responses: Option<&rmcp::model::InputResponses>) -> Option<ElicitResult> {
+    responses
+        .and_then(|r| r.get(KEY))
+        .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
 }
 
 /// The retry: the person's answer, and what the state says it answers.
-fn answered(
-    tool: &str,
-    mut args: JsonObject,
-    state: &str,
-    responses: Option<&rmcp::model::InputResponses>,
-) -> Outcome {
-    let reply = responses
-        .and_then(|r| r.get(KEY))
-        .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+fn answered(tool: &str, mut args: JsonObject, state: &str, reply: Option<ElicitResult>) -> Outcome {
     let Some(reply) = reply else {
         return Outcome::Answer(refusal(
             tool,
@@ -328,12 +404,14 @@ fn cancel_message(s: &Value) -> String {
 mod tests {
     use super::*;
 
-    fn responses(action: &str, approve: Option<bool>) -> rmcp::model::InputResponses {
+    fn responses(action: &str, approve: Option<bool>) -> Option<ElicitResult> {
         let mut reply = json!({"action": action});
         if let Some(a) = approve {
             reply["content"] = json!({"approve": a});
         }
-        [(KEY.to_string(), reply)].into_iter().collect()
+        let responses: rmcp::model::InputResponses =
+            [(KEY.to_string(), reply)].into_iter().collect();
+        reply_of(Some(&responses))
     }
 
     #[test]
@@ -344,7 +422,7 @@ mod tests {
             "start_analysis",
             args.clone(),
             id,
-            Some(&responses("accept", None)),
+            responses("accept", None),
         ) {
             Outcome::Proceed(a) => {
                 assert_eq!(a["confirm"], true);
@@ -357,7 +435,7 @@ mod tests {
                 "start_analysis",
                 args.clone(),
                 id,
-                Some(&responses(action, approve)),
+                responses(action, approve),
             ) {
                 Outcome::Declined(a, _) => assert!(a.get("confirm").is_none(), "{action}"),
                 _ => panic!("{action} must not proceed"),
@@ -373,7 +451,7 @@ mod tests {
                 "start_analysis",
                 args,
                 "cancel:run-1",
-                Some(&responses("accept", None))
+                responses("accept", None)
             ),
             Outcome::Answer(_)
         ));
@@ -383,7 +461,7 @@ mod tests {
                 "cancel_run",
                 cancel,
                 "cancel:run-1",
-                Some(&responses("accept", None))
+                responses("accept", None)
             ),
             Outcome::Answer(_)
         ));

@@ -11,7 +11,8 @@
 //! they do.
 //!
 //! 2025-11-25's experimental tasks (`params.task`, `tasks/result`, `tasks/list`) are not
-//! served: see docs/TASKS.md for why rmcp 3.11 cannot route them.
+//! served: rmcp 3.11 cannot route them, and the pinned official SDK has no client for them
+//! (docs/TASKS.md). 2025-11-25 sessions still get the person's confirmation (confirm.rs).
 
 pub mod confirm;
 mod version;
