@@ -573,6 +573,10 @@ impl Collector<'_> {
                     }
                 };
                 self.roots.check(&path)?;
+                let path = match o.get("basename") {
+                    Some(Value::String(b)) if !path.is_dir() => self.renamed(&path, b)?,
+                    _ => path,
+                };
                 let is_dir = o.get("class") == Some(&json!("Directory"));
                 if is_dir != path.is_dir() {
                     return Err(format!(
@@ -590,15 +594,11 @@ impl Collector<'_> {
                 } else {
                     fsobj::file_object(&path)?
                 };
-                // A basename the output chose (e.g. by a secondary file expression) stays,
-                // with the name parts that follow from it.
-                if let Some(Value::String(b)) = o.get("basename") {
-                    let (root, ext) = fsobj::split_name(b);
+                // A Directory keeps the basename the output chose (Files were renamed).
+                if let Some(Value::String(b)) = o.get("basename")
+                    && is_dir
+                {
                     fresh.insert("basename".into(), json!(b));
-                    if !is_dir {
-                        fresh.insert("nameroot".into(), json!(root));
-                        fresh.insert("nameext".into(), json!(ext));
-                    }
                 }
                 for (k, val) in fresh {
                     o.insert(k, val);
@@ -621,6 +621,43 @@ impl Collector<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The file at `path` under the name `basename` an output gave it (a secondary file
+    /// expression may rename): the same file when the names agree, else a link (or copy)
+    /// of it named so, next to it in the output directory, or in the output directory for an
+    /// input.
+    fn renamed(&self, path: &Path, basename: &str) -> Result<PathBuf, String> {
+        if path.file_name().is_some_and(|n| n == basename) {
+            return Ok(path.to_path_buf());
+        }
+        if basename.is_empty() || basename.contains('/') || basename == "." || basename == ".." {
+            return Err(format!(
+                "`{}` is given the basename `{basename}`, which is not a file name",
+                path.display()
+            ));
+        }
+        let dir = match path.parent() {
+            Some(d) if path.starts_with(self.outdir) => d,
+            _ => self.outdir,
+        };
+        let target = dir.join(basename);
+        if fs_err::symlink_metadata(&target).is_ok() {
+            let same = fs_err::canonicalize(&target).ok() == fs_err::canonicalize(path).ok();
+            return if same {
+                Ok(target)
+            } else {
+                Err(format!(
+                    "`{}` is given the basename `{basename}`, but `{}` already exists",
+                    path.display(),
+                    target.display()
+                ))
+            };
+        }
+        if fs_err::hard_link(path, &target).is_err() {
+            fs_err::copy(path, &target).map_err(|e| e.to_string())?;
+        }
+        Ok(target)
     }
 
     /// The value must be of the declared type (a File output that found a directory fails;
