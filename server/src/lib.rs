@@ -30,6 +30,7 @@ mod paging;
 mod plan;
 mod plan_argv;
 mod plan_compile;
+mod plan_engine;
 mod plan_error;
 mod plan_steps;
 mod programs;

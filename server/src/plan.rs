@@ -149,6 +149,11 @@ pub struct Plan {
     /// when it declares nothing, so plans of such workflows keep their hash).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<PlannedSandbox>,
+    /// The command an engine built for this request (a CWL tool's): its stdin file, stream
+    /// files, exit statuses and job, which the run and the outputs step read. Absent for
+    /// template workflows, so their plans keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<scimcp_core::manifest::EngineCommand>,
 }
 
 /// A workflow's declared sandbox grants, as the plan records them (`~/…` unexpanded: the

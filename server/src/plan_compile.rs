@@ -332,6 +332,7 @@ pub fn compile(
         steps: crate::plan_steps::compile(adapter, workflow, params, &|t| renderer.expand(t))?,
         programs: Vec::new(),
         sandbox: crate::sandbox_policy::declared(workflow),
+        engine: None,
     })
 }
 

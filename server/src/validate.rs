@@ -142,11 +142,35 @@ pub async fn validate(
     let mut resolved = with_defaults(&req.parameters, &workflow.parameters_schema);
     integers_as_integers(&mut resolved, &workflow.parameters_schema);
     check_shape_preserving(&resolved, workflow)?;
-    let dataset =
-        match crate::inputs::dataset_reference(workflow, req.dataset.as_deref(), &req.inputs)? {
-            Some(reference) => Some(datasets.resolve(reference, runtime).await?),
-            None => None,
-        };
+    // An engine's workflow takes its files inside the parameters: they are staged as named
+    // inputs of a per-request copy of the workflow, then confined and hashed like any other.
+    let engine_stage = match (&adapter.engine, &workflow.engine) {
+        (Some(engine), Some(_)) => Some(crate::plan_engine::stage(
+            engine,
+            workflow,
+            &resolved,
+            &req.inputs,
+        )?),
+        (None, Some(name)) => {
+            return Err(ToolError::internal(format!(
+                "workflow '{}' needs the '{name}' engine, which this adapter was loaded without",
+                workflow.id
+            )));
+        }
+        _ => None,
+    };
+    let (input_workflow, request_inputs) = match &engine_stage {
+        Some((w, i)) => (w, i),
+        None => (workflow, &req.inputs),
+    };
+    let dataset = match crate::inputs::dataset_reference(
+        input_workflow,
+        req.dataset.as_deref(),
+        request_inputs,
+    )? {
+        Some(reference) => Some(datasets.resolve(reference, runtime).await?),
+        None => None,
+    };
     if let Some(expected) = &req.expected_dataset_sha256
         && let Some(dataset) = &dataset
         && !expected.eq_ignore_ascii_case(&dataset.sha256)
@@ -163,8 +187,8 @@ pub async fn validate(
     }
     let limits = adapter.manifest.effective_limits();
     let inputs = crate::inputs::resolve_inputs(
-        workflow,
-        &req.inputs,
+        input_workflow,
+        request_inputs,
         datasets,
         crate::inputs::resolve::InputLimits {
             max_bytes: limits.max_dataset_bytes,
@@ -203,6 +227,11 @@ pub async fn validate(
         &launch,
         env,
     )?;
+    if let (Some(engine), Some(_)) = (&adapter.engine, &engine_stage) {
+        let staged = crate::plan_engine::staged(&inputs);
+        let command = crate::plan_engine::command(engine, &resolved, &staged)?;
+        crate::plan_engine::apply(&mut plan, command);
+    }
     blockers.extend(crate::plan_steps::bind(
         &mut plan, adapter, workflow, runtime,
     ));

@@ -29,6 +29,8 @@ pub struct Adapter {
     /// it was a fifth of loading one, and a server needs the hash only when a request does
     /// (it warms it off the start's critical path).
     fingerprint: std::sync::OnceLock<Fingerprint>,
+    /// The front end that builds each run's command (a CWL tool), when templates do not.
+    pub engine: Option<std::sync::Arc<dyn super::engine::CommandEngine>>,
 }
 
 #[derive(Debug, Clone)]
@@ -48,12 +50,31 @@ impl Adapter {
             origin,
             warnings,
             fingerprint: std::sync::OnceLock::new(),
+            engine: None,
         }
+    }
+
+    /// This adapter with its commands built by `engine`; the engine's fingerprint becomes
+    /// part of the adapter's hash.
+    pub fn with_engine(
+        mut self,
+        engine: std::sync::Arc<dyn super::engine::CommandEngine>,
+    ) -> Adapter {
+        self.engine = Some(engine);
+        self.fingerprint = std::sync::OnceLock::new();
+        self
     }
 
     fn fingerprint(&self) -> &Fingerprint {
         self.fingerprint.get_or_init(|| {
-            let value = serde_json::to_value(&self.manifest).expect("manifest serializes");
+            let mut value = serde_json::to_value(&self.manifest).expect("manifest serializes");
+            // Only an engine's adapter gains the key: every other adapter keeps its hash.
+            if let (Some(engine), Some(map)) = (&self.engine, value.as_object_mut()) {
+                map.insert(
+                    "engine".into(),
+                    serde_json::json!({"name": engine.name(), "fingerprint": engine.fingerprint()}),
+                );
+            }
             let canonical_json = crate::hash::canonical_json(&value);
             let sha256 = crate::hash::sha256_hex(canonical_json.as_bytes());
             Fingerprint {

@@ -8,6 +8,7 @@
 
 mod adapter;
 mod embedded;
+mod engine;
 mod error;
 mod inputs;
 mod load;
@@ -19,6 +20,7 @@ mod types;
 
 pub use adapter::{Adapter, AdapterOrigin};
 pub use embedded::{EMBEDDED_ADAPTERS, embedded_names};
+pub use engine::{CommandEngine, EngineCommand, EngineError, EngineLink, StageGroup, StagedGroup};
 pub use error::{ManifestError, ManifestErrors};
 pub use inputs::{
     ANY_FORMAT, INPUT_PLACEHOLDER_PREFIX, INPUTS_DIR, InputKind, InputSpec, input_placeholder_id,

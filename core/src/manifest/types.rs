@@ -234,6 +234,11 @@ pub struct Workflow {
     /// inputs did; absent from the canonical form, so manifests without it keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads_dataset: Option<bool>,
+    /// The command engine that builds this workflow's command per request (`cwl`), instead
+    /// of `argv`/`options`/`stdin` (see [`super::engine`]). Only a front end that attaches
+    /// the engine sets it; absent from the canonical form otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 /// `[workflow.sandbox]`: the grants one workflow's CLI needs on top of what every run gets

@@ -13,7 +13,7 @@ mod resolved;
 
 pub use crate::plan::PlannedInput;
 pub use crate::workflow_reads::takes_dataset;
-pub use reference::{InputValue, RequestInputs};
+pub use reference::{InputRef, InputValue, RequestInputs};
 pub use resolve::resolve_inputs;
 pub use resolved::{ResolvedInput, hashed_view};
 

@@ -130,6 +130,30 @@ impl RunManager {
         duration: Duration,
         runtime: Option<RuntimeProbe>,
     ) {
+        // An engine judges the exit status itself and writes the output object the
+        // collector then indexes with the declared artifacts.
+        let finish = match (&v.plan.engine, &self.adapter.engine) {
+            (Some(command), Some(engine)) => {
+                let (work, command, engine) = (
+                    dir.join(&v.plan.working_dir),
+                    command.clone(),
+                    Arc::clone(engine),
+                );
+                let paths = self.run_paths(&work);
+                tokio::task::spawn_blocking(move || {
+                    super::engine_work::conclude(&*engine, &command, &work, &paths, finish)
+                })
+                .await
+                .unwrap_or_else(|e| {
+                    Finish::new(
+                        RunState::Failed,
+                        "internal",
+                        &format!("reading the tool's outputs panicked: {e}"),
+                    )
+                })
+            }
+            _ => finish,
+        };
         // Indexing up to max_artifacts files (each hashed), re-hashing the run's copy of the
         // dataset and writing the result, manifest and status durably are blocking work:
         // off the async workers, so the end of a large run never holds up other tool calls.
@@ -595,6 +619,9 @@ fn prepare(
         }
         let content = paths.substitute(&file.content, file.escape);
         write_atomic(&path, content.as_bytes(), Privacy::Private).map_err(|e| internal(&e))?;
+    }
+    if let Some(engine) = &v.plan.engine {
+        crate::runs::engine_work::prepare(work, engine).map_err(|e| internal(&e))?;
     }
     Ok(())
 }

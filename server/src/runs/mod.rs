@@ -12,6 +12,7 @@ mod batch;
 pub mod child;
 #[cfg(test)]
 mod copy_gate;
+mod engine_work;
 mod execute;
 pub mod executor;
 pub mod index;

@@ -174,7 +174,18 @@ impl RunManager {
             Some((guard, argv)) => isolated_command(&guard, argv, work, env),
             None => isolated_command(&program, &args, work, env),
         };
-        let mut child = match cmd.piped().spawn() {
+        let mut cmd = cmd.piped();
+        // An engine's stdin is a staged file: the CLI reads it directly, as from a shell's `<`.
+        if let Some(file) = super::stream_copy::stdin_file(&v.plan, work) {
+            match std::fs::File::open(&file) {
+                Ok(f) => cmd = cmd.stdin(f),
+                Err(e) => {
+                    let msg = format!("cannot open {} for the CLI's stdin: {e}", file.display());
+                    return Finish::new(RunState::Failed, "spawn_failed", &msg);
+                }
+            }
+        }
+        let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
                 let msg = format!("cannot start {}: {e}", step.program);

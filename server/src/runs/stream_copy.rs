@@ -52,11 +52,30 @@ pub fn stream_copies(plan: &Plan, step_index: usize, work: &Path, max_bytes: u64
             None => None,
         }
     };
-    StreamCopies {
+    let mut copies = StreamCopies {
         stdout: copy(ArtifactBase::Stdout),
         stderr: copy(ArtifactBase::Stderr),
         max_bytes,
+    };
+    // An engine names its streams' files in the working directory itself (CWL's `stdout:`),
+    // where its output rules look for them.
+    if let Some(engine) = plan.engine.as_ref().filter(|_| last) {
+        let at = |name: &Option<String>| name.as_deref().map(|n| work.join(in_work(n)));
+        copies.stdout = at(&engine.stdout_file).or(copies.stdout);
+        copies.stderr = at(&engine.stderr_file).or(copies.stderr);
     }
+    copies
+}
+
+/// The file an engine plan feeds on the CLI's stdin (CWL's `stdin`), in `work`.
+pub fn stdin_file(plan: &Plan, work: &Path) -> Option<PathBuf> {
+    let engine = plan.engine.as_ref()?;
+    engine.stdin_file.as_deref().map(|p| work.join(in_work(p)))
+}
+
+/// An engine's path as one relative to the working directory (`{work_dir}/x` → `x`).
+fn in_work(path: &str) -> &str {
+    path.strip_prefix("{work_dir}/").unwrap_or(path)
 }
 
 fn stream_key(base: ArtifactBase) -> &'static str {

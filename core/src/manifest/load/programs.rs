@@ -171,7 +171,7 @@ fn check_workflow(c: &mut Checker<'_>, m: &Manifest, i: usize, wf: &Workflow) {
         );
     }
     if wf.steps.is_empty() {
-        if wf.argv.is_empty() && m.workflow_program(wf).launch.is_empty() {
+        if wf.argv.is_empty() && wf.engine.is_none() && m.workflow_program(wf).launch.is_empty() {
             c.error(
                 &at("argv"),
                 "argv is empty and the program has no launch arguments",
