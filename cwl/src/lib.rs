@@ -16,6 +16,7 @@ mod doc;
 mod error;
 pub mod inputs;
 pub mod job;
+pub mod norm;
 pub mod outputs;
 mod refs;
 mod tool;
