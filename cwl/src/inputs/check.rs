@@ -143,11 +143,16 @@ impl<'t> Filler<'t> {
                     Ok(Value::Object(out))
                 }
                 Some("enum") => {
-                    if matches(ty, v) {
-                        Ok(v.clone())
-                    } else {
-                        Err(mismatch(at, ty, v))
-                    }
+                    // The declared symbol (short, as norm left it), however the job spelled it.
+                    let short = v.as_str().map(short_name);
+                    o.get("symbols")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .find(|sym| Some(short_name(sym)) == short)
+                        .map(|sym| Value::String(sym.to_string()))
+                        .ok_or_else(|| mismatch(at, ty, v))
                 }
                 _ => Err(input_error(
                     at,

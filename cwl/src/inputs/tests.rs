@@ -296,6 +296,10 @@ fn types_are_checked_with_unions_enums_numbers_and_nested_arrays() {
         e.contains("input `s`: expected string, got the integer 5"),
         "{e}"
     );
+    // A symbol given as the full IRI the document wrote is the same symbol.
+    let mut job = good.clone();
+    job["e"] = json!("#e/a");
+    assert_eq!(run_inline(tool.clone(), job).ok()["e"], "a");
     let e = bad("e", json!("c"));
     assert!(e.contains("one of a, b"), "{e}");
     let e = bad("nested", json!([["a"], [1]]));
