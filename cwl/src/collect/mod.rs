@@ -12,6 +12,8 @@
 mod fsobj;
 mod glob;
 mod pending_expr;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -98,7 +100,7 @@ struct Collector<'a> {
 }
 
 /// The tool's `LoadListingRequirement` (requirements before hints), else no listing, as
-/// CWL v1.1+ defaults.
+/// CWL v1.1+ defaults (v1.0 had no such field and always listed everything).
 fn default_listing(tool: &Value) -> Listing {
     for key in ["requirements", "hints"] {
         let found = tool
@@ -113,7 +115,11 @@ fn default_listing(tool: &Value) -> Listing {
             return l;
         }
     }
-    Listing::None
+    if tool.get("cwlVersion").and_then(Value::as_str) == Some("v1.0") {
+        Listing::Deep
+    } else {
+        Listing::None
+    }
 }
 
 impl Collector<'_> {
@@ -666,18 +672,41 @@ impl Collector<'_> {
         if conforms(v, ty) {
             return Ok(());
         }
-        let got = match v {
-            Value::Object(o) if is_fs_object(o) => format!(
-                "a {} (`{}`)",
-                o.get("class").and_then(Value::as_str).unwrap_or_default(),
-                o.get("path").and_then(Value::as_str).unwrap_or_default()
-            ),
-            other => other.to_string(),
+        let items = ty
+            .get("items")
+            .filter(|_| ty.get("type") == Some(&json!("array")));
+        let got = match (&*v, items) {
+            (Value::Array(list), Some(item_ty)) => {
+                match list
+                    .iter()
+                    .enumerate()
+                    .find(|(_, i)| !conforms(&mut (*i).clone(), item_ty))
+                {
+                    Some((n, bad)) => format!("{} as item {n}", describe(bad)),
+                    None => describe(v),
+                }
+            }
+            _ => describe(v),
         };
         Err(self.err(
             id,
             format!("is declared {}, but the run gave {got}", type_name(ty)),
         ))
+    }
+}
+
+/// A value as an error message names it: a File/Directory by class and path.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Object(o) if is_fs_object(o) => format!(
+            "a {} (`{}`)",
+            o.get("class").and_then(Value::as_str).unwrap_or_default(),
+            o.get("path").and_then(Value::as_str).unwrap_or_default()
+        ),
+        Value::Null => "no value: its glob matched nothing, or it has no outputBinding and the \
+                        tool wrote no cwl.output.json"
+            .to_string(),
+        other => other.to_string(),
     }
 }
 
