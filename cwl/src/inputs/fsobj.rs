@@ -17,6 +17,10 @@ pub const MAX_CONTENTS: u64 = 64 * 1024;
 /// of `/`) would otherwise take the server's memory; real inputs hold far fewer.
 pub const MAX_LISTING: usize = 100_000;
 
+/// How deep a deep listing goes: symlinked directories are followed (the tool sees them as
+/// directories), so a link to an ancestor would otherwise recurse without end.
+const MAX_LISTING_DEPTH: usize = 64;
+
 /// `loadListing`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Listing {
@@ -198,7 +202,8 @@ impl<'a> Fs<'a> {
                         out.insert("listing".into(), Value::Array(entries));
                     }
                     None if listing != Listing::No => {
-                        let entries = self.read_listing(&path, listing == Listing::Deep, at)?;
+                        let deep = listing == Listing::Deep;
+                        let entries = self.read_listing(&path, deep, 0, at)?;
                         out.insert("listing".into(), Value::Array(entries));
                     }
                     None => {
@@ -322,7 +327,22 @@ impl<'a> Fs<'a> {
 
     /// The entries of the directory at `path`, sorted by name; subdirectories listed too
     /// when `deep`.
-    fn read_listing(&mut self, path: &Path, deep: bool, at: &str) -> Result<Vec<Value>, CwlError> {
+    fn read_listing(
+        &mut self,
+        path: &Path,
+        deep: bool,
+        depth: usize,
+        at: &str,
+    ) -> Result<Vec<Value>, CwlError> {
+        if depth > MAX_LISTING_DEPTH {
+            return Err(input_error(
+                at,
+                format!(
+                    "the Directory nests deeper than {MAX_LISTING_DEPTH} levels at {} (a symlink to a directory above it?); use `loadListing: shallow_listing`",
+                    path.display()
+                ),
+            ));
+        }
         let read_err = |e: std::io::Error| {
             input_error(
                 at,
@@ -355,7 +375,7 @@ impl<'a> Fs<'a> {
                 o.insert("class".into(), Value::String("Directory".into()));
                 set_paths(&mut o, &child, None);
                 if deep {
-                    let sub = self.read_listing(&child, true, at)?;
+                    let sub = self.read_listing(&child, true, depth + 1, at)?;
                     o.insert("listing".into(), Value::Array(sub));
                 }
             } else {

@@ -492,6 +492,24 @@ fn listings_follow_load_listing() {
     assert_eq!(l[2]["listing"][0]["basename"], "d");
     // Entries of an ordinary directory are staged with it.
     assert_eq!(files(f.ok()).len(), 1);
+
+    #[cfg(unix)]
+    {
+        // A symlink to an ancestor ends in an error, not an endless listing.
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::create_dir(dir.path().join("top")).unwrap();
+        std::os::unix::fs::symlink("..", dir.path().join("top/up")).unwrap();
+        let mut tool = tool_with(json!({"d": "Directory"}));
+        tool["cwlVersion"] = json!("v1.0");
+        let tool = crate::norm::normalize(&tool).unwrap();
+        let job = json!({"d": {"class": "Directory", "location": "top"}});
+        let f = fill_with(&tool, job.as_object().unwrap(), dir.path(), dir.path());
+        assert!(
+            f.err().contains("nests deeper than 64 levels"),
+            "{}",
+            f.err()
+        );
+    }
 }
 
 #[test]
