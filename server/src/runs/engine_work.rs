@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use scimcp_core::manifest::{CommandEngine, EngineCommand};
+use scimcp_core::manifest::{ArtifactSpec, CommandEngine, EngineCommand};
+use serde_json::Value;
 
 use super::execute::Finish;
 use super::state::RunState;
@@ -53,14 +54,29 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// The run's ending as the engine reads it: the exit status against the engine's success
-/// codes, then the output object. A run whose outputs cannot be read (a required output
-/// missing, a file outside the working directory) fails, naming why.
+/// codes, then the output object, and the artifacts that makes (each file of the object
+/// inside the working directory, so a client reads it with its hash like any artifact). A
+/// run whose outputs cannot be read (a required output missing, a file outside the working
+/// directory) fails, naming why.
 pub(super) fn conclude(
     engine: &dyn CommandEngine,
     command: &EngineCommand,
     work: &Path,
     paths: &RunPaths,
+    finish: Finish,
+) -> (Finish, Vec<ArtifactSpec>) {
+    let mut artifacts = Vec::new();
+    let finish = judge(engine, command, work, paths, finish, &mut artifacts);
+    (finish, artifacts)
+}
+
+fn judge(
+    engine: &dyn CommandEngine,
+    command: &EngineCommand,
+    work: &Path,
+    paths: &RunPaths,
     mut finish: Finish,
+    artifacts: &mut Vec<ArtifactSpec>,
 ) -> Finish {
     let code = finish.exit_code;
     let exited = matches!(finish.state, RunState::Succeeded)
@@ -116,6 +132,8 @@ pub(super) fn conclude(
                     &format!("cannot write the tool's output object: {e}"),
                 );
             }
+            let mut seen = std::collections::BTreeSet::new();
+            output_files(&object, work, "", &mut seen, artifacts);
             finish.state = RunState::Succeeded;
             finish.reason = String::new();
             finish.message = String::new();
@@ -127,5 +145,84 @@ pub(super) fn conclude(
             message: format!("the tool ran, but its outputs are not as it declares: {e}"),
             ..finish
         },
+    }
+}
+
+/// An artifact for each File in `object` (and in its listings and secondary files) that is
+/// inside `work`, named after the output it belongs to.
+fn output_files(
+    object: &Value,
+    work: &Path,
+    key: &str,
+    seen: &mut std::collections::BTreeSet<String>,
+    out: &mut Vec<ArtifactSpec>,
+) {
+    match object {
+        Value::Array(items) => {
+            for item in items {
+                output_files(item, work, key, seen, out);
+            }
+        }
+        Value::Object(o) => {
+            if o.get("class").and_then(Value::as_str) == Some("File")
+                && let Some(rel) = o
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .and_then(|p| Path::new(p).strip_prefix(work).ok())
+                    .map(|r| r.to_string_lossy().replace('\\', "/"))
+                && seen.insert(rel.clone())
+                && !rel.contains(['*', '?', '[', '{'])
+            {
+                let id = artifact_id(key, out.len());
+                if let Ok(spec) = serde_json::from_value(serde_json::json!({
+                    "id": id,
+                    "path": rel,
+                    "media_type": media_type(&rel),
+                    "base": "work",
+                    "allow_empty": true,
+                })) {
+                    out.push(spec);
+                }
+            }
+            for (k, v) in o {
+                let key = if key.is_empty() { k.as_str() } else { key };
+                output_files(v, work, key, seen, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `[a-z][a-z0-9_]*` from an output id, made unique by its index.
+fn artifact_id(key: &str, index: usize) -> String {
+    let mut id: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !id.starts_with(|c: char| c.is_ascii_lowercase()) {
+        id = format!("o_{id}");
+    }
+    format!("{id}_{}", index + 1)
+}
+
+fn media_type(rel: &str) -> &'static str {
+    match rel
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("svg") => "image/svg+xml",
+        Some("json") => "application/json",
+        Some("csv") => "text/csv",
+        Some("txt" | "log" | "out") => "text/plain",
+        _ => "application/octet-stream",
     }
 }

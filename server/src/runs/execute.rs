@@ -132,7 +132,7 @@ impl RunManager {
     ) {
         // An engine judges the exit status itself and writes the output object the
         // collector then indexes with the declared artifacts.
-        let finish = match (&v.plan.engine, &self.adapter.engine) {
+        let (finish, engine_artifacts) = match (&v.plan.engine, &self.adapter.engine) {
             (Some(command), Some(engine)) => {
                 let (work, command, engine) = (
                     dir.join(&v.plan.working_dir),
@@ -145,21 +145,22 @@ impl RunManager {
                 })
                 .await
                 .unwrap_or_else(|e| {
-                    Finish::new(
-                        RunState::Failed,
-                        "internal",
-                        &format!("reading the tool's outputs panicked: {e}"),
+                    let message = format!("reading the tool's outputs panicked: {e}");
+                    (
+                        Finish::new(RunState::Failed, "internal", &message),
+                        Vec::new(),
                     )
                 })
             }
-            _ => finish,
+            _ => (finish, Vec::new()),
         };
         // Indexing up to max_artifacts files (each hashed), re-hashing the run's copy of the
         // dataset and writing the result, manifest and status durably are blocking work:
         // off the async workers, so the end of a large run never holds up other tool calls.
         let collected = {
             let work = dir.join(&v.plan.working_dir);
-            let (plan, limits) = (v.plan.clone(), self.limits);
+            let (mut plan, limits) = (v.plan.clone(), self.limits);
+            plan.artifacts.extend(engine_artifacts);
             tokio::task::spawn_blocking(move || {
                 // Stream copies are cut to their bound before they are hashed.
                 let cut = super::stream_copy::settle(&plan, &work, limits.max_artifact_bytes);
