@@ -50,6 +50,10 @@ pub enum CwlError {
     /// declares (a missing or mistyped output, a glob or symlink leaving the directory).
     #[error("output `{output}`: {message}")]
     Output { output: String, message: String },
+    /// A job whose command line cannot be built (an expression giving the wrong kind of
+    /// value, a stream or work-dir name leaving the output directory).
+    #[error("the command line cannot be built: `{field}`: {message}")]
+    Command { field: String, message: String },
 }
 
 impl CwlError {

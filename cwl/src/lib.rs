@@ -12,6 +12,7 @@
 //! adapter carries, so `scimcp adapter check` shows them.
 
 pub mod collect;
+pub mod command;
 mod doc;
 mod error;
 pub mod inputs;

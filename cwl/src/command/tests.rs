@@ -1,0 +1,415 @@
+//! The command lines of real conformance tools (tests/cwl/tests), asserted against what
+//! tests/cwl/command_line_tool.yaml expects. Jobs are filled here by hand (File objects with
+//! `path`/`basename` from their location, defaults applied) so these tests need only norm.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn suite(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/cwl/tests")
+        .join(name)
+}
+
+/// A File or Directory completed the way the inputs module would, with its path left
+/// relative so the argv reads like the expected `args` (which are basenames).
+fn complete(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if matches!(
+                o.get("class").and_then(Value::as_str),
+                Some("File" | "Directory")
+            ) {
+                let loc = o
+                    .get("path")
+                    .or_else(|| o.get("location"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .trim_start_matches("./")
+                    .to_string();
+                let base = loc.rsplit('/').next().unwrap_or_default().to_string();
+                o.insert("path".into(), json!(loc));
+                o.insert("basename".into(), json!(base));
+            }
+            for (_, v) in o.iter_mut() {
+                complete(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(complete),
+        _ => {}
+    }
+}
+
+fn filled(tool: &Value, job: Option<&str>) -> Value {
+    let mut j = match job {
+        Some(name) => {
+            let text = fs_err::read_to_string(suite(name)).unwrap();
+            crate::doc::parse_yaml(&text).unwrap()
+        }
+        None => json!({}),
+    };
+    for input in tool["inputs"].as_array().unwrap() {
+        let id = input["id"].as_str().unwrap();
+        if j.get(id).is_none_or(Value::is_null)
+            && let Some(d) = input.get("default")
+        {
+            j[id] = d.clone();
+        }
+    }
+    complete(&mut j);
+    j
+}
+
+fn runtime() -> Value {
+    json!({"outdir": "/out", "tmpdir": "/tmp/t", "cores": 2, "ram": 1024,
+           "outdirSize": 1024, "tmpdirSize": 1024})
+}
+
+fn run(tool: &str, job: Option<&str>) -> CommandLine {
+    let t = crate::norm::load(&suite(tool)).unwrap();
+    let j = filled(&t, job);
+    build(&t, &j, &runtime(), &Expressions::new(false, Vec::new())).unwrap()
+}
+
+/// The argv after `python args.py`, as the tests' args.py prints it (basenames).
+fn args(cl: &CommandLine) -> Vec<String> {
+    assert_eq!(cl.argv[..2], ["python", "args.py"], "{:?}", cl.argv);
+    cl.argv[2..]
+        .iter()
+        .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+        .collect()
+}
+
+#[test]
+fn cl_basic_generation() {
+    let cl = run("bwa-mem-tool.cwl", Some("bwa-mem-job.json"));
+    assert_eq!(
+        args(&cl),
+        [
+            "bwa",
+            "mem",
+            "-t",
+            "2",
+            "-I",
+            "1,2,3,4",
+            "-m",
+            "3",
+            "chr20.fa",
+            "example_human_Illumina.pe_1.fastq",
+            "example_human_Illumina.pe_2.fastq"
+        ]
+    );
+    assert_eq!(cl.stdout.as_deref(), Some("output.sam"));
+    assert_eq!(cl.cores, Some(2.0));
+    assert!(!cl.shell && !cl.network);
+}
+
+#[test]
+fn nested_prefixes_arrays() {
+    let cl = run("binding-test.cwl", Some("bwa-mem-job.json"));
+    assert_eq!(
+        args(&cl),
+        [
+            "bwa",
+            "mem",
+            "chr20.fa",
+            "-XXX",
+            "-YYY",
+            "example_human_Illumina.pe_1.fastq",
+            "-YYY",
+            "example_human_Illumina.pe_2.fastq"
+        ]
+    );
+}
+
+#[test]
+fn record_order_with_input_bindings() {
+    let cl = run("record-order.cwl", Some("record-order-job.json"));
+    assert_eq!(
+        args(&cl),
+        ["-a", "-b", "1", "-c", "3", "-d", "-e", "2", "-f", "4"]
+    );
+}
+
+#[test]
+fn array_of_arrays_booleans_empty_arrays_and_optionals() {
+    let cl = run("nested-array.cwl", Some("nested-array-job.yml"));
+    assert_eq!(cl.argv, ["echo", "a"]);
+    assert_eq!(cl.stdout.as_deref(), Some("echo.txt"));
+
+    assert!(
+        args(&run(
+            "bool-empty-inputbinding.cwl",
+            Some("bool-empty-inputbinding-job.json")
+        ))
+        .is_empty()
+    );
+    assert!(args(&run("empty-array-input.cwl", Some("empty-array-job.json"))).is_empty());
+    assert_eq!(
+        args(&run("cat1-testcli.cwl", Some("cat-job.json"))),
+        ["cat", "hello.txt"]
+    );
+    assert_eq!(
+        args(&run("cat1-testcli.cwl", Some("cat-n-job.json"))),
+        ["cat", "-n", "hello.txt"]
+    );
+}
+
+#[test]
+fn value_from_replaces_the_value_and_skips_null_inputs() {
+    assert_eq!(
+        args(&run(
+            "valueFrom-constant.cwl",
+            Some("array-of-strings-job.yml")
+        )),
+        ["replacementValue"]
+    );
+    assert!(args(&run("stage-unprovided-file.cwl", Some("empty.json"))).is_empty());
+}
+
+#[test]
+fn floats_print_in_plain_decimal() {
+    let cl = run("floats_small_and_large_nojs.cwl", Some("empty.json"));
+    assert_eq!(
+        cl.argv,
+        ["echo", "-n", "0.00001", "0.0000123", "123000", "1230000"]
+    );
+}
+
+/// A tool written inline, normalized, built with `job`.
+fn inline(tool: Value, job: Value) -> Result<CommandLine, CwlError> {
+    let mut doc = json!({"cwlVersion": "v1.2", "class": "CommandLineTool", "outputs": []});
+    doc.as_object_mut()
+        .unwrap()
+        .extend(tool.as_object().unwrap().clone());
+    let t = crate::norm::normalize(&doc)?;
+    build(&t, &job, &runtime(), &Expressions::new(false, Vec::new()))
+}
+
+#[test]
+fn separate_false_enums_records_and_sorting_ties() {
+    let cl = inline(
+        json!({
+            "baseCommand": ["tool"],
+            "arguments": [{"valueFrom": "$(runtime.cores)", "prefix": "-j", "separate": false},
+                          "lit", {"position": 2, "valueFrom": "last"}],
+            "inputs": {
+                "b": {"type": "string", "inputBinding": {"prefix": "--b="}},
+                "a": {"type": {"type": "enum", "symbols": ["x", "y"]}, "inputBinding": {"position": 1}},
+                "off": {"type": "boolean", "inputBinding": {"prefix": "-o"}},
+                "on": {"type": "boolean", "inputBinding": {"prefix": "-n"}},
+                "missing": {"type": "int?", "inputBinding": {"prefix": "-m"}},
+                "u": {"type": ["int", "string"], "inputBinding": {"prefix": "-u", "separate": false}},
+            },
+        }),
+        json!({"b": "v", "a": "y", "off": false, "on": true, "missing": null, "u": "s"}),
+    )
+    .unwrap();
+    // Position 0: arguments first (numeric key), then inputs by name; then positions 1, 2.
+    assert_eq!(
+        cl.argv,
+        ["tool", "-j2", "lit", "--b=", "v", "-n", "-us", "y", "last"]
+    );
+}
+
+#[test]
+fn streams_env_resources_codes_and_limits() {
+    let cl = inline(
+        json!({
+            "baseCommand": "wc",
+            "inputs": {"f": "File", "name": "string"},
+            "stdin": "$(inputs.f.path)",
+            "stdout": "$(inputs.name).out",
+            "stderr": "err.txt",
+            "successCodes": [0, 3], "temporaryFailCodes": [75], "permanentFailCodes": [9],
+            "hints": {"EnvVarRequirement": {"envDef": {"A": "hint", "B": "b"}},
+                      "ResourceRequirement": {"coresMin": 8}},
+            "requirements": {
+                "EnvVarRequirement": {"envDef": [{"envName": "A", "envValue": "$(inputs.name)"}]},
+                "ResourceRequirement": {"coresMax": 4, "ramMin": "$(inputs.f.size)"},
+                "ToolTimeLimit": {"timelimit": 30},
+                "NetworkAccess": {"networkAccess": true},
+            },
+        }),
+        json!({"f": {"class": "File", "path": "/in/x.txt", "size": 7}, "name": "n"}),
+    )
+    .unwrap();
+    assert_eq!(cl.argv, ["wc"]);
+    assert_eq!(cl.stdin.as_deref(), Some("/in/x.txt"));
+    assert_eq!(cl.stdout.as_deref(), Some("n.out"));
+    assert_eq!(cl.stderr.as_deref(), Some("err.txt"));
+    assert_eq!(cl.env.get("A").map(String::as_str), Some("n"));
+    assert_eq!(cl.env.get("B").map(String::as_str), Some("b"));
+    assert_eq!(
+        (cl.cores, cl.ram_mb, cl.time_limit_s),
+        (Some(4.0), Some(7.0), Some(30))
+    );
+    assert!(cl.network);
+    assert_eq!(
+        (
+            cl.success_codes,
+            cl.temporary_fail_codes,
+            cl.permanent_fail_codes
+        ),
+        (vec![0, 3], vec![75], vec![9])
+    );
+
+    let out_of_dir = inline(
+        json!({"baseCommand": "x", "inputs": {}, "stdout": "../escape"}),
+        json!({}),
+    );
+    assert!(
+        matches!(out_of_dir, Err(CwlError::Command { .. })),
+        "{out_of_dir:?}"
+    );
+}
+
+#[test]
+fn stream_shortcuts_get_fixed_names() {
+    let cl = run("cat-tool-shortcut.cwl", Some("cat-job.json"));
+    assert_eq!(cl.stdin.as_deref(), Some("hello.txt"));
+    let cl = inline(
+        json!({"baseCommand": "x", "inputs": {}, "outputs": {"o": "stdout", "e": "stderr"}}),
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(cl.stdout.as_deref(), Some(crate::norm::STDOUT_NAME));
+    assert_eq!(cl.stderr.as_deref(), Some(crate::norm::STDERR_NAME));
+}
+
+#[test]
+fn shell_command_quotes_unless_told_not_to() {
+    let cl = inline(
+        json!({
+            "requirements": {"ShellCommandRequirement": {}},
+            "baseCommand": ["echo"],
+            "arguments": [{"valueFrom": "a b", "position": 1},
+                          {"valueFrom": "|", "shellQuote": false, "position": 2},
+                          {"valueFrom": "it's", "position": 3}],
+            "inputs": {},
+        }),
+        json!({}),
+    )
+    .unwrap();
+    assert!(cl.shell);
+    assert_eq!(cl.argv, ["echo", "'a b'", "|", "'it'\"'\"'s'"]);
+    assert_eq!(shell_quote(""), "''");
+    assert_eq!(shell_quote("a-b_c/d.e"), "a-b_c/d.e");
+
+    // Without ShellCommandRequirement, shellQuote has no effect and nothing is quoted.
+    let cl = inline(
+        json!({"baseCommand": ["echo"],
+               "arguments": [{"valueFrom": "a b|c", "shellQuote": false}], "inputs": {}}),
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(cl.argv, ["echo", "a b|c"]);
+    assert!(!cl.shell);
+}
+
+#[test]
+fn initial_work_dir_entries() {
+    let cl = inline(
+        json!({
+            "baseCommand": "ls",
+            "inputs": {"f": "File", "fs": "File[]", "d": "Directory", "n": "int"},
+            "requirements": {"InitialWorkDirRequirement": {"listing": [
+                "$(inputs.f)",
+                "$(inputs.fs)",
+                {"entryname": "renamed", "entry": "$(inputs.d)", "writable": true},
+                {"entryname": "conf.txt", "entry": "n=$(inputs.n)\n"},
+                {"entryname": "n.json", "entry": "$(inputs.fs)"},
+                {"entryname": "lit", "entry": "$(inputs.n)"},
+                {"class": "Directory", "basename": "made", "listing": [
+                    {"class": "File", "basename": "inner", "contents": "hi"}]},
+            ]}},
+        }),
+        json!({
+            "f": {"class": "File", "path": "/s/a.txt", "basename": "a.txt"},
+            "fs": [{"class": "File", "path": "/s/b.txt", "basename": "b.txt"}],
+            "d": {"class": "Directory", "path": "/s/dir", "basename": "dir"},
+            "n": 5,
+        }),
+    );
+    // `n.json` names a single-file array: that is the file staged under the name.
+    let cl = cl.unwrap();
+    let file = |name: &str, source: &str, writable: bool| WorkdirEntry::File {
+        name: name.into(),
+        source: source.into(),
+        writable,
+    };
+    assert_eq!(
+        cl.workdir,
+        vec![
+            file("a.txt", "/s/a.txt", false),
+            file("b.txt", "/s/b.txt", false),
+            WorkdirEntry::Directory {
+                name: "renamed".into(),
+                source: Some("/s/dir".into()),
+                listing: vec![],
+                writable: true
+            },
+            WorkdirEntry::Text {
+                name: "conf.txt".into(),
+                contents: "n=5\n".into(),
+                writable: false
+            },
+            file("n.json", "/s/b.txt", false),
+            WorkdirEntry::Text {
+                name: "lit".into(),
+                contents: "5".into(),
+                writable: false
+            },
+            WorkdirEntry::Directory {
+                name: "made".into(),
+                source: None,
+                listing: vec![WorkdirEntry::Text {
+                    name: "inner".into(),
+                    contents: "hi".into(),
+                    writable: false
+                }],
+                writable: false
+            },
+        ]
+    );
+
+    let escape = inline(
+        json!({"baseCommand": "ls", "inputs": {},
+               "requirements": {"InitialWorkDirRequirement": {"listing": [
+                   {"entryname": "../x", "entry": "t"}]}}}),
+        json!({}),
+    );
+    assert!(
+        matches!(escape, Err(CwlError::Command { .. })),
+        "{escape:?}"
+    );
+    let absolute = inline(
+        json!({"baseCommand": "ls", "inputs": {},
+               "requirements": {"InitialWorkDirRequirement": {"listing": [
+                   {"entryname": "/etc/x", "entry": "t"}]}}}),
+        json!({}),
+    );
+    assert!(absolute.unwrap_err().is_unsupported());
+}
+
+#[test]
+fn union_values_bind_by_their_member_type() {
+    // An array in a union binds its items (an empty binding per item), a File by its path.
+    let tool = json!({
+        "baseCommand": "x",
+        "inputs": {"v": {"type": ["File", {"type": "array", "items": "File"}],
+                         "inputBinding": {"prefix": "-v"}}},
+    });
+    let one = json!({"v": {"class": "File", "path": "/a"}});
+    assert_eq!(inline(tool.clone(), one).unwrap().argv, ["x", "-v", "/a"]);
+    let many = json!({"v": [{"class": "File", "path": "/a"}, {"class": "File", "path": "/b"}]});
+    assert_eq!(
+        inline(tool.clone(), many).unwrap().argv,
+        ["x", "-v", "/a", "/b"]
+    );
+    let wrong = inline(tool, json!({"v": 3}));
+    assert!(matches!(wrong, Err(CwlError::Command { .. })), "{wrong:?}");
+}
