@@ -39,7 +39,7 @@ pub use record::{
 };
 pub use view::{
     CampaignCounts, CampaignState, ColumnSummary, ItemState, ItemStatus, Row, counts,
-    item_statuses, state as view_state, table,
+    item_statuses, items_page, state as view_state, table,
 };
 
 /// How often the local scheduler looks for a free place.
@@ -161,12 +161,12 @@ impl CampaignManager {
             .iter_mut()
             .zip(validations.iter().zip(&requests))
         {
-            item.resume = Some(ItemResume {
+            item.resume = Some(Arc::new(ItemResume {
                 request: request.clone(),
                 request_sha256: v.request_sha256.clone(),
                 dataset_sha256: record::dataset_sha256(v),
                 plan_sha256: v.plan_sha256.clone(),
-            });
+            }));
         }
         let pending = validations
             .into_iter()

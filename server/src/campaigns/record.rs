@@ -2,6 +2,8 @@
 //! limits every part of a campaign checks against: the shared piece the scheduler, the grid
 //! and the views read, importing none of them.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -51,9 +53,14 @@ pub struct ItemRecord {
     /// Why the item never became a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_error: Option<String>,
-    /// What a restarted server needs to start the item as it was approved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resume: Option<ItemResume>,
+    /// What a restarted server needs to start the item as it was approved. Shared: every
+    /// status page copies the record, and the requests are most of its size.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "shared_resume"
+    )]
+    pub resume: Option<Arc<ItemResume>>,
 }
 
 /// An item's request and the hashes its validation had, kept until it becomes a run: a
@@ -66,6 +73,29 @@ pub struct ItemResume {
     pub request_sha256: String,
     pub dataset_sha256: String,
     pub plan_sha256: String,
+}
+
+/// `Option<Arc<ItemResume>>` as the plain `Option<ItemResume>` it is on disk (serde's own
+/// `Arc` support is a crate feature the workspace does not turn on for one field).
+mod shared_resume {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::ItemResume;
+
+    pub fn serialize<S: Serializer>(
+        value: &Option<Arc<ItemResume>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.as_deref().serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Arc<ItemResume>>, D::Error> {
+        Ok(Option::<ItemResume>::deserialize(deserializer)?.map(Arc::new))
+    }
 }
 
 /// The dataset hash a validation pinned (empty for a workflow without a dataset): what

@@ -1,11 +1,15 @@
 //! What a campaign looks like now, read from its runs: each item's state, the counts, the
 //! campaign's state, and the summary table of the declared metrics.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::record::CampaignRecord;
+use crate::paging::Page;
 use crate::runs::RunManager;
 use crate::runs::state::RunState;
 
@@ -49,7 +53,7 @@ impl ItemState {
 }
 
 /// One item as `get_campaign_status` shows it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ItemStatus {
     pub index: usize,
     pub dataset: String,
@@ -98,9 +102,98 @@ impl CampaignState {
     }
 }
 
-/// Each item's state, from its run.
+/// Campaigns whose views are remembered (the most recently viewed ones).
+const REMEMBERED_CAMPAIGNS: usize = 16;
+
+/// What earlier views of one campaign found that cannot change, so that a page of a large
+/// campaign costs its own items rather than a file read per item and a hash of all of them.
+#[derive(Debug, Default)]
+struct Seen {
+    /// (state, reason, message) of the items' runs that had ended, by run id: a terminal
+    /// state is final.
+    ended: HashMap<String, (ItemState, Option<String>, Option<String>)>,
+    /// The last whole item list and its `sequence_sha256`.
+    sequence: Option<(Vec<ItemStatus>, String)>,
+    /// When it was last used (a count of views), to forget the least recent campaign.
+    used: u64,
+}
+
+#[derive(Debug, Default)]
+struct Memory {
+    campaigns: HashMap<String, Seen>,
+    views: u64,
+}
+
+static MEMORY: LazyLock<Mutex<Memory>> = LazyLock::new(Mutex::default);
+
+/// Run `f` on what is remembered of `campaign_id` (forgetting the least recently viewed
+/// campaign when too many are).
+fn with_seen<R>(campaign_id: &str, f: impl FnOnce(&mut Seen) -> R) -> R {
+    let mut memory = MEMORY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    memory.views += 1;
+    let now = memory.views;
+    if !memory.campaigns.contains_key(campaign_id)
+        && memory.campaigns.len() >= REMEMBERED_CAMPAIGNS
+        && let Some(oldest) = memory
+            .campaigns
+            .iter()
+            .min_by_key(|(_, seen)| seen.used)
+            .map(|(id, _)| id.clone())
+    {
+        memory.campaigns.remove(&oldest);
+    }
+    let seen = memory.campaigns.entry(campaign_id.to_string()).or_default();
+    seen.used = now;
+    f(seen)
+}
+
+/// The page of `items` (the whole list of `campaign_id`'s items) from `offset`: as
+/// [`Page::of`], with the whole list's hash taken again only when an item changed since
+/// the campaign's last page.
+pub fn items_page(
+    campaign_id: &str,
+    items: &[ItemStatus],
+    offset: usize,
+    limit: usize,
+) -> Page<ItemStatus> {
+    let limit = limit.max(1);
+    let start = offset.min(items.len());
+    let end = start.saturating_add(limit).min(items.len());
+    let shown = items[start..end].to_vec();
+    let known = with_seen(campaign_id, |seen| {
+        seen.sequence
+            .as_ref()
+            .filter(|(last, _)| last.as_slice() == items)
+            .map(|(_, sha)| sha.clone())
+    });
+    let sequence_sha256 = known.unwrap_or_else(|| {
+        let sha = scimcp_core::hash::canonical_sha256_of(&items);
+        with_seen(campaign_id, |seen| {
+            seen.sequence = Some((items.to_vec(), sha.clone()));
+        });
+        sha
+    });
+    Page {
+        offset: start,
+        limit,
+        total: items.len(),
+        next_offset: (end < items.len()).then_some(end),
+        truncated: shown.len() < items.len(),
+        page_sha256: scimcp_core::hash::canonical_sha256_of(&shown),
+        sequence_sha256,
+        items: shown,
+    }
+}
+
+/// Each item's state, from its run (an ended run's status is read once per campaign).
 pub fn item_statuses(record: &CampaignRecord, runs: &RunManager) -> Vec<ItemStatus> {
-    record
+    // Taken out while the runs are read (no lock held over file reads); a view of the same
+    // campaign meanwhile reads the files, and both are merged back.
+    let ended = with_seen(&record.campaign_id, |seen| std::mem::take(&mut seen.ended));
+    let mut newly_ended = Vec::new();
+    let items = record
         .items
         .iter()
         .map(|item| {
@@ -113,14 +206,30 @@ pub fn item_statuses(record: &CampaignRecord, runs: &RunManager) -> Vec<ItemStat
                 reason: None,
                 message: None,
             };
+            let known = item.run_id.as_ref().and_then(|id| ended.get(id));
             match (&item.run_id, &item.start_error) {
+                (Some(_), _) if let Some((state, reason, message)) = known => ItemStatus {
+                    state: *state,
+                    reason: reason.clone(),
+                    message: message.clone(),
+                    ..base
+                },
                 (Some(run_id), _) => match runs.status(run_id) {
-                    Ok(s) => ItemStatus {
-                        state: ItemState::of(s.state),
-                        reason: s.reason,
-                        message: s.message,
-                        ..base
-                    },
+                    Ok(s) => {
+                        let state = ItemState::of(s.state);
+                        if state.is_terminal() {
+                            newly_ended.push((
+                                run_id.clone(),
+                                (state, s.reason.clone(), s.message.clone()),
+                            ));
+                        }
+                        ItemStatus {
+                            state,
+                            reason: s.reason,
+                            message: s.message,
+                            ..base
+                        }
+                    }
                     Err(e) => ItemStatus {
                         state: ItemState::Failed,
                         reason: Some("internal".into()),
@@ -143,7 +252,12 @@ pub fn item_statuses(record: &CampaignRecord, runs: &RunManager) -> Vec<ItemStat
                 (None, None) => base,
             }
         })
-        .collect()
+        .collect();
+    with_seen(&record.campaign_id, |seen| {
+        seen.ended.extend(ended);
+        seen.ended.extend(newly_ended);
+    });
+    items
 }
 
 pub fn counts(items: &[ItemStatus]) -> CampaignCounts {
@@ -328,6 +442,39 @@ pub fn table(record: &CampaignRecord, items: &[ItemStatus], runs: &RunManager) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn item(index: usize, state: ItemState) -> ItemStatus {
+        ItemStatus {
+            index,
+            dataset: "data.csv".into(),
+            parameters: serde_json::Map::from_iter([("seed".to_string(), Value::from(index))]),
+            run_id: Some(format!("run-{index:016x}")),
+            state,
+            reason: None,
+            message: None,
+        }
+    }
+
+    /// A remembered hash is the one `Page::of` computes, and a changed item is hashed again.
+    #[test]
+    fn a_page_is_the_plain_page_and_follows_a_changed_item() {
+        let id = "camp-00000000000000aa";
+        let mut items: Vec<ItemStatus> = (0..120).map(|i| item(i, ItemState::Running)).collect();
+        let first = items_page(id, &items, 50, 50);
+        assert_eq!(first, Page::of(&items, 50, 50));
+        assert_eq!(items_page(id, &items, 100, 50), Page::of(&items, 100, 50));
+        items[7].state = ItemState::Succeeded;
+        let changed = items_page(id, &items, 50, 50);
+        assert_eq!(changed, Page::of(&items, 50, 50));
+        assert_ne!(changed.sequence_sha256, first.sequence_sha256);
+        // Pages of other campaigns (more than are remembered) do not mix with this one's.
+        for n in 0..2 * REMEMBERED_CAMPAIGNS {
+            let other = format!("camp-{n:016x}");
+            let theirs: Vec<ItemStatus> = (0..3).map(|i| item(i, ItemState::Queued)).collect();
+            assert_eq!(items_page(&other, &theirs, 0, 2), Page::of(&theirs, 0, 2));
+        }
+        assert_eq!(items_page(id, &items, 0, 50), Page::of(&items, 0, 50));
+    }
 
     #[test]
     fn a_rows_schema_accepts_every_value_a_run_can_report() {

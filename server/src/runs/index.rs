@@ -394,6 +394,44 @@ fn read_entry(dir: &Path) -> Option<Entry> {
     Some(entry)
 }
 
+/// Runs below which a rebuild reads them on its own thread.
+const PARALLEL_FROM: usize = 512;
+
+/// The entries of the runs `names` under `root`, read on several threads: a history's
+/// first index build reads two small files per run, mostly waiting on the disk (100,000
+/// runs took minutes one at a time), so more readers than cores help.
+fn read_entries(root: &Path, names: Vec<String>) -> Vec<Entry> {
+    if names.len() < PARALLEL_FROM {
+        return names
+            .iter()
+            .filter_map(|n| read_entry(&root.join(n)))
+            .collect();
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get() * 4)
+        .clamp(4, 32);
+    let chunk = names.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = names
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .filter_map(|n| read_entry(&root.join(n)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .flat_map(|r| {
+                r.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
 /// The run directory names under `root`.
 fn run_names(root: &Path) -> Result<HashSet<String>, IndexError> {
     let entries = fs_err::read_dir(root).map_err(|e| IndexError::Io {
@@ -605,19 +643,31 @@ impl State {
         if self.full.is_some() {
             return Ok(());
         }
-        let (header, body) = read_body(&self.root, self.generation)?;
-        let mut full = Full::default();
-        for entry in body.into_iter().chain(header.unsettled) {
-            full.put(entry);
-        }
-        // Replay the journal over the snapshot, in order.
+        let full = read_full(&self.root, self.generation)?;
+        self.install(full);
+        Ok(())
+    }
+
+    /// Take the snapshot's entries as the full index and replay the journal over them, in
+    /// order.
+    fn install(&mut self, full: Full) {
         let ops = std::mem::take(&mut self.ops);
         self.full = Some(full);
         for op in ops {
             self.apply(op);
         }
-        Ok(())
     }
+}
+
+/// Every entry of the snapshot of `generation` (its terminal body and its header's
+/// non-terminal ones), before the journal is replayed over them.
+fn read_full(root: &Path, generation: u64) -> Result<Full, Damage> {
+    let (header, body) = read_body(root, generation)?;
+    let mut full = Full::default();
+    for entry in body.into_iter().chain(header.unsettled) {
+        full.put(entry);
+    }
+    Ok(full)
 }
 
 /// Take the runs directory's start lock for an index change that must not interleave with
@@ -755,10 +805,8 @@ fn rebuild(root: &Path, why: &Damage) -> Result<State, IndexError> {
     let generation = previous.max(max_journal_generation(root)) + 1;
     let fp = fingerprint(root);
     let mut full = Full::default();
-    for name in run_names(root)? {
-        if let Some(entry) = read_entry(&root.join(&name)) {
-            full.put(entry);
-        }
+    for entry in read_entries(root, run_names(root)?.into_iter().collect()) {
+        full.put(entry);
     }
     write_snapshot(root, generation, fp, &mut full.by_id.values())?;
     remove_old_journals(root, generation);
@@ -873,12 +921,13 @@ fn reconcile(state: &mut State) -> Result<(), Damage> {
             fp: None,
         })
         .collect();
-    for name in &names {
-        if !full.by_id.contains_key(name)
-            && let Some(entry) = read_entry(&state.root.join(name))
-        {
-            ops.push(Op::Put { entry, fp: None });
-        }
+    let unknown = names
+        .iter()
+        .filter(|n| !full.by_id.contains_key(*n))
+        .cloned()
+        .collect();
+    for entry in read_entries(&state.root, unknown) {
+        ops.push(Op::Put { entry, fp: None });
     }
     if !ops.is_empty() {
         tracing::info!(
@@ -972,9 +1021,25 @@ impl Index {
         let _ = std::thread::Builder::new()
             .name("run-index-load".into())
             .spawn(move || {
+                // Read and parse without the lock: a start-up step that needs the index
+                // (recovery, the batch jobs' check) must not wait for the whole history.
+                let (root, generation) = {
+                    let state = index.state.lock().expect("index lock");
+                    if state.full.is_some() {
+                        return;
+                    }
+                    (state.root.clone(), state.generation)
+                };
+                let loaded = read_full(&root, generation);
                 let mut state = index.state.lock().expect("index lock");
-                if state.ensure_full().is_err() {
-                    state.reload = true;
+                // A listing loaded it meanwhile, or the index moved to another snapshot
+                // (whose own entries a later access loads).
+                if state.full.is_some() || state.generation != generation || state.reload {
+                    return;
+                }
+                match loaded {
+                    Ok(full) => state.install(full),
+                    Err(_) => state.reload = true,
                 }
             });
     }

@@ -381,3 +381,76 @@ fn the_sequence_hash_is_the_hash_of_every_listed_line() {
         assert!(page.next.is_some());
     }
 }
+
+/// A history large enough to be read on several threads comes back whole when the index is
+/// built from its directories: every run once, in its own state.
+#[test]
+fn a_large_history_is_rebuilt_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let n = PARALLEL_FROM * 2 + 7;
+    for i in 0..n {
+        let state = match i % 10 {
+            0 => RunState::Failed,
+            1 => RunState::Running,
+            _ => RunState::Succeeded,
+        };
+        // Plain writes (a thousand atomic, synced ones would take most of the test's time).
+        let dir = root.join(id(i));
+        fs_err::create_dir_all(&dir).unwrap();
+        let s = status(&id(i), state, &at(i));
+        fs_err::write(dir.join("status.json"), serde_json::to_vec(&s).unwrap()).unwrap();
+        fs_err::write(dir.join("request.json"), br#"{"started_by":"alice"}"#).unwrap();
+    }
+    let index = Index::open(root).unwrap();
+    let all = listed(&index);
+    assert_eq!(all.len(), n);
+    assert_eq!(all, truth(root));
+    let mut unsettled: Vec<String> = index.unsettled().into_iter().map(|e| e.run_id).collect();
+    unsettled.sort();
+    let expected: Vec<String> = (0..n).filter(|i| i % 10 == 1).map(id).collect();
+    assert_eq!(unsettled, expected);
+    assert!(
+        index
+            .all()
+            .unwrap()
+            .iter()
+            .all(|e| e.started_by.as_deref() == Some("alice"))
+    );
+}
+
+/// The background load of the terminal entries, racing new runs, state changes and a
+/// compaction by another handle, leaves the index equal to the directories.
+#[test]
+fn the_background_load_keeps_every_change_made_meanwhile() {
+    for round in 0..4 {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let index = history(root);
+        index.compact().unwrap();
+        drop(index);
+        let index = Index::open(root).unwrap();
+        index.prefetch();
+        for i in 0..5 {
+            make_run(root, 30 + i, RunState::Queued, Some(&index));
+        }
+        let done = status(&id(10), RunState::Succeeded, &at(10));
+        write_json_atomic(&root.join(id(10)).join("status.json"), &done).unwrap();
+        index.changed(&done);
+        if round % 2 == 1 {
+            Index::open(root).unwrap().compact().unwrap();
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while index.state.lock().unwrap().full.is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(listed(&index), truth(root), "round {round}");
+        assert_eq!(truth(root).len(), 17);
+        let mut unsettled: Vec<String> = index.unsettled().into_iter().map(|e| e.run_id).collect();
+        unsettled.sort();
+        let mut expected: Vec<String> = (30..35).map(id).collect();
+        expected.push(id(11));
+        expected.sort();
+        assert_eq!(unsettled, expected, "round {round}");
+    }
+}

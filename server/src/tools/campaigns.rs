@@ -558,7 +558,7 @@ pub(super) fn status(
         created_at: record.created_at.clone(),
         array_job_id: record.array_job_id.clone(),
         counts: c,
-        items: Page::of(&items, req.offset, limit),
+        items: crate::campaigns::items_page(&record.campaign_id, &items, req.offset, limit),
     })
 }
 
