@@ -248,6 +248,10 @@ fn clone_runs(home: &Path, n: usize) -> anyhow::Result<()> {
                 let (runs, records, dirs, status, template) =
                     (&runs, &records, &dirs, &status, &template);
                 scope.spawn(move || -> anyhow::Result<()> {
+                    // The file each dataset copy is linked to: the template's until it has
+                    // as many links as the file system allows (65,000 on ext4), then a copy.
+                    let mut sources: std::collections::HashMap<&Path, PathBuf> =
+                        std::collections::HashMap::new();
                     for i in (1..=n).filter(|i| i % threads == t) {
                         let id = format!("run-{:016x}", 0x5eed_0000_0000_0000u64 + i as u64);
                         let dir = runs.join(&id);
@@ -275,7 +279,16 @@ fn clone_runs(home: &Path, n: usize) -> anyhow::Result<()> {
                                 // clone, never read by start-up or listing, so one inode
                                 // shared by hard links (100,000 copies would be 4 GiB and
                                 // minutes of writing).
-                                fs_err::hard_link(template.join(path), dir.join(path))?;
+                                let source =
+                                    sources.entry(path).or_insert_with(|| template.join(path));
+                                let target = dir.join(path);
+                                match fs_err::hard_link(&*source, &target) {
+                                    Err(e) if e.kind() == std::io::ErrorKind::TooManyLinks => {
+                                        fs_err::copy(&*source, &target)?;
+                                        *source = target;
+                                    }
+                                    linked => linked?,
+                                }
                             } else {
                                 fs_err::write(dir.join(path), bytes)?;
                             }
