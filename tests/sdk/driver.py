@@ -5,8 +5,9 @@ The test writes one JSON command per line on stdin and reads one JSON answer per
 stdout. The driver launches the real `scimcp` over stdio through the SDK's own
 `StdioServerParameters`, so every message on the wire is the SDK's:
 
-  {"op": "connect", "server": {command, args, env, cwd}, "mode": "2026-07-28" | "legacy",
-   "tasks": true, "elicit": "accept" | "decline" | null}
+  {"op": "connect", "server": {command, args, env, cwd} | "url": "http://…/mcp",
+   "mode": "2026-07-28" | "legacy", "tasks": true, "elicit": "accept" | "decline" | null}
+  {"op": "answer", "elicit": "accept" | "decline" | "cancel"}  -> how later forms are answered
   {"op": "call", "tool": NAME, "args": {...}}   -> {"kind": "task", "task": {...}}
                                                    or {"kind": "result", "result": {...}}
   {"op": "get", "taskId": ID}                    -> the `tasks/get` result as sent
@@ -97,8 +98,11 @@ class Driver:
 
     async def connect(self, cmd: dict[str, Any]) -> dict[str, Any]:
         await self.close()
-        s = cmd["server"]
-        params = StdioServerParameters(command=s["command"], args=s["args"], env=s["env"], cwd=s["cwd"])
+        if "url" in cmd:
+            params: StdioServerParameters | str = cmd["url"]
+        else:
+            s = cmd["server"]
+            params = StdioServerParameters(command=s["command"], args=s["args"], env=s["env"], cwd=s["cwd"])
         self.elicit = cmd.get("elicit")
         self.stack = AsyncExitStack()
         client = Client(
@@ -164,6 +168,9 @@ class Driver:
                     break
                 elif op == "connect":
                     out = await self.connect(cmd)
+                elif op == "answer":
+                    self.elicit = cmd["elicit"]
+                    out = {"elicit": self.elicit}
                 elif op == "close":
                     out = await self.close()
                 elif op == "call":

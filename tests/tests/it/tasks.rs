@@ -5,6 +5,11 @@
 //! the run's whole process tree; where confirmation is required, a form the person accepts
 //! starts the run and a decline starts nothing.
 //!
+//! The same SDK's initialize handshake negotiates 2025-11-25. There mcp 2.3.0 has no tasks
+//! client (its 2025-11-25 task types are never sent or dispatched), so a 2025-11-25 session
+//! is shown to get today's answer instead of a task, and to be asked the person's
+//! confirmation with a live `elicitation/create` during the call, over stdio and over HTTP.
+//!
 //! The SDK lives in `target/sdk-venv` (scripts/sdk-harness.sh; `SCIMCP_SDK_PYTHON` overrides).
 //! Without it these tests print why and pass, unless `SCIMCP_REQUIRE_SDK_HARNESS=1` (set by
 //! .ci/run, which provisions it).
@@ -141,6 +146,18 @@ impl Driver {
             json!({"op": "connect", "server": setup.server, "tasks": tasks, "elicit": elicit}),
         );
         assert_eq!(r["protocol_version"], "2026-07-28", "{r:#}");
+    }
+
+    /// Connect with the SDK's initialize handshake, which must negotiate 2025-11-25; `url`
+    /// for Streamable HTTP, else the setup's server over stdio.
+    fn connect_legacy(&mut self, setup: &Setup, url: Option<&str>, elicit: Option<&str>) {
+        let mut cmd = json!({"op": "connect", "mode": "legacy", "tasks": true, "elicit": elicit});
+        match url {
+            Some(url) => cmd["url"] = url.into(),
+            None => cmd["server"] = setup.server.clone(),
+        }
+        let r = self.send(cmd);
+        assert_eq!(r["protocol_version"], "2025-11-25", "{r:#}");
     }
 
     /// The server process this driver's client runs (a direct child of the driver).
@@ -409,4 +426,161 @@ fn the_person_confirms_a_start_in_a_form_and_a_decline_starts_nothing() {
     assert_eq!(done["status"], "completed", "{done:#}");
     assert_eq!(done["result"]["structuredContent"]["state"], "succeeded");
     assert_eq!(setup.run_dirs().len(), 2);
+}
+
+/// One 2025-11-25 session's confirmations, on a server with `--confirm required`: a decline
+/// starts nothing, an accept starts the run (no task: the SDK asks for none at this
+/// version), a `cancel_run` is asked too and cancels only on accept. `runs` lists the run
+/// directories now.
+fn confirm_in_a_2025_11_25_session(d: &mut Driver, runs: &dyn Fn() -> Vec<String>) {
+    d.send(json!({"op": "answer", "elicit": "decline"}));
+    let declined =
+        d.send(json!({"op": "call", "tool": "start_analysis", "args": analysis(json!({}))}));
+    assert_eq!(declined["kind"], "result", "{declined:#}");
+    let s = &declined["result"]["structuredContent"];
+    assert_eq!(s["started"], false, "{declined:#}");
+    assert!(
+        s["next_action"]
+            .as_str()
+            .unwrap()
+            .contains("the person declined"),
+        "{declined:#}"
+    );
+    let forms = declined["elicitations"].as_array().unwrap();
+    assert_eq!(forms.len(), 1, "{declined:#}");
+    assert_eq!(forms[0]["mode"], "form", "{declined:#}");
+    let message = forms[0]["message"].as_str().unwrap();
+    for shown in [
+        "Command: ",
+        "-m refsci regress",
+        "Dataset: data/diabetes.csv",
+        "sha256 ",
+        "Expected artifacts: metrics.json",
+        "Resources: ",
+    ] {
+        assert!(
+            message.contains(shown),
+            "{shown:?} missing from the form: {message}"
+        );
+    }
+    assert_eq!(
+        forms[0]["requestedSchema"]["properties"]["approve"]["type"],
+        "boolean"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(runs().is_empty(), "a decline created a run");
+
+    // The model's confirm: true does not bypass the person either.
+    let validation = s["validation_id"].as_str().unwrap().to_string();
+    let forced = d.send(json!({"op": "call", "tool": "start_analysis",
+        "args": {"confirm": true, "validation_id": validation,
+                 "workflow": "regression", "dataset": "data/diabetes.csv",
+                 "parameters": {"target": "target"}}}));
+    assert_eq!(
+        forced["result"]["structuredContent"]["started"], false,
+        "{forced:#}"
+    );
+    assert_eq!(forced["elicitations"].as_array().unwrap().len(), 1);
+    assert!(runs().is_empty(), "confirm: true went past a decline");
+
+    d.send(json!({"op": "answer", "elicit": "accept"}));
+    let accepted = d.send(json!({"op": "call", "tool": "start_analysis",
+        "args": analysis(json!({"sleep_s": 120}))}));
+    assert_eq!(
+        accepted["kind"], "result",
+        "no task at 2025-11-25: {accepted:#}"
+    );
+    let started = &accepted["result"]["structuredContent"];
+    assert_eq!(started["started"], true, "{accepted:#}");
+    assert_eq!(accepted["elicitations"].as_array().unwrap().len(), 1);
+    assert_eq!(runs().len(), 1);
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+
+    // Cancelling is asked too: declined, the run goes on; accepted, it ends.
+    d.send(json!({"op": "answer", "elicit": "decline"}));
+    let kept = d.send(json!({"op": "call", "tool": "cancel_run", "args": {"run_id": run_id}}));
+    let forms = kept["elicitations"].as_array().unwrap();
+    assert_eq!(forms.len(), 1, "{kept:#}");
+    assert!(
+        forms[0]["message"].as_str().unwrap().contains(&run_id),
+        "{kept:#}"
+    );
+    let status =
+        d.send(json!({"op": "call", "tool": "get_run_status", "args": {"run_id": run_id}}));
+    let state = status["result"]["structuredContent"]["state"].clone();
+    assert!(
+        matches!(state.as_str(), Some("queued" | "preparing" | "running")),
+        "a declined cancel stopped the run: {status:#}"
+    );
+    d.send(json!({"op": "answer", "elicit": "accept"}));
+    let cancelled = d.send(json!({"op": "call", "tool": "cancel_run", "args": {"run_id": run_id}}));
+    assert_eq!(cancelled["elicitations"].as_array().unwrap().len(), 1);
+    assert_ne!(cancelled["result"]["isError"], true, "{cancelled:#}");
+    assert_eq!(
+        cancelled["result"]["structuredContent"]["changed"], true,
+        "{cancelled:#}"
+    );
+    let end = d.send(json!({"op": "call", "tool": "get_run_result",
+        "args": {"run_id": run_id, "wait_s": 30}}));
+    assert_eq!(
+        end["result"]["structuredContent"]["state"], "cancelled",
+        "{end:#}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_2025_11_25_client_gets_no_task_and_is_asked_during_the_call_over_stdio() {
+    let Some(python) = sdk_python() else { return };
+    let plain = Setup::new(&[]);
+    let mut d = Driver::start(&python);
+    // The SDK declares its tasks extension only where it is active (2026-07-28), so this
+    // session gets today's answer, and tasks/* are refused.
+    d.connect_legacy(&plain, None, None);
+    let r = d.send(json!({"op": "call", "tool": "start_analysis", "args": analysis(json!({}))}));
+    assert_eq!(r["kind"], "result", "{r:#}");
+    assert_eq!(r["result"]["structuredContent"]["started"], true, "{r:#}");
+    let get = d.send(json!({"op": "get", "taskId": "task-00000000000000000000000000000000"}));
+    assert!(get["code"].is_i64(), "tasks/get must fail here: {get:#}");
+
+    let setup = Setup::new(&["--confirm", "required"]);
+    // A 2025-11-25 client without elicitation keeps the confirm: true flow.
+    d.connect_legacy(&setup, None, None);
+    let preview =
+        d.send(json!({"op": "call", "tool": "start_analysis", "args": analysis(json!({}))}));
+    assert_eq!(
+        preview["result"]["structuredContent"]["started"], false,
+        "{preview:#}"
+    );
+    assert!(preview["elicitations"].as_array().unwrap().is_empty());
+    assert!(setup.run_dirs().is_empty());
+
+    d.connect_legacy(&setup, None, Some("decline"));
+    confirm_in_a_2025_11_25_session(&mut d, &|| setup.run_dirs());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_2025_11_25_client_is_asked_during_the_call_over_http() {
+    let Some(python) = sdk_python() else { return };
+    let root = scimcp_e2e::http_server::TestRoot::new().unwrap();
+    let server = scimcp_e2e::http_server::HttpServer::start(
+        &root,
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--adapter",
+            "refsci",
+            "--confirm",
+            "required",
+        ],
+        &[],
+    )
+    .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let setup = Setup::new(&[]);
+    let mut d = Driver::start(&python);
+    d.connect_legacy(&setup, Some(&url), Some("decline"));
+    confirm_in_a_2025_11_25_session(&mut d, &|| root.run_dirs());
+    d.send(json!({"op": "close"}));
 }
