@@ -213,8 +213,18 @@ impl Cx {
                 "a schema-salad directive left in the document (read it with norm::load so $import/$include are resolved; $mixin is not supported)",
             ));
         }
-        let requirements = self.requirement_list(tool.get("requirements"), "requirements")?;
-        let hints = self.requirement_list(tool.get("hints"), "hints")?;
+        let mut requirements = self.requirement_list(tool.get("requirements"), "requirements")?;
+        let mut hints = self.requirement_list(tool.get("hints"), "hints")?;
+        if let Some(dir) = &self.dir {
+            for r in requirements.iter_mut().chain(hints.iter_mut()) {
+                if r["class"] == "InitialWorkDirRequirement"
+                    && let Some(listing) = r.get_mut("listing")
+                    && listing.is_array()
+                {
+                    absolute_locations(listing, dir);
+                }
+            }
+        }
         let schemas = self.schema_defs(&requirements)?;
         let inputs = self.parameters(tool.get("inputs"), "inputs", &schemas)?;
         let outputs = self.parameters(tool.get("outputs"), "outputs", &schemas)?;
@@ -623,6 +633,31 @@ fn body_of(v: &Value) -> Value {
     }
 }
 
+/// File and Directory literals written in the tool (InitialWorkDirRequirement listings) name
+/// their `location` relative to the tool document; the job that uses them does not know
+/// where that is, so it becomes an absolute path here.
+fn absolute_locations(v: &mut Value, dir: &Path) {
+    match v {
+        Value::Object(o) => {
+            if matches!(
+                o.get("class").and_then(Value::as_str),
+                Some("File" | "Directory")
+            ) && let Some(Value::String(loc)) = o.get_mut("location")
+                && !loc.contains("://")
+                && !loc.contains("$(")
+                && !loc.contains("${")
+            {
+                *loc = crate::values::location_path(loc, dir).display().to_string();
+            }
+            for (_, child) in o.iter_mut() {
+                absolute_locations(child, dir);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| absolute_locations(i, dir)),
+        _ => {}
+    }
+}
+
 /// Replace every `{$import: file}` with that file's document and every `{$include: file}`
 /// with its text, each relative to the document that names it.
 fn resolve_directives(v: Value, dir: &Path, path: &Path, depth: usize) -> Result<Value, CwlError> {
@@ -773,6 +808,14 @@ mod tests {
         let t = load(&suite("cat-tool-shortcut.cwl")).unwrap();
         assert_eq!(input(&t, "file1")["type"], "File");
         assert_eq!(t["stdin"], "$(inputs.file1.path)");
+
+        let t = load(&suite("iwd/iwd-fileobjs1.cwl")).unwrap();
+        let listing = &t["requirements"][0]["listing"];
+        let loc = listing[0]["location"].as_str().unwrap();
+        assert!(
+            Path::new(loc).is_absolute() && loc.ends_with("loadContents/inp-filelist.txt"),
+            "{loc}"
+        );
 
         let t = load(&suite("imported-hint.cwl")).unwrap();
         assert_eq!(t["hints"][0]["class"], "EnvVarRequirement");

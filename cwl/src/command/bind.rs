@@ -293,7 +293,16 @@ fn matches(ty: &Value, datum: &Value) -> bool {
                     .and_then(Value::as_array)
                     .is_some_and(|syms| syms.iter().any(|x| x == s))
             }),
-            Some("record") => datum.is_object() && datum.get("class").is_none(),
+            // Every field's value fits its type (missing is null), so a union of records picks
+            // the one whose enums and required fields the value has (tmap-tool.cwl).
+            Some("record") => {
+                datum.is_object()
+                    && datum.get("class").is_none()
+                    && list(ty, "fields").iter().all(|f| {
+                        let name = f["name"].as_str().unwrap_or_default();
+                        matches(&f["type"], datum.get(name).unwrap_or(&Value::Null))
+                    })
+            }
             _ => false,
         },
         _ => false,
