@@ -177,8 +177,8 @@ impl RunManager {
         let mut cmd = cmd.piped();
         // An engine's stdin is a staged file: the CLI reads it directly, as from a shell's `<`.
         if let Some(file) = super::stream_copy::stdin_file(&v.plan, work) {
-            match std::fs::File::open(&file) {
-                Ok(f) => cmd = cmd.stdin(f),
+            match fs_err::File::open(&file) {
+                Ok(f) => cmd = cmd.stdin(f.into_parts().0),
                 Err(e) => {
                     let msg = format!("cannot open {} for the CLI's stdin: {e}", file.display());
                     return Finish::new(RunState::Failed, "spawn_failed", &msg);
