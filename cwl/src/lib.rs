@@ -13,6 +13,7 @@
 
 pub mod collect;
 pub mod command;
+pub mod expr;
 mod doc;
 mod error;
 pub mod inputs;
