@@ -8,6 +8,7 @@ mod adapter_check;
 mod campaign_restart;
 mod confirm;
 mod crate_edges;
+mod cwl_community;
 mod file_kinds;
 mod file_loops;
 mod forecasting;
