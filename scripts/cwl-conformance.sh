@@ -6,7 +6,9 @@
 # the time per test, and compares scimcp's failures with tests/cwl/expected-failures.txt:
 # it fails on a failure that is not listed, and on a listed test that passes.
 #
-# Usage: scripts/cwl-conformance.sh [--no-cwltool] [--update-expected]
+# Usage: scripts/cwl-conformance.sh [--no-cwltool] [--update-expected] [--setup-only]
+#   --setup-only installs the pinned cwltest and cwltool in target/cwl-venv and stops (the
+#   cwltool tests/tests/it/cwl_community.rs compares scimcp with).
 #   --update-expected rewrites tests/cwl/expected-failures.txt from this run, each test with
 #   the first line scimcp cwl-run printed about it (review the diff before committing).
 # Env: SCIMCP_BIN (default target/debug/scimcp), CWL_JOBS (parallel tests, default 2).
@@ -15,11 +17,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 run_cwltool=1
 update=0
+setup_only=0
 for arg in "$@"; do
   case $arg in
     --no-cwltool) run_cwltool=0 ;;
     --update-expected) update=1 ;;
-    *) echo "usage: $0 [--no-cwltool] [--update-expected]" >&2; exit 2 ;;
+    --setup-only) setup_only=1 ;;
+    *) echo "usage: $0 [--no-cwltool] [--update-expected] [--setup-only]" >&2; exit 2 ;;
   esac
 done
 venv=target/cwl-venv
@@ -27,6 +31,10 @@ pins=(cwltest==2.7.20260814150058 cwltool==3.3.20260925135507 PyYAML==6.0.3)
 if ! "$venv/bin/python" -c 'import cwltest, cwltool, yaml' 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet "${pins[@]}"
+fi
+if [ "$setup_only" = 1 ]; then
+  echo "cwltool and cwltest are in $venv: $("$venv/bin/cwltool" --version 2>&1 | tail -1)"
+  exit 0
 fi
 export SCIMCP_BIN=${SCIMCP_BIN:-$root/target/debug/scimcp}
 [ -x "$SCIMCP_BIN" ] || cargo build --quiet -p scimcp-server --bin scimcp
