@@ -37,7 +37,8 @@ pub(super) fn arguments(b: &Builder) -> Result<Vec<(String, bool)>, CwlError> {
         match arg {
             Value::String(s) => {
                 let mut binding = Map::new();
-                if super::expr::has_expression(s) {
+                // Escaped `\$(` too goes through the evaluator, which removes the escape.
+                if s.contains("$(") || s.contains("${") {
                     binding.insert("valueFrom".into(), arg.clone());
                     bound.push(Bound {
                         key: vec![Key::Int(0), index],

@@ -10,7 +10,6 @@
 //! bindings of arrays and records append their own, and integers sort before strings.
 
 mod bind;
-mod pending_expr;
 mod workdir;
 
 #[cfg(test)]
@@ -21,10 +20,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::CwlError;
-use pending_expr as expr;
+use crate::expr::{Context, Expressions};
 
-use expr::Context;
-pub use expr::Expressions;
 pub use workdir::WorkdirEntry;
 
 /// What to run for one job.

@@ -89,8 +89,8 @@ fn dirent(
         },
     };
     let entry = d.get("entry").unwrap_or(&Value::Null);
-    let is_expression = entry.as_str().is_some_and(super::expr::has_expression);
-    let v = b.eval(&format!("{field}.entry"), entry, &Value::Null)?;
+    let is_expression = entry.as_str().is_some_and(crate::expr::has_expression);
+    let v = eval_keeping_whitespace(b, &format!("{field}.entry"), entry)?;
     match &v {
         Value::Null => Ok(()),
         Value::String(s) => {
@@ -118,7 +118,9 @@ fn dirent(
             })?;
             out.push(WorkdirEntry::Text {
                 name: entry_name(field, &name)?,
-                contents: v.to_string(),
+                // Serialized as parameter references interpolate values (Python's
+                // json.dumps, as the iwd-jsondump tests' checksums expect).
+                contents: crate::expr::to_text(&v),
                 writable,
             });
             Ok(())
@@ -128,6 +130,26 @@ fn dirent(
             format!("must be a string or an expression, not {other}"),
         )),
     }
+}
+
+/// `entry` is file contents, so the whitespace around it stays (the evaluator trims a field
+/// before looking for a lone expression, as cwltool does elsewhere; for Dirent it does not:
+/// iwd-jsondump1-nl expects the JSON and its trailing newline).
+fn eval_keeping_whitespace(b: &Builder, field: &str, entry: &Value) -> Result<Value, CwlError> {
+    let Some(text) = entry.as_str() else {
+        return b.eval(field, entry, &Value::Null);
+    };
+    let core = text.trim();
+    let v = b.eval(field, &Value::String(core.to_string()), &Value::Null)?;
+    if core.len() == text.len() {
+        return Ok(v);
+    }
+    let start = text.len() - text.trim_start().len();
+    let (lead, trail) = (&text[..start], &text[start + core.len()..]);
+    Ok(Value::String(format!(
+        "{lead}{}{trail}",
+        crate::expr::to_text(&v)
+    )))
 }
 
 fn is_file_like(v: &Value) -> bool {
