@@ -11,7 +11,6 @@
 
 mod fsobj;
 mod glob;
-mod pending_expr;
 #[cfg(test)]
 mod tests;
 
@@ -21,9 +20,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use crate::CwlError;
+use crate::expr::{Context, Expressions, has_expression};
 use fsobj::{Listing, Roots};
-pub use pending_expr::Expressions;
-use pending_expr::{Context, has_expression};
 
 pub use fsobj::LOAD_CONTENTS_LIMIT;
 
