@@ -188,7 +188,19 @@ impl Run {
                     .collect()
             })
             .unwrap_or_default();
-        let exprs = Expressions::new(false, Vec::new());
+        // JavaScript where the tool declares it (its expressionLib as plain strings).
+        let js = tool["requirements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["class"] == "InlineJavascriptRequirement");
+        let lib = js
+            .and_then(|r| r["expressionLib"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str().map(String::from))
+            .collect();
+        let exprs = Expressions::new(js.is_some(), lib);
         let streams = Streams {
             stdout: self.stdout,
             stderr: self.stderr,
@@ -634,5 +646,42 @@ fn a_secondary_file_renamed_by_an_expression_is_linked_under_its_basename() {
         r.outdir()
             .join("secondary_file_test.txt.accessory")
             .is_file()
+    );
+}
+
+#[test]
+fn javascript_output_eval_on_loaded_contents() {
+    let mut r = Run::new();
+    r.job = json!({"file1": input_file("whale.txt")});
+    r.stdout = Some("output.txt");
+    // What `wc whale.txt > output.txt` writes.
+    r.write("output.txt", "  16  194 1111 whale.txt\n");
+    r.check("wc2-tool.cwl", "expression_outputEval");
+
+    let mut r = Run::new();
+    r.stdout = Some("a.txt");
+    r.write("a.txt", "0\n");
+    let got = r.check(
+        "optional-numerical-output-0.cwl",
+        "optional_numerical_output_returns_0_not_null",
+    );
+    assert_eq!(got["out"], json!(0));
+}
+
+#[test]
+fn output_binding_load_listing_gives_output_eval_a_shallow_listing() {
+    let r = Run::new();
+    r.touch(&["file1", "file2", "file3"]);
+    r.check("listing_shallow3.cwl", "listing_outputBinding_loadListing");
+}
+
+#[test]
+fn a_secondary_file_expression_renaming_a_file() {
+    let r = Run::new();
+    // The InitialWorkDir entries of rename-outputs.cwl, and `ls`.
+    r.touch(&["secondary_file_test.txt", "secondary_file_test.accessory"]);
+    r.check(
+        "secondaryfiles/rename-outputs.cwl",
+        "command_output_file_expression",
     );
 }
