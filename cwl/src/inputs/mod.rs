@@ -14,7 +14,6 @@
 //! confine every path [`files`] returns before anything of the filled job is used or shown.
 
 mod check;
-mod expr_shim;
 mod fsobj;
 mod secondary;
 #[cfg(test)]
@@ -26,10 +25,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::CwlError;
-use expr::Expressions;
-use expr_shim as expr;
+use crate::expr::Expressions;
 
-pub use fsobj::MAX_LISTING;
+pub use fsobj::{MAX_LISTING, file_uri};
 
 /// The job as the engine sees it: defaults applied (a default File's location relative to
 /// the tool file), every value checked against its CWL type (records, arrays, enums, unions —

@@ -6,10 +6,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::check::Deferred;
-use super::expr::{Context, Expressions, has_expression};
 use super::fsobj::{Fs, Listing, expand, split_ext};
 use super::input_error;
 use crate::CwlError;
+use crate::expr::{Context, Expressions, has_expression};
 
 pub(super) fn resolve(
     job: &mut Value,

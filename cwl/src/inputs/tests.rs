@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::expr::Expressions;
 use super::{files, fill, relocate, staged_parent};
 use crate::CwlError;
+use crate::expr::Expressions;
 
 fn suite(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -724,4 +724,74 @@ fn names_split_as_cwl_says() {
     assert_eq!(split_ext(".cshrc"), (".cshrc", ""));
     assert_eq!(split_ext("noext"), ("noext", ""));
     assert_eq!(split_ext("..a.b"), ("..a", ".b"));
+}
+
+#[test]
+fn secondary_file_expressions_see_self_and_inputs() {
+    // command_input_file_expression: an expression gives another input's File, renamed.
+    let f = run(
+        "secondaryfiles/rename-inputs.cwl",
+        Some("secondaryfiles/rename-inputs.yml"),
+    );
+    let sf = &f.ok()["inputWithSecondary"]["secondaryFiles"];
+    assert_eq!(sf.as_array().map(Vec::len), Some(1), "{sf}");
+    assert_eq!(sf[0]["basename"], "secondary_file_test.accessory");
+    assert_eq!(
+        sf[0]["path"],
+        abs("secondaryfiles/secondary_file_test.txt.accessory")
+    );
+    assert_eq!(
+        files(f.ok())
+            .iter()
+            .filter(|(p, _)| p == "/inputWithSecondary/secondaryFiles/0")
+            .count(),
+        1
+    );
+
+    // filesarray_secondaryfiles(2): `.fai` required, `.crai` and `.bai?` optional, an
+    // expression giving null, and `.dat`/`.dat2` required only when inputs.require_dat.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["ref.fasta", "ref.fasta.fai", "ref2.fasta", "ref2.fasta.fai"] {
+        fs_err::write(dir.path().join(name), "").unwrap();
+    }
+    let tool = crate::norm::load(&suite("docker-array-secondaryfiles.cwl")).unwrap();
+    let job = crate::job::read_job(Some(&suite("docker-array-secondaryfiles-job.json"))).unwrap();
+    let f = fill_with(&tool, &job, dir.path(), dir.path());
+    let names: Vec<&str> = f.ok()["fasta_path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["secondaryFiles"].as_array().unwrap())
+        .map(|s| s["basename"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ref.fasta.fai", "ref2.fasta.fai"]);
+    let job = crate::job::read_job(Some(&suite("docker-array-secondaryfiles-job2.json"))).unwrap();
+    let f = fill_with(&tool, &job, dir.path(), dir.path());
+    let e = f.err();
+    assert!(
+        e.contains("input `fasta_path[0]`") && e.contains(".dat"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_expression_format_is_evaluated() {
+    let tool = tool_with(json!({
+        "want": "string",
+        "f": {"type": "File", "format": "$(inputs.want)"},
+    }));
+    let ok = run_inline(
+        tool.clone(),
+        json!({"want": "http://example.com/a", "f": {"class": "File", "location": "whale.txt", "format": "http://example.com/a"}}),
+    );
+    assert_eq!(ok.ok()["f"]["format"], "http://example.com/a");
+    let bad = run_inline(
+        tool,
+        json!({"want": "http://example.com/b", "f": {"class": "File", "location": "whale.txt", "format": "http://example.com/a"}}),
+    );
+    assert!(
+        bad.err().contains("accepts only http://example.com/b"),
+        "{}",
+        bad.err()
+    );
 }
