@@ -519,3 +519,65 @@ fn every_suite_command_line_builds() {
     // An absolute entryname is a container mount point.
     assert_eq!(unsupported, ["iwd-container-entryname1"]);
 }
+
+/// `run` with the tool's InlineJavascriptRequirement honoured.
+fn run_js(tool: &str, job: Option<&str>) -> CommandLine {
+    let t = crate::norm::load(&suite(tool)).unwrap();
+    let j = filled(&t, job);
+    build(&t, &j, &runtime(), &Expressions::new(true, Vec::new())).unwrap()
+}
+
+#[test]
+fn positions_given_by_expressions() {
+    // inputBinding_position_expr: `$(self)`, `${return self+1;}`, `${return 2;}` and a null.
+    let cl = run_js("echo-position-expr.cwl", Some("echo-position-expr-job.yml"));
+    assert_eq!(cl.argv, ["echo", "🕺", "1", "singular", "sensation!"]);
+}
+
+/// Files InitialWorkDirRequirement writes that the tool leaves as they are: their contents
+/// must hash to what the suite expects of the output that globs them.
+#[test]
+fn work_dir_texts_match_the_suite_checksums() {
+    use sha1::Digest;
+    let ids = [
+        "iwd-nolimit",
+        "iwd-jsondump1",
+        "iwd-jsondump1-nl",
+        "iwd-jsondump2",
+        "iwd-jsondump2-nl",
+        "iwd-jsondump3",
+        "iwd-jsondump3-nl",
+        "escaping_expression_no_extra_quotes",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cwl");
+    let text = fs_err::read_to_string(root.join("command_line_tool.yaml")).unwrap();
+    let tests = crate::doc::parse_yaml(&text).unwrap();
+    let mut checked = 0;
+    for t in tests.as_array().unwrap() {
+        if !ids.contains(&t["id"].as_str().unwrap_or_default()) {
+            continue;
+        }
+        let tool = t["tool"].as_str().unwrap().trim_start_matches("tests/");
+        let cl = run_js(tool, None);
+        let (_, expected) = t["output"].as_object().unwrap().iter().next().unwrap();
+        let want = expected["location"].as_str().unwrap();
+        let contents = cl
+            .workdir
+            .iter()
+            .find_map(|e| match e {
+                WorkdirEntry::Text { name, contents, .. } if name == want => Some(contents),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{tool}: no {want} in {:?}", cl.workdir));
+        let digest = sha1::Sha1::digest(contents.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            contents.len() as u64,
+            expected["size"].as_u64().unwrap(),
+            "{tool}"
+        );
+        assert_eq!(format!("sha1${hex}"), expected["checksum"], "{tool}");
+        checked += 1;
+    }
+    assert_eq!(checked, ids.len());
+}
