@@ -82,8 +82,13 @@ impl Engine {
             res.map_err(|e| self.describe(&ctx, e))
         });
         self.deadline.set(None);
-        // A heap left near its limit would make the next evaluation fail for no reason of its own.
-        self.rt.run_gc();
+        if out.is_err() {
+            // Reference counting frees a finished evaluation's values; only a failed one (an
+            // exceeded memory limit, cycles left behind) needs a full collection, so that the
+            // next evaluation does not start near the limit. Collecting every time costs more
+            // than the evaluation.
+            self.rt.run_gc();
+        }
         match out? {
             None => Ok(Value::Null),
             Some(json) => serde_json::from_str(&json).map_err(|e| {

@@ -101,6 +101,13 @@ impl std::fmt::Debug for Expressions {
     }
 }
 
+/// No InlineJavascriptRequirement, no expressionLib: parameter references only.
+impl Default for Expressions {
+    fn default() -> Self {
+        Self::new(false, Vec::new())
+    }
+}
+
 impl Expressions {
     /// `inline_js`: the tool has InlineJavascriptRequirement; `lib`: its expressionLib
     /// (already resolved to source text).

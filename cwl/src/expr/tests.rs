@@ -386,6 +386,11 @@ fn measure_cost() {
         assert_eq!(ev(&e, "$(inputs.n + 1)", &i).unwrap(), json!(2));
     }
     let js_each = t.elapsed() / n;
+    let t = Instant::now();
+    for _ in 0..n {
+        ev(&e, "$(1)", &json!({})).unwrap();
+    }
+    let js_trivial = t.elapsed() / n;
     let p = nojs();
     let t = Instant::now();
     for _ in 0..n {
@@ -393,8 +398,9 @@ fn measure_cost() {
     }
     let ref_each = t.elapsed() / n;
     let msg = format!(
-        "expr cost: first JS evaluation (engine start) {first:?}; JS {} ns/eval; parameter reference {} ns/eval",
+        "expr cost: first JS evaluation (engine start) {first:?}; JS {} ns/eval (trivial, empty inputs: {} ns); parameter reference {} ns/eval",
         js_each.as_nanos(),
+        js_trivial.as_nanos(),
         ref_each.as_nanos()
     );
     #[allow(clippy::print_stderr)]
