@@ -49,6 +49,13 @@ pub fn collect(
         output: "*".into(),
         message,
     };
+    // Locations are absolute `file://` URIs, so the directory they are in must be absolute.
+    let outdir = &std::path::absolute(outdir).map_err(|e| {
+        whole(format!(
+            "the output directory `{}` has no absolute path: {e}",
+            outdir.display()
+        ))
+    })?;
     let roots = Roots::new(outdir, job).map_err(|e| {
         whole(format!(
             "cannot read the output directory `{}`: {e}",
