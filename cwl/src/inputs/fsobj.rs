@@ -104,12 +104,7 @@ impl<'a> Fs<'a> {
                 path
             }
         };
-        let meta = fs_err::metadata(&path).map_err(|e| {
-            input_error(
-                at,
-                format!("the File {} cannot be read: {e}", path.display()),
-            )
-        })?;
+        let meta = fs_err::metadata(&path).map_err(|e| missing(at, "File", &path, &e))?;
         if meta.is_dir() {
             return Err(input_error(
                 at,
@@ -178,12 +173,8 @@ impl<'a> Fs<'a> {
         let mut out = o.clone();
         match source(o, base, at)? {
             Some(path) => {
-                let meta = fs_err::metadata(&path).map_err(|e| {
-                    input_error(
-                        at,
-                        format!("the Directory {} cannot be read: {e}", path.display()),
-                    )
-                })?;
+                let meta =
+                    fs_err::metadata(&path).map_err(|e| missing(at, "Directory", &path, &e))?;
                 if !meta.is_dir() {
                     return Err(input_error(
                         at,
@@ -409,6 +400,22 @@ impl<'a> Fs<'a> {
             "no free name for a literal under the staging directory",
         ))
     }
+}
+
+/// A File or Directory the job names that cannot be looked at.
+fn missing(at: &str, class: &str, path: &Path, e: &std::io::Error) -> CwlError {
+    let why = match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist".to_string(),
+        std::io::ErrorKind::PermissionDenied => "cannot be read (permission denied)".to_string(),
+        _ => format!("cannot be read: {e}"),
+    };
+    input_error(
+        at,
+        format!(
+            "the {class} {} {why}; check its `location` or `path` (relative ones are read from the job's directory, a default's from the tool's)",
+            path.display()
+        ),
+    )
 }
 
 fn class_of(o: &Map<String, Value>) -> Option<&str> {
