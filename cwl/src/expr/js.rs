@@ -53,7 +53,7 @@ impl Engine {
     }
 
     /// Runs `body` (a function body, `{…}`) with `inputs`, `self`, `runtime` and the library
-    /// in scope, in strict mode, and returns its result as JSON (`undefined` is null).
+    /// in scope, in strict mode, and returns its result as JSON (`undefined` is an error).
     pub fn eval(
         &self,
         lib: &str,
@@ -90,7 +90,12 @@ impl Engine {
             self.rt.run_gc();
         }
         match out? {
-            None => Ok(Value::Null),
+            // The reference runner refuses `undefined` too (it is not JSON): saying so here
+            // beats a null that silently drops an argument or an output.
+            None => Err(ExprErrorKind::Javascript(
+                "its value is undefined (a ${…} body without `return`, or a missing property?): return a value, or null"
+                    .into(),
+            )),
             Some(json) => serde_json::from_str(&json).map_err(|e| {
                 ExprErrorKind::Javascript(format!("its result is not JSON ({e}): {json}"))
             }),

@@ -225,7 +225,11 @@ fn javascript_expressions_and_lib() {
         ev(&e, "${ var r = {}; r.k = [1, null, 'x']; return r; }", &i).unwrap(),
         json!({"k": [1, null, "x"]})
     );
-    assert_eq!(ev(&e, "${ }", &i).unwrap(), json!(null));
+    assert_eq!(ev(&e, "${ return null; }", &i).unwrap(), json!(null));
+    let err = ev(&e, "${ }", &i).unwrap_err();
+    assert!(err.to_string().contains("undefined"), "{err}");
+    let err = ev(&e, "$(inputs.nothing)", &i).unwrap_err();
+    assert!(err.to_string().contains("undefined"), "{err}");
     // `.length` of a string is not a parameter reference result, so JavaScript answers it.
     assert_eq!(ev(&e, "$(inputs.s.length)", &i).unwrap(), json!(3));
     assert_eq!(
