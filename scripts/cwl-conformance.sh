@@ -60,7 +60,8 @@ suite() { # name tool [args after --]
 
 echo "== CWL v1.2 command_line_tool conformance (195 tests, $jobs at a time)"
 echo "-- scimcp cwl-run (through MCP):"
-suite scimcp "$root/scripts/scimcp-cwl-runner-wrapper"
+# The lane is the operator here: it allows ShellCommandRequirement tools (shown in each plan).
+suite scimcp "$root/scripts/scimcp-cwl-runner-wrapper" --allow-shell
 if [ "$run_cwltool" = 1 ]; then
   echo "-- cwltool --no-container --relax-path-checks (reference, same tests, same run):"
   suite cwltool "$root/$venv/bin/cwltool" --no-container --relax-path-checks

@@ -74,7 +74,7 @@ pub fn load(path: &Path, _options: LoadOptions) -> Result<CwlTool, CwlError> {
 }
 
 /// Names a manifest accepts: `[a-z_][a-z0-9_]*` for parameters, `[a-z][a-z0-9_]*` for ids.
-fn sanitize(id: &str, taken: &mut BTreeSet<String>) -> String {
+pub(crate) fn sanitize(id: &str, taken: &mut BTreeSet<String>) -> String {
     let short = id.rsplit(['#', '/']).next().unwrap_or(id);
     let mut s: String = short
         .chars()

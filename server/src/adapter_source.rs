@@ -1,18 +1,36 @@
 //! Which loader an `--adapter` value goes to: a `.cwl` path to the CWL front end
-//! (scimcp-cwl), anything else to the manifest loader (an embedded name or a TOML file). Both
-//! give the same validated [`Adapter`], so nothing after loading knows which it was.
+//! (scimcp-cwl, whose engine builds each run's command), anything else to the manifest loader
+//! (an embedded name or a TOML file). Both give the same validated [`Adapter`], so nothing
+//! after loading knows which it was.
 
 use scimcp_core::manifest::{Adapter, ManifestErrors};
 
-/// Load the adapter `name_or_path` names, by its extension.
-pub(crate) fn resolve(name_or_path: &str) -> Result<Adapter, ManifestErrors> {
-    if scimcp_cwl::is_cwl_path(name_or_path) {
-        return scimcp_cwl::load(
-            std::path::Path::new(name_or_path),
-            scimcp_cwl::LoadOptions::default(),
-        )
-        .map(|tool| tool.adapter)
-        .map_err(|e| e.into_manifest_errors());
+/// The `--adapter` value and what the operator allows a CWL tool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AdapterChoice<'a> {
+    pub name: &'a str,
+    /// `--cwl-allow-shell`: serve ShellCommandRequirement tools through `/bin/sh -c`.
+    pub cwl_allow_shell: bool,
+}
+
+impl<'a> From<&'a str> for AdapterChoice<'a> {
+    fn from(name: &'a str) -> Self {
+        AdapterChoice {
+            name,
+            cwl_allow_shell: false,
+        }
     }
-    scimcp_core::manifest::resolve(name_or_path)
+}
+
+/// Load the adapter `choice` names, by its extension.
+pub(crate) fn resolve(choice: AdapterChoice<'_>) -> Result<Adapter, ManifestErrors> {
+    if scimcp_cwl::is_cwl_path(choice.name) {
+        let options = scimcp_cwl::EngineOptions {
+            allow_shell: choice.cwl_allow_shell,
+        };
+        return scimcp_cwl::engine::load_engine(std::path::Path::new(choice.name), options)
+            .map(|(adapter, _)| adapter)
+            .map_err(|e| e.into_manifest_errors());
+    }
+    scimcp_core::manifest::resolve(choice.name)
 }

@@ -53,6 +53,10 @@ pub(crate) struct CwlRunArgs {
     /// Print only errors on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Serve tools with ShellCommandRequirement through `/bin/sh -c` (`serve
+    /// --cwl-allow-shell`).
+    #[arg(long)]
+    pub allow_shell: bool,
     /// The CWL CommandLineTool document (a path or a file:// URI).
     pub tool: String,
     /// The job: the input values (YAML or JSON); without it every input takes its default.
@@ -94,6 +98,10 @@ pub(crate) struct ServeArgs {
     /// An embedded adapter's name (e.g. `refsci`) or the path of a manifest file.
     #[arg(long, default_value = "refsci")]
     pub adapter: String,
+    /// For a CWL tool with ShellCommandRequirement: run its command line through
+    /// `/bin/sh -c` (the plan shows the whole line). Without it such a tool is refused.
+    #[arg(long)]
+    pub cwl_allow_shell: bool,
     /// Python interpreter of the scientific runtime (the adapter's package installed in it).
     #[arg(long, env = "SCIMCP_PYTHON")]
     pub python: Option<PathBuf>,

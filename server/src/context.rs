@@ -110,6 +110,16 @@ impl ServerSettings {
         data_dirs: Vec<PathBuf>,
         run_env: &[String],
     ) -> Result<ServerSettings, StartError> {
+        Self::resolve_choice(adapter.into(), python, data_dirs, run_env)
+    }
+
+    /// [`ServerSettings::resolve`] with the operator's choices for a CWL tool.
+    pub(crate) fn resolve_choice(
+        adapter: crate::adapter_source::AdapterChoice<'_>,
+        python: Option<PathBuf>,
+        data_dirs: Vec<PathBuf>,
+        run_env: &[String],
+    ) -> Result<ServerSettings, StartError> {
         let adapter =
             crate::adapter_source::resolve(adapter).map_err(|e| match e.split_hint() {
                 Some((message, hint)) => StartError::AdapterHinted(Hinted::new(

@@ -299,9 +299,11 @@ pub async fn runtime_paths(program: &Path, is_python: bool) -> Vec<PathBuf> {
     if let Ok(resolved) = fs_err::canonicalize(program)
         && let Some(dir) = resolved.parent()
     {
-        // A tool's own bin directory, and the prefix above it (its lib, share, libexec).
+        // A tool's own bin directory, and the prefix above it (its lib, share, libexec); a
+        // version manager's `shims` directory (pyenv, rbenv, asdf) likewise, as its shims
+        // run the manager's own scripts and the versions it keeps beside them.
         paths.push(dir.to_path_buf());
-        if dir.file_name().is_some_and(|n| n == "bin")
+        if dir.file_name().is_some_and(|n| n == "bin" || n == "shims")
             && let Some(prefix) = dir.parent()
         {
             paths.push(prefix.to_path_buf());

@@ -7,7 +7,7 @@ use scimcp_core::manifest;
 
 /// Validate a manifest and print either its summary and hash or every error found.
 pub(crate) fn check(name_or_path: &str, json: bool) -> ExitCode {
-    let result = crate::adapter_source::resolve(name_or_path);
+    let result = crate::adapter_source::resolve(name_or_path.into());
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     match result {

@@ -14,7 +14,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use scimcp_client::McpSession;
-use scimcp_cwl::outputs::Produced;
 use serde_json::{Value, json};
 
 use crate::cli::CwlRunArgs;
@@ -80,7 +79,10 @@ fn local(reference: &str) -> PathBuf {
 
 async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
     let tool_path = std::path::absolute(local(&args.tool))?;
-    let tool = scimcp_cwl::load(&tool_path, scimcp_cwl::LoadOptions::default())?;
+    let options = scimcp_cwl::EngineOptions {
+        allow_shell: args.allow_shell,
+    };
+    let (_, engine) = scimcp_cwl::engine::load_engine(&tool_path, options)?;
     let job_path = args.job.as_deref().map(local);
     let job_path = job_path.map(std::path::absolute).transpose()?;
     let job = scimcp_cwl::job::read_job(job_path.as_deref())?;
@@ -88,31 +90,28 @@ async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
         .as_deref()
         .and_then(Path::parent)
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| tool.dir.clone());
+        .unwrap_or_else(|| engine.dir.clone());
     let outdir = std::path::absolute(args.outdir.clone().unwrap_or_else(|| PathBuf::from(".")))?;
     fs_err::create_dir_all(&outdir)?;
 
     // The server's home and start directory are this run's own, removed afterwards.
     let scratch = Scratch::new()?;
     let home = scratch.0.join("home");
-    let staging = scratch.0.join("staging");
+    let start = scratch.0.join("start");
     fs_err::create_dir_all(&home)?;
-    fs_err::create_dir_all(&staging)?;
-    let request = scimcp_cwl::job::request(
-        &tool,
-        &job,
-        job_path.as_deref().unwrap_or(&tool_path),
-        &job_dir,
-        &staging,
-    )?;
+    fs_err::create_dir_all(&start)?;
+    let request = scimcp_cwl::runner::request(&engine, &job, &job_dir);
 
     let mut serve_args = vec![
         "serve".to_string(),
         "--adapter".into(),
         tool_path.display().to_string(),
     ];
+    if args.allow_shell {
+        serve_args.push("--cwl-allow-shell".into());
+    }
     for dir in &request.data_dirs {
-        if !dir.starts_with(&staging) {
+        if dir.is_dir() {
             serve_args.push("--data-dir".into());
             serve_args.push(dir.display().to_string());
         }
@@ -125,7 +124,7 @@ async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
             ("SCIMCP_HOME".to_string(), home.display().to_string()),
             ("SCIMCP_LOG".to_string(), "warn".to_string()),
         ],
-        &staging,
+        &start,
     )
     .await?;
     let outcome = drive(&session, request.request, args.quiet).await;
@@ -140,10 +139,15 @@ async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
             return Err(e);
         }
     };
-    let produced = produced(&result)?;
-    Ok(scimcp_cwl::outputs::output_object(
-        &tool, &produced, &outdir,
-    )?)
+    let run_dir = PathBuf::from(result["run_dir"].as_str().unwrap_or_default());
+    let work = run_dir.join("work");
+    let outputs: Value = fs_err::read(work.join(".scimcp/outputs.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| RunError::Run {
+            what: format!("run {} wrote no output object", result["run_id"]),
+        })?;
+    Ok(scimcp_cwl::runner::output_object(&outputs, &work, &outdir)?)
 }
 
 /// A directory of this run's own below the temporary directory, removed when dropped.
@@ -223,36 +227,4 @@ async fn drive(session: &McpSession, request: Value, quiet: bool) -> Result<Valu
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// The run's declared artifacts, each with where its file is now: the run's `result.json`
-/// (every artifact, not a page of them) in its run directory.
-fn produced(result: &Value) -> Result<Vec<Produced>, RunError> {
-    let run_dir = PathBuf::from(result["run_dir"].as_str().unwrap_or_default());
-    let output_dir = PathBuf::from(result["output_dir"].as_str().unwrap_or_default());
-    let full: Value = fs_err::read(run_dir.join("result.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_else(|| result.clone());
-    let items = match &full["artifacts"] {
-        Value::Array(items) => items.clone(),
-        other => other["items"].as_array().cloned().unwrap_or_default(),
-    };
-    Ok(items
-        .iter()
-        .filter_map(|a| {
-            let artifact = a["id"].as_str()?.to_string();
-            let rel = a["path"].as_str()?.to_string();
-            let base = if a["base"] == "work" {
-                run_dir.join("work")
-            } else {
-                output_dir.clone()
-            };
-            Some(Produced {
-                artifact,
-                path: base.join(&rel),
-                rel,
-            })
-        })
-        .collect())
 }

@@ -91,9 +91,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let executor = executor(&args)?;
     crate::sandbox_policy::set_mode(args.sandbox.into());
-    let mut settings =
-        ServerSettings::resolve(&args.adapter, args.python, args.data_dirs, &args.env)
-            .context("cannot start the scimcp server")?;
+    let mut settings = ServerSettings::resolve_choice(
+        crate::adapter_source::AdapterChoice {
+            name: &args.adapter,
+            cwl_allow_shell: args.cwl_allow_shell,
+        },
+        args.python,
+        args.data_dirs,
+        &args.env,
+    )
+    .context("cannot start the scimcp server")?;
     crate::runs::quota::install(
         crate::runs::quota::QuotaConfig {
             max_history_bytes: args.max_history_bytes,

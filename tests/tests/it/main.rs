@@ -9,6 +9,7 @@ mod campaign_restart;
 mod confirm;
 mod crate_edges;
 mod cwl_community;
+mod cwl_engine;
 mod file_kinds;
 mod file_loops;
 mod forecasting;

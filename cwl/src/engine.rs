@@ -1,0 +1,524 @@
+//! The per-job CWL engine: a CommandLineTool served as an adapter whose one workflow's
+//! command is built for each request by CWL's own rules ([`crate::command`]) from the job the
+//! request carries ([`crate::inputs`]), and whose outputs are read by CWL's output rules
+//! ([`crate::collect`]). The manifest generated here says what the server offers (the
+//! parameter schema, the program, the limits and the sandbox); [`CwlEngine`] implements
+//! [`CommandEngine`] for the rest.
+//!
+//! A request's parameters are the CWL job with each input id made a parameter name (see
+//! [`ParamNames`]); a File or Directory is `{"class": "File", "path": …}` (or `location`).
+//! Every file the job names is staged by the server (confined, copied, hashed), and the
+//! command names only the copies.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use scimcp_core::manifest::{
+    Adapter, CommandEngine, EngineCommand, EngineError, EngineLink, InputKind, StageGroup,
+    StagedGroup,
+};
+use serde_json::{Map, Value, json};
+
+use crate::CwlError;
+use crate::command::{self, WorkdirEntry};
+use crate::expr::Expressions;
+
+/// The one workflow a CWL tool becomes.
+pub const WORKFLOW_ID: &str = "run";
+
+/// Where a run's CWL temporary directory is, in its working directory (one the server
+/// creates for every run).
+const TMPDIR: &str = "{work_dir}/tmp";
+/// Where File and Directory literals of a job are written in the working directory.
+const LITERALS: &str = "literals";
+
+/// What the operator allows a CWL tool beyond the defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EngineOptions {
+    /// Run `ShellCommandRequirement` tools through `/bin/sh -c` (shown in every plan).
+    pub allow_shell: bool,
+}
+
+/// A CWL input id and the parameter name a manifest allows for it.
+#[derive(Debug, Clone)]
+pub struct ParamNames {
+    /// (parameter name, CWL input id), in the tool's order.
+    pub pairs: Vec<(String, String)>,
+}
+
+impl ParamNames {
+    fn of(tool: &Value) -> ParamNames {
+        let mut taken = std::collections::BTreeSet::new();
+        let pairs = tool
+            .get("inputs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("id").and_then(Value::as_str))
+            .map(|id| (crate::tool::sanitize(id, &mut taken), id.to_string()))
+            .collect();
+        ParamNames { pairs }
+    }
+
+    /// The CWL job for a request's parameters.
+    pub fn job(&self, params: &Map<String, Value>) -> Map<String, Value> {
+        self.pairs
+            .iter()
+            .filter_map(|(p, id)| params.get(p).map(|v| (id.clone(), v.clone())))
+            .collect()
+    }
+
+    /// The request's parameters for a CWL job.
+    pub fn params(&self, job: &Map<String, Value>) -> Map<String, Value> {
+        self.pairs
+            .iter()
+            .filter_map(|(p, id)| job.get(id).map(|v| (p.clone(), v.clone())))
+            .collect()
+    }
+}
+
+/// A loaded CWL tool and its engine.
+#[derive(Debug)]
+pub struct CwlEngine {
+    /// The tool in canonical form ([`crate::norm`]).
+    pub tool: Value,
+    pub path: PathBuf,
+    pub dir: PathBuf,
+    pub namespaces: BTreeMap<String, String>,
+    pub names: ParamNames,
+    inline_js: bool,
+    lib: Vec<String>,
+    /// argv\[0\] of every command (the resolved, hashed program of the manifest).
+    program: String,
+    shell: bool,
+    fingerprint: String,
+}
+
+impl CwlEngine {
+    fn exprs(&self) -> Expressions {
+        Expressions::new(self.inline_js, self.lib.clone())
+    }
+
+    /// The job of `params`, filled: defaults, types, File and Directory objects completed,
+    /// literals written below `scratch`.
+    fn fill(&self, params: &Map<String, Value>, scratch: &Path) -> Result<Value, EngineError> {
+        let base = std::env::current_dir().unwrap_or_default();
+        crate::inputs::fill(
+            &self.tool,
+            &self.names.job(params),
+            &base,
+            &self.dir,
+            scratch,
+            &self.namespaces,
+            &self.exprs(),
+        )
+        .map_err(refusal)
+    }
+}
+
+fn refusal(e: CwlError) -> EngineError {
+    EngineError::new(
+        e.to_string(),
+        "fix the job's value as the tool's CWL description says (get_capabilities shows the schema)",
+    )
+}
+
+fn scratch() -> Result<tempfile::TempDir, EngineError> {
+    tempfile::Builder::new()
+        .prefix("scimcp-cwl-")
+        .tempdir()
+        .map_err(|e| {
+            EngineError::new(
+                format!("cannot make a scratch directory: {e}"),
+                "check TMPDIR",
+            )
+        })
+}
+
+/// How the files of a filled job are staged: one group per top-level File (with its
+/// secondary files, which CWL requires beside it) or Directory; literals (under `scratch`)
+/// and the entries an ordinary Directory holds are not staged on their own.
+struct Plan {
+    /// (pointer, source path, group index, literal)
+    entries: Vec<Entry>,
+    groups: Vec<StageGroup>,
+}
+
+struct Entry {
+    pointer: String,
+    path: PathBuf,
+    /// The group and the file's place in it; `None` for a literal.
+    staged: Option<(usize, usize)>,
+}
+
+fn plan_staging(job: &Value, scratch: &Path) -> Plan {
+    let mut entries = Vec::new();
+    let mut groups: Vec<StageGroup> = Vec::new();
+    let mut by_pointer: BTreeMap<String, usize> = BTreeMap::new();
+    for (pointer, path) in crate::inputs::files(job) {
+        if path.starts_with(scratch) {
+            entries.push(Entry {
+                pointer,
+                path,
+                staged: None,
+            });
+            continue;
+        }
+        let is_dir = job
+            .pointer(&pointer)
+            .and_then(|o| o.get("class"))
+            .and_then(Value::as_str)
+            == Some("Directory");
+        let primary = pointer
+            .rsplit_once('/')
+            .and_then(|(parent, _)| parent.strip_suffix("/secondaryFiles"))
+            .and_then(|p| by_pointer.get(p).copied());
+        let staged = match primary {
+            Some(g) if !is_dir && groups[g].kind == InputKind::Files => {
+                groups[g].paths.push(path.display().to_string());
+                (g, groups[g].paths.len() - 1)
+            }
+            _ => {
+                let id = format!("f{}", groups.len() + 1);
+                groups.push(StageGroup {
+                    id,
+                    kind: if is_dir {
+                        InputKind::Directory
+                    } else {
+                        InputKind::Files
+                    },
+                    paths: vec![path.display().to_string()],
+                });
+                (groups.len() - 1, 0)
+            }
+        };
+        by_pointer.insert(pointer.clone(), staged.0);
+        entries.push(Entry {
+            pointer,
+            path,
+            staged: Some(staged),
+        });
+    }
+    Plan { entries, groups }
+}
+
+impl CommandEngine for CwlEngine {
+    fn name(&self) -> &'static str {
+        "cwl"
+    }
+
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    fn stage(&self, params: &Map<String, Value>) -> Result<Vec<StageGroup>, EngineError> {
+        let scratch = scratch()?;
+        let job = self.fill(params, scratch.path())?;
+        Ok(plan_staging(&job, scratch.path()).groups)
+    }
+
+    fn command(
+        &self,
+        params: &Map<String, Value>,
+        staged: &[StagedGroup],
+    ) -> Result<EngineCommand, EngineError> {
+        let scratch = scratch()?;
+        let mut job = self.fill(params, scratch.path())?;
+        let plan = plan_staging(&job, scratch.path());
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        for e in &plan.entries {
+            let to = match e.staged {
+                Some((g, i)) => {
+                    let group = staged.get(g).ok_or_else(|| {
+                        EngineError::new("the staged inputs do not match the job", "validate again")
+                    })?;
+                    match (&group.dir, group.files.get(i)) {
+                        (Some(dir), _) => format!("{{work_dir}}/{dir}"),
+                        (None, Some((_, run_path))) => format!("{{work_dir}}/{run_path}"),
+                        (None, None) => {
+                            return Err(EngineError::new(
+                                "a staged input has fewer files than the job names",
+                                "validate again",
+                            ));
+                        }
+                    }
+                }
+                None => {
+                    // A literal: written into the run from what fill wrote below scratch.
+                    let rel = e.path.strip_prefix(scratch.path()).unwrap_or(&e.path);
+                    let to = format!("{LITERALS}/{}", rel.display());
+                    literal_files(&e.path, &to, &mut files, &mut dirs)?;
+                    format!("{{work_dir}}/{to}")
+                }
+            };
+            if let Some(obj) = job.pointer_mut(&e.pointer) {
+                crate::inputs::relocate(obj, Path::new(&to));
+            }
+        }
+        let job = unescape_run_paths(job);
+        let runtime = self.runtime(&job)?;
+        let exprs = self.exprs();
+        let cl = command::build(&self.tool, &job, &runtime, &exprs).map_err(refusal)?;
+        let mut argv = cl.argv.clone();
+        let args = if self.shell {
+            vec!["-c".to_string(), argv.join(" ")]
+        } else {
+            if argv.is_empty() || argv[0] != self.program {
+                return Err(EngineError::new(
+                    format!(
+                        "the command line starts with `{}`, not the tool's program `{}`",
+                        argv.first().map(String::as_str).unwrap_or(""),
+                        self.program
+                    ),
+                    "the program must be fixed by baseCommand (or a literal first argument)",
+                ));
+            }
+            argv.remove(0);
+            argv
+        };
+        let mut links = Vec::new();
+        for entry in &cl.workdir {
+            workdir_entry(entry, "", &mut files, &mut dirs, &mut links);
+        }
+        Ok(EngineCommand {
+            program: self.program.clone(),
+            args,
+            stdin_file: cl.stdin.clone(),
+            stdout_file: cl.stdout.clone(),
+            stderr_file: cl.stderr.clone(),
+            env: cl.env.clone(),
+            files,
+            links,
+            dirs,
+            success_codes: if cl.success_codes.is_empty() {
+                vec![0]
+            } else {
+                cl.success_codes.clone()
+            },
+            job: json!({
+                "job": job,
+                "runtime": runtime,
+                "stdout": cl.stdout,
+                "stderr": cl.stderr,
+            }),
+        })
+    }
+
+    fn outputs(
+        &self,
+        command: &EngineCommand,
+        work_dir: &Path,
+        exit_code: i32,
+    ) -> Result<Value, EngineError> {
+        let job = &command.job["job"];
+        let mut runtime = command.job["runtime"].clone();
+        runtime["exitCode"] = json!(exit_code);
+        let streams = crate::collect::Streams {
+            stdout: command.job["stdout"].as_str(),
+            stderr: command.job["stderr"].as_str(),
+        };
+        crate::collect::collect(
+            &self.tool,
+            job,
+            &runtime,
+            work_dir,
+            &self.namespaces,
+            &self.exprs(),
+            streams,
+        )
+        .map_err(|e| EngineError::new(e.to_string(), "see the tool's stderr (get_run_log)"))
+    }
+}
+
+impl CwlEngine {
+    /// CWL's `runtime` for a job: the run's directories (symbolic until the run) and the
+    /// resources the tool asks for (at least 1 core and 1 MiB; what it would get here).
+    fn runtime(&self, job: &Value) -> Result<Value, EngineError> {
+        let exprs = self.exprs();
+        let base = json!({
+            "outdir": "{work_dir}",
+            "tmpdir": TMPDIR,
+            "cores": 1,
+            "ram": 1024,
+            "outdirSize": 1024,
+            "tmpdirSize": 1024,
+        });
+        let cores = resource(&self.tool, job, &base, &exprs, "cores")?.unwrap_or(1.0);
+        let ram = resource(&self.tool, job, &base, &exprs, "ram")?.unwrap_or(1024.0);
+        let mut runtime = base;
+        runtime["cores"] = json!(cores.ceil() as u64);
+        runtime["ram"] = json!(ram.ceil() as u64);
+        Ok(runtime)
+    }
+}
+
+/// A ResourceRequirement's `<what>Min` (else `<what>Max`), a number or an expression over
+/// the job, from `requirements` before `hints`.
+fn resource(
+    tool: &Value,
+    job: &Value,
+    runtime: &Value,
+    exprs: &Expressions,
+    what: &str,
+) -> Result<Option<f64>, EngineError> {
+    for list in ["requirements", "hints"] {
+        let Some(req) = tool
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|r| r.get("class").and_then(Value::as_str) == Some("ResourceRequirement"))
+        else {
+            continue;
+        };
+        for key in [format!("{what}Min"), format!("{what}Max")] {
+            let value = match req.get(&key) {
+                None | Some(Value::Null) => continue,
+                Some(Value::String(text)) => {
+                    let ctx = crate::expr::Context {
+                        inputs: job,
+                        self_: &Value::Null,
+                        runtime,
+                    };
+                    exprs.eval(text, &ctx).map_err(|e| {
+                        EngineError::new(
+                            format!("{list}.ResourceRequirement.{key}: {e}"),
+                            "fix the tool's expression",
+                        )
+                    })?
+                }
+                Some(v) => v.clone(),
+            };
+            return Ok(value.as_f64());
+        }
+    }
+    Ok(None)
+}
+
+/// `file://%7Bwork_dir%7D/…` (a URI made from a symbolic path) back to `{work_dir}`, so the
+/// run substitutes it like every other run path.
+fn unescape_run_paths(job: Value) -> Value {
+    let text = job.to_string().replace("%7Bwork_dir%7D", "{work_dir}");
+    serde_json::from_str(&text).unwrap_or(job)
+}
+
+/// A literal File or Directory that fill wrote at `path`, as text files and directories to
+/// make at `to` in the working directory.
+fn literal_files(
+    path: &Path,
+    to: &str,
+    files: &mut Vec<(String, String)>,
+    dirs: &mut Vec<String>,
+) -> Result<(), EngineError> {
+    let fail = |e: std::io::Error| {
+        EngineError::new(
+            format!("cannot read a literal the job gives: {e}"),
+            "give the literal's contents as text",
+        )
+    };
+    let meta = fs_err::symlink_metadata(path).map_err(fail)?;
+    if meta.is_dir() {
+        dirs.push(to.to_string());
+        for entry in fs_err::read_dir(path).map_err(fail)? {
+            let entry = entry.map_err(fail)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            literal_files(&entry.path(), &format!("{to}/{name}"), files, dirs)?;
+        }
+    } else {
+        let content = fs_err::read_to_string(path).map_err(fail)?;
+        files.push((to.to_string(), content));
+    }
+    Ok(())
+}
+
+/// One InitialWorkDir entry as files, directories and links in the working directory.
+fn workdir_entry(
+    entry: &WorkdirEntry,
+    parent: &str,
+    files: &mut Vec<(String, String)>,
+    dirs: &mut Vec<String>,
+    links: &mut Vec<EngineLink>,
+) {
+    let at = |name: &str| {
+        let name = name.strip_prefix("{work_dir}/").unwrap_or(name);
+        if parent.is_empty() {
+            name.to_string()
+        } else {
+            format!("{parent}/{name}")
+        }
+    };
+    match entry {
+        WorkdirEntry::Text { name, contents, .. } => files.push((at(name), contents.clone())),
+        WorkdirEntry::File {
+            name,
+            source,
+            writable,
+        } => links.push(EngineLink {
+            from: source.clone(),
+            to: at(name),
+            writable: *writable,
+        }),
+        WorkdirEntry::Directory {
+            name,
+            source,
+            listing,
+            writable,
+        } => {
+            let here = at(name);
+            match source {
+                Some(source) => links.push(EngineLink {
+                    from: source.clone(),
+                    to: here.clone(),
+                    writable: *writable,
+                }),
+                None => dirs.push(here.clone()),
+            }
+            for child in listing {
+                workdir_entry(child, &here, files, dirs, links);
+            }
+        }
+    }
+}
+
+/// Load the CWL tool at `path` as an adapter whose commands the engine builds.
+pub fn load_engine(
+    path: &Path,
+    options: EngineOptions,
+) -> Result<(Adapter, Arc<CwlEngine>), CwlError> {
+    let tool = crate::norm::load(path)?;
+    crate::engine_manifest::adapter(path, tool, options)
+}
+
+pub(crate) struct Parts {
+    pub tool: Value,
+    pub path: PathBuf,
+    pub namespaces: BTreeMap<String, String>,
+    pub names: ParamNames,
+    pub inline_js: bool,
+    pub lib: Vec<String>,
+    pub program: String,
+    pub shell: bool,
+}
+
+pub(crate) fn engine_of(p: Parts) -> CwlEngine {
+    let fingerprint =
+        scimcp_core::hash::sha256_hex(scimcp_core::hash::canonical_json(&p.tool).as_bytes());
+    CwlEngine {
+        dir: p.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        tool: p.tool,
+        path: p.path,
+        namespaces: p.namespaces,
+        names: p.names,
+        inline_js: p.inline_js,
+        lib: p.lib,
+        program: p.program,
+        shell: p.shell,
+        fingerprint,
+    }
+}
+
+pub(crate) fn param_names(tool: &Value) -> ParamNames {
+    ParamNames::of(tool)
+}

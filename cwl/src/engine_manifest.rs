@@ -1,0 +1,423 @@
+//! The manifest a CWL tool served by the engine becomes: one workflow (`run`) whose
+//! parameter schema is the tool's inputs as JSON Schema, whose program is the tool's fixed
+//! argv\[0\] (looked up on PATH, hashed and shown like any adapter's), with the limits,
+//! resources and network the tool's requirements state. What the engine cannot serve is
+//! refused here, at load, naming the CWL field and line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use scimcp_core::manifest::{Adapter, ManifestError};
+use serde_json::{Map, Value, json};
+
+use crate::CwlError;
+use crate::doc::{self, Doc};
+use crate::engine::{CwlEngine, EngineOptions, Parts, WORKFLOW_ID, engine_of, param_names};
+
+/// Requirement classes the engine implements (in `requirements` or `hints`).
+const IMPLEMENTED: &[&str] = &[
+    "InlineJavascriptRequirement",
+    "SchemaDefRequirement",
+    "EnvVarRequirement",
+    "ResourceRequirement",
+    "InitialWorkDirRequirement",
+    "NetworkAccess",
+    "ToolTimeLimit",
+    "LoadListingRequirement",
+    "InplaceUpdateRequirement",
+];
+/// Classes that only inform (what to install, caching), ignored with a note.
+const INFORMATIONAL: &[&str] = &["SoftwareRequirement", "WorkReuse"];
+
+pub(crate) fn adapter(
+    path: &Path,
+    tool: Value,
+    options: EngineOptions,
+) -> Result<(Adapter, Arc<CwlEngine>), CwlError> {
+    let doc = doc::read(path)?;
+    let mut notes = Vec::new();
+    let note = |notes: &mut Vec<ManifestError>, field: &str, message: String| {
+        notes.push(ManifestError {
+            file: doc.path.clone(),
+            line: doc.line_of(field.rsplit('.').next().unwrap_or(field)),
+            column: None,
+            field: field.to_string(),
+            message,
+            hint: None,
+        });
+    };
+    let mut inline_js = false;
+    let mut lib = Vec::new();
+    let mut shell = false;
+    let mut network = false;
+    let mut timeout: Option<u64> = None;
+    let mut resources = Map::new();
+    for (is_hint, list) in [(false, "requirements"), (true, "hints")] {
+        for req in tool
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let class = req.get("class").and_then(Value::as_str).unwrap_or("");
+            let field = format!("{list}.{class}");
+            match class {
+                "DockerRequirement" if !is_hint => {
+                    return Err(doc.unsupported(
+                        &field,
+                        "DockerRequirement",
+                        "containers are not supported: scimcp runs the tool from PATH in its own sandbox; move DockerRequirement to hints if the tool is installed here",
+                    ));
+                }
+                "DockerRequirement" => note(
+                    &mut notes,
+                    &field,
+                    "ignored: the tool runs from PATH in scimcp's sandbox, not in a container"
+                        .into(),
+                ),
+                "ShellCommandRequirement" if options.allow_shell => shell = true,
+                "ShellCommandRequirement" if !is_hint => {
+                    return Err(doc.unsupported(
+                        &field,
+                        "ShellCommandRequirement",
+                        "the tool's command line is run by a shell, which this server does not allow: start it with --cwl-allow-shell to run it through /bin/sh -c (shown in every plan)",
+                    ));
+                }
+                "ShellCommandRequirement" => note(
+                    &mut notes,
+                    &field,
+                    "ignored: the command line is run without a shell".into(),
+                ),
+                "InlineJavascriptRequirement" => {
+                    inline_js = true;
+                    for item in req
+                        .get("expressionLib")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        match item {
+                            Value::String(s) => lib.push(s.clone()),
+                            other => {
+                                return Err(doc.invalid(
+                                    &format!("{field}.expressionLib"),
+                                    "expressionLib",
+                                    format!("an entry is not JavaScript text: {other}"),
+                                ));
+                            }
+                        }
+                    }
+                }
+                "NetworkAccess" => {
+                    network = match req.get("networkAccess") {
+                        Some(Value::Bool(b)) => *b,
+                        Some(Value::String(s)) if !crate::expr::has_expression(s) => s == "true",
+                        // An expression: granted (the sandbox cannot decide per job).
+                        Some(Value::String(_)) => true,
+                        _ => false,
+                    } || network;
+                }
+                "ToolTimeLimit" => {
+                    if let Some(t) = req.get("timelimit").and_then(Value::as_u64) {
+                        // 0 means no limit: the suite's own ceiling applies.
+                        timeout = Some(if t == 0 { 3600 } else { t.min(3600) });
+                    }
+                }
+                "ResourceRequirement" => {
+                    if let Some(c) = req.get("coresMin").and_then(Value::as_f64) {
+                        resources.insert("cpus".into(), json!(c.ceil().max(1.0) as u64));
+                    }
+                    if let Some(r) = req.get("ramMin").and_then(Value::as_f64) {
+                        resources.insert("memory_mb".into(), json!(r.ceil().max(1.0) as u64));
+                    }
+                }
+                c if IMPLEMENTED.contains(&c) => {}
+                c if INFORMATIONAL.contains(&c) => {
+                    note(&mut notes, &field, "informational here: ignored".into())
+                }
+                _ if is_hint => note(&mut notes, &field, "an unknown hint: ignored".into()),
+                other => {
+                    return Err(doc.unsupported(
+                        &field,
+                        other,
+                        format!("the requirement {other} is not supported"),
+                    ));
+                }
+            }
+        }
+    }
+    let program = if shell {
+        "sh".to_string()
+    } else {
+        static_program(&tool, &doc)?
+    };
+    let names = param_names(&tool);
+    let schema = parameter_schema(&tool, &names);
+    let summary = summary_of(&tool, path);
+    let name = {
+        let mut taken = std::collections::BTreeSet::new();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "cwl_tool".into());
+        crate::tool::sanitize(&stem, &mut taken).replace('_', "-")
+    };
+    let mut workflow = json!({
+        "id": WORKFLOW_ID,
+        "summary": summary,
+        "parameters": "parameters.json",
+        "engine": "cwl",
+        "reads_dataset": false,
+    });
+    if !resources.is_empty() {
+        workflow["resources"] = Value::Object(resources);
+    }
+    if network {
+        workflow["sandbox"] = json!({"network": true});
+    }
+    let mut manifest = json!({
+        "schema_version": 1,
+        "name": name,
+        "version": "0.1.0",
+        "summary": summary,
+        "runtime": {"kind": "executable", "executable": program},
+        "workflow": [workflow],
+    });
+    if let Some(t) = timeout {
+        manifest["limits"] = json!({"run_timeout_s": t});
+    }
+    let toml = toml::to_string(&manifest).map_err(|e| {
+        doc.invalid(
+            "",
+            "",
+            format!("the generated manifest does not serialize: {e}"),
+        )
+    })?;
+    let files = vec![(
+        "parameters.json".to_string(),
+        serde_json::to_string_pretty(&schema).unwrap_or_default(),
+    )];
+    let adapter = scimcp_core::manifest::load_generated(&toml, &files, &doc.path, notes).map_err(
+        |errors| CwlError::Manifest {
+            path: doc.path.clone(),
+            errors,
+        },
+    )?;
+    let namespaces = tool
+        .get("$namespaces")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect::<BTreeMap<_, _>>()
+        })
+        .unwrap_or_default();
+    let engine = Arc::new(engine_of(Parts {
+        tool,
+        path: path.to_path_buf(),
+        namespaces,
+        names,
+        inline_js,
+        lib,
+        program,
+        shell,
+    }));
+    let adapter = adapter.with_engine(engine.clone());
+    Ok((adapter, engine))
+}
+
+/// argv\[0\]: baseCommand's first word, else a literal first argument. A program that only
+/// an expression names cannot be resolved and hashed before a request, so it is refused.
+fn static_program(tool: &Value, doc: &Doc) -> Result<String, CwlError> {
+    if let Some(first) = tool
+        .get("baseCommand")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .and_then(Value::as_str)
+    {
+        return Ok(first.to_string());
+    }
+    let args = tool.get("arguments").and_then(Value::as_array);
+    let first = args.and_then(|a| {
+        // CWL sorts arguments by position (0 when absent); the first after sorting.
+        let mut keyed: Vec<(i64, usize, &Value)> = a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let pos = v.get("position").and_then(Value::as_i64).unwrap_or(0);
+                (pos, i, v)
+            })
+            .collect();
+        keyed.sort_by_key(|(p, i, _)| (*p, *i));
+        keyed.first().map(|(_, _, v)| *v)
+    });
+    let text = match first {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Object(o)) if o.get("prefix").is_none() => {
+            o.get("valueFrom").and_then(Value::as_str)
+        }
+        _ => None,
+    };
+    match text {
+        Some(t) if !crate::expr::has_expression(t) && !t.is_empty() => Ok(t.to_string()),
+        _ => Err(doc.unsupported(
+            "baseCommand",
+            "baseCommand",
+            "the program must be fixed (baseCommand, or a literal first argument) so the server can resolve and hash it before a request",
+        )),
+    }
+}
+
+fn summary_of(tool: &Value, path: &Path) -> String {
+    let text = ["label", "doc"]
+        .iter()
+        .filter_map(|k| match tool.get(*k) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        })
+        .map(|s| s.lines().next().unwrap_or("").trim().to_string())
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| {
+            format!(
+                "CWL CommandLineTool {}",
+                path.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )
+        });
+    text.chars().take(480).collect()
+}
+
+/// The tool's inputs as a strict object schema (parameter names per [`param_names`]).
+fn parameter_schema(tool: &Value, names: &crate::engine::ParamNames) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let inputs: Vec<&Value> = tool
+        .get("inputs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    for (param, id) in &names.pairs {
+        let Some(input) = inputs
+            .iter()
+            .find(|i| i.get("id").and_then(Value::as_str) == Some(id))
+        else {
+            continue;
+        };
+        let ty = input.get("type").unwrap_or(&Value::Null);
+        let mut prop = type_schema(ty);
+        let doc = ["label", "doc"]
+            .iter()
+            .filter_map(|k| input.get(*k).and_then(Value::as_str))
+            .next()
+            .map(str::to_string);
+        let desc = match doc {
+            Some(d) => format!("CWL input `{id}`: {d}"),
+            None => format!("CWL input `{id}`"),
+        };
+        if let Some(o) = prop.as_object_mut() {
+            o.insert("description".into(), json!(desc));
+        }
+        let optional = accepts_null(ty) || input.get("default").is_some_and(|d| !d.is_null());
+        if !optional {
+            required.push(param.clone());
+        }
+        properties.insert(param.clone(), prop);
+    }
+    let mut schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "additionalProperties": false,
+        "properties": properties,
+    });
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+fn accepts_null(ty: &Value) -> bool {
+    match ty {
+        Value::String(s) => s == "null" || s == "Any",
+        Value::Array(a) => a.iter().any(accepts_null),
+        _ => false,
+    }
+}
+
+fn file_schema(class: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "class": {"const": class},
+            "path": {"type": "string"},
+            "location": {"type": "string"},
+            "basename": {"type": "string"},
+            "contents": {"type": "string"},
+            "format": {"type": "string"},
+            "listing": {"type": "array"},
+            "secondaryFiles": {"type": "array"},
+        },
+        "required": ["class"],
+        "additionalProperties": true,
+    })
+}
+
+/// A canonical CWL type ([`crate::norm`]) as JSON Schema.
+fn type_schema(ty: &Value) -> Value {
+    match ty {
+        Value::String(s) => match s.as_str() {
+            "null" => json!({"type": "null"}),
+            "boolean" => json!({"type": "boolean"}),
+            "int" | "long" => json!({"type": "integer"}),
+            "float" | "double" => json!({"type": "number"}),
+            "string" => json!({"type": "string"}),
+            "File" => file_schema("File"),
+            "Directory" => file_schema("Directory"),
+            _ => json!({}),
+        },
+        Value::Array(members) => {
+            json!({"anyOf": members.iter().map(type_schema).collect::<Vec<_>>()})
+        }
+        Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+            Some("array") => {
+                json!({"type": "array", "items": type_schema(o.get("items").unwrap_or(&Value::Null))})
+            }
+            Some("enum") => {
+                let symbols: Vec<Value> = o
+                    .get("symbols")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|s| json!(crate::norm::short_name(s)))
+                    .collect();
+                json!({"enum": symbols})
+            }
+            Some("record") => {
+                let mut props = Map::new();
+                let mut req = Vec::new();
+                for f in o
+                    .get("fields")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let Some(name) = f.get("name").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let fty = f.get("type").unwrap_or(&Value::Null);
+                    if !accepts_null(fty) {
+                        req.push(json!(name));
+                    }
+                    props.insert(name.to_string(), type_schema(fty));
+                }
+                json!({"type": "object", "properties": props, "required": req, "additionalProperties": false})
+            }
+            _ => type_schema(o.get("type").unwrap_or(&Value::Null)),
+        },
+        _ => json!({}),
+    }
+}
