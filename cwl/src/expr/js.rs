@@ -5,17 +5,22 @@
 //! nothing one expression declares is seen by the next. Bounds: wall-clock time (interrupt
 //! handler), heap size and stack size, each reported as such when exceeded.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use rquickjs::{Context as JsContext, Ctx, Runtime};
+use rquickjs::{Context as JsContext, Ctx, Function, Persistent, Runtime};
 use serde_json::Value;
 
 use super::{ExprErrorKind, Limits};
 
 pub struct Engine {
-    // Field order matters: the context must be dropped before its runtime.
+    // Field order matters: saved functions go before the context, the context before its
+    // runtime.
+    /// Each function body compiled once (with the library) per document: compiling the
+    /// wrapper and library is most of an evaluation's cost.
+    compiled: RefCell<HashMap<String, Persistent<Function<'static>>>>,
     ctx: JsContext,
     rt: Runtime,
     deadline: Rc<Cell<Option<Instant>>>,
@@ -44,6 +49,7 @@ impl Engine {
         let ctx =
             JsContext::full(&rt).map_err(|e| format!("cannot make a QuickJS context: {e}"))?;
         Ok(Engine {
+            compiled: RefCell::new(HashMap::new()),
             ctx,
             rt,
             deadline,
@@ -62,24 +68,20 @@ impl Engine {
         self_: &Value,
         runtime: &Value,
     ) -> Result<Value, ExprErrorKind> {
-        // JSON.parse of a string literal, not the JSON spliced in as an object literal: a
-        // `__proto__` key in a literal would set the prototype instead of a property.
-        let lit = |v: &Value| Value::String(v.to_string()).to_string();
+        // The function is called with `inputs`, `self` and `runtime` made by JSON.parse, not
+        // spliced into the source as literals: a `__proto__` key in a literal would set the
+        // prototype instead of a property, and the compiled function can be reused.
         let src = format!(
-            "(function () {{\"use strict\";\n\
-             var inputs = JSON.parse({}), self = JSON.parse({}), runtime = JSON.parse({});\n\
+            "(function (inputs, self, runtime) {{\"use strict\";\n\
              {lib}\n\
              var r = (function () {body})();\n\
-             return r === undefined ? undefined : JSON.stringify(r);\n}})()",
-            lit(inputs),
-            lit(self_),
-            lit(runtime),
+             return r === undefined ? undefined : JSON.stringify(r);\n}})"
         );
         self.interrupted.set(false);
         self.deadline.set(Some(Instant::now() + self.limits.time));
         let out = self.ctx.with(|ctx| {
-            let res: rquickjs::Result<Option<String>> = ctx.eval(src);
-            res.map_err(|e| self.describe(&ctx, e))
+            self.call(&ctx, body, src, [inputs, self_, runtime])
+                .map_err(|e| self.describe(&ctx, e))
         });
         self.deadline.set(None);
         if out.is_err() {
@@ -100,6 +102,28 @@ impl Engine {
                 ExprErrorKind::Javascript(format!("its result is not JSON ({e}): {json}"))
             }),
         }
+    }
+
+    fn call<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        body: &str,
+        src: String,
+        args: [&Value; 3],
+    ) -> rquickjs::Result<Option<String>> {
+        let saved = self.compiled.borrow().get(body).cloned();
+        let f: Function<'js> = match saved {
+            Some(p) => p.restore(ctx)?,
+            None => {
+                let f: Function<'js> = ctx.eval(src)?;
+                self.compiled
+                    .borrow_mut()
+                    .insert(body.to_owned(), Persistent::save(ctx, f.clone()));
+                f
+            }
+        };
+        let [a, b, c] = args.map(|v| ctx.json_parse(v.to_string()));
+        f.call((a?, b?, c?))
     }
 
     fn describe(&self, ctx: &Ctx<'_>, e: rquickjs::Error) -> ExprErrorKind {
