@@ -412,3 +412,62 @@ fn measure_cost() {
         eprintln!("{msg}");
     }
 }
+
+fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::String(s) if s.contains("$(") || s.contains("${") => out.push(s),
+        Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| strings(i, out)),
+        _ => {}
+    }
+}
+
+/// Every expression in the vendored conformance tools scans, and every JavaScript one
+/// compiles (it is wrapped in a function that is returned, not run).
+#[test]
+fn every_suite_expression_scans_and_compiles() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cwl/tests");
+    let e = js();
+    let (mut seen, mut compiled) = (0, 0);
+    let mut entries: Vec<_> = fs_err::read_dir(&dir)
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.extension().is_none_or(|x| x != "cwl") {
+            continue;
+        }
+        let text = fs_err::read_to_string(&path).unwrap();
+        let Ok(doc) = serde_norway::from_str::<Value>(&text) else {
+            continue;
+        };
+        let mut found = Vec::new();
+        strings(&doc, &mut found);
+        for s in found {
+            // expressionLib entries and scripts inside file contents are not fields.
+            let Ok(segs) = parse_refs(s.trim()) else {
+                panic!("{}: `{s}` does not scan", path.display());
+            };
+            seen += 1;
+            for seg in segs {
+                let wrapped = match seg {
+                    Segment::Text(_) => continue,
+                    Segment::Paren(p) => format!("${{ return function () {{ return ({p}); }}; }}"),
+                    Segment::Brace(b) => format!("${{ return function () {{ {b} }}; }}"),
+                };
+                let err = ev(&e, &wrapped, &json!({})).unwrap_err();
+                assert!(
+                    err.to_string().contains("undefined"),
+                    "{}: `{s}`: {err}",
+                    path.display()
+                );
+                compiled += 1;
+            }
+        }
+    }
+    assert!(
+        seen >= 140 && compiled >= 150,
+        "{seen} fields, {compiled} expressions"
+    );
+}
