@@ -24,6 +24,13 @@ if ! scripts/sdk-harness.sh; then
   if [ -n "${SCIMCP_REQUIRE_SDK_HARNESS:-}" ]; then exit 1; fi
   echo "test.sh: no MCP Python SDK; the tasks tests skip" >&2
 fi
+# cwltool, the reference runner the community CWL tools' results are compared with
+# (target/cwl-venv; tests/tests/it/cwl_community.rs). Without it those tests skip with a
+# notice, unless SCIMCP_REQUIRE_SCIENCE_CLIS is set (.ci/run).
+if ! scripts/cwl-conformance.sh --setup-only; then
+  if [ -n "${SCIMCP_REQUIRE_SCIENCE_CLIS:-}" ]; then exit 1; fi
+  echo "test.sh: no cwltool; the community CWL comparisons skip" >&2
+fi
 if [ -x .venv/bin/python ]; then vpy=.venv/bin/python; else vpy=.venv/Scripts/python.exe; fi
 # Integration tests drive the real binaries, which `cargo test` does not rebuild.
 cargo build --workspace --bins

@@ -24,9 +24,24 @@ pub fn request(engine: &CwlEngine, job: &Map<String, Value>, job_dir: &Path) -> 
     let mut dirs = BTreeSet::new();
     // Defaults name files beside the tool.
     dirs.insert(engine.dir.clone());
+    // A job's own `$namespaces` expand its `format` prefixes (the server sees full IRIs).
+    let mut namespaces = engine.namespaces.clone();
+    if let Some(Value::Object(ns)) = job.get("$namespaces") {
+        for (k, v) in ns {
+            if let Some(iri) = v.as_str() {
+                namespaces.insert(k.clone(), iri.to_string());
+            }
+        }
+    }
+    let mut fix = Absolute {
+        base: job_dir,
+        namespaces: &namespaces,
+        dirs: &mut dirs,
+    };
     let job: Map<String, Value> = job
         .iter()
-        .map(|(k, v)| (k.clone(), absolute(v, job_dir, &mut dirs)))
+        .filter(|(k, _)| !k.starts_with('$'))
+        .map(|(k, v)| (k.clone(), fix.value(v)))
         .collect();
     Request {
         request: json!({
@@ -37,33 +52,53 @@ pub fn request(engine: &CwlEngine, job: &Map<String, Value>, job_dir: &Path) -> 
     }
 }
 
-/// `v` with each File/Directory `location`/`path` absolute (the server resolves a relative
-/// one against its own start directory, which is not the job's).
-fn absolute(v: &Value, base: &Path, dirs: &mut BTreeSet<PathBuf>) -> Value {
-    match v {
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|i| absolute(i, base, dirs)).collect())
-        }
-        Value::Object(o) => {
-            let class = o.get("class").and_then(Value::as_str);
-            let mut out = Map::new();
-            for (k, val) in o {
-                let fs_object = matches!(class, Some("File" | "Directory"));
-                let new = match (k.as_str(), val) {
-                    ("location" | "path", Value::String(s)) if fs_object => {
-                        let p = location_path(s, base);
-                        if let Some(parent) = p.parent() {
-                            dirs.insert(parent.to_path_buf());
+/// Makes each File/Directory `location`/`path` absolute (the server resolves a relative
+/// one against its own start directory, which is not the job's) and each `format` a full
+/// IRI, noting the directories the files are in.
+struct Absolute<'a> {
+    base: &'a Path,
+    namespaces: &'a std::collections::BTreeMap<String, String>,
+    dirs: &'a mut BTreeSet<PathBuf>,
+}
+
+impl Absolute<'_> {
+    fn value(&mut self, v: &Value) -> Value {
+        match v {
+            Value::Array(items) => Value::Array(items.iter().map(|i| self.value(i)).collect()),
+            Value::Object(o) => {
+                let fs_object = matches!(
+                    o.get("class").and_then(Value::as_str),
+                    Some("File" | "Directory")
+                );
+                let mut out = Map::new();
+                for (k, val) in o {
+                    let new = match (k.as_str(), val) {
+                        ("location" | "path", Value::String(s)) if fs_object => {
+                            let p = location_path(s, self.base);
+                            if let Some(parent) = p.parent() {
+                                self.dirs.insert(parent.to_path_buf());
+                            }
+                            Value::String(p.display().to_string())
                         }
-                        Value::String(p.display().to_string())
-                    }
-                    _ => absolute(val, base, dirs),
-                };
-                out.insert(k.clone(), new);
+                        ("format", Value::String(f)) if fs_object => Value::String(self.iri(f)),
+                        _ => self.value(val),
+                    };
+                    out.insert(k.clone(), new);
+                }
+                Value::Object(out)
             }
-            Value::Object(out)
+            other => other.clone(),
         }
-        other => other.clone(),
+    }
+
+    fn iri(&self, format: &str) -> String {
+        match format
+            .split_once(':')
+            .and_then(|(prefix, rest)| Some((self.namespaces.get(prefix)?, rest)))
+        {
+            Some((iri, rest)) => format!("{iri}{rest}"),
+            None => format.to_string(),
+        }
     }
 }
 
@@ -116,6 +151,11 @@ fn relocate(v: &Value, work: &Path, outdir: &Path) -> Result<Value, CwlError> {
                     }
                 } else {
                     copy_dir(&src, &dest).map_err(|e| fail(outdir, e))?;
+                }
+                // Derived fields a reader computes from `basename`: cwl-runners print only
+                // the File's own (cwltool does too).
+                for derived in ["dirname", "nameroot", "nameext"] {
+                    out.remove(derived);
                 }
                 out.insert("path".into(), json!(dest.display().to_string()));
                 out.insert("location".into(), json!(crate::inputs::file_uri(&dest)));

@@ -264,7 +264,6 @@ const EDAM_FASTA: &str = "http://edamontology.org/format_1929";
 /// is `$(inputs.sequences.basename)`, output globs built from it, an output `format` taken
 /// from the input's, and a `.fai` secondary file.
 #[test]
-#[ignore = "scimcp cwl-run's File `dirname` names the run's work directory, not the outdir its `path` is in; the output objects are otherwise equal (#33)"]
 fn samtools_faidx_from_bio_cwl_tools_matches_cwltool() {
     same_as_cwltool(
         "samtools-faidx",
@@ -291,7 +290,6 @@ fn samtools_faidx_from_bio_cwl_tools_matches_cwltool() {
 /// `$(runtime.cores)` after `--thread`, `stdout` named by `$(inputs.sequences.nameroot)` and
 /// globbed by the same expression, a namespaced `format`.
 #[test]
-#[ignore = "scimcp cwl-run's File `dirname` names the run's work directory, not the outdir its `path` is in; the output objects are otherwise equal (#33)"]
 fn mafft_from_bio_cwl_tools_matches_cwltool() {
     same_as_cwltool("mafft", "mafft.cwl", &["mafft"], &|o| {
         assert_eq!(o["alignment"]["basename"], "four-peptides.alignment.fasta");
@@ -317,7 +315,6 @@ fn mafft_from_bio_cwl_tools_matches_cwltool() {
 /// JavaScript conditionals, `successCodes: [0, 1]`, boolean/int/string prefixed inputs and a
 /// File at position 100.
 #[test]
-#[ignore = "scimcp gives the output format from the input's as `edam:format_3475`, unexpanded (cwltool: http://edamontology.org/format_3475), and its `dirname` names the run's work directory (#33)"]
 fn grep_from_bio_cwl_tools_matches_cwltool() {
     same_as_cwltool("grep", "grep.cwl", &["grep"], &|o| {
         assert_eq!(o["result"]["basename"], "search_result.tsv");
