@@ -101,6 +101,13 @@ while frontier:
                             needed.add(sub)
                             frontier.append(sub)
 
+# Files no text names literally: found by a secondaryFiles pattern (`.fai`, `.sec`) or
+# through an escape in a location (`%3A`, `%23`) that the token scan above cannot follow.
+for extra in ("tests/A:Gln2Cys", "tests/octothorpe/item #1.txt", "tests/ref.fasta.fai",
+              "tests/ref2.fasta.fai", "tests/sfa-1.txt.sec", "tests/sfa-2.txt.sec"):
+    if os.path.isfile(os.path.join(src, extra)):
+        needed.add(extra)
+
 if os.path.isdir(os.path.join(dest, "tests")):
     shutil.rmtree(os.path.join(dest, "tests"))
 for rel in sorted(needed):

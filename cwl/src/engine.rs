@@ -27,8 +27,12 @@ use crate::expr::Expressions;
 /// The one workflow a CWL tool becomes.
 pub const WORKFLOW_ID: &str = "run";
 
+/// CWL's output directory, the tool's working directory: below the run's working
+/// directory, apart from the staged inputs and the server's own directories (a glob of `*`
+/// must find only what the tool wrote).
+pub const OUTDIR: &str = "out";
 /// Where a run's CWL temporary directory is, in its working directory (one the server
-/// creates for every run).
+/// creates for every run, outside the output directory).
 const TMPDIR: &str = "{work_dir}/tmp";
 /// Where File and Directory literals of a job are written in the working directory.
 const LITERALS: &str = "literals";
@@ -228,8 +232,14 @@ impl CommandEngine for CwlEngine {
         let plan = plan_staging(&job, scratch.path());
         let mut files = Vec::new();
         let mut dirs = Vec::new();
+        let mut links = Vec::new();
         for e in &plan.entries {
-            let to = match e.staged {
+            let basename = job
+                .pointer(&e.pointer)
+                .and_then(|o| o.get("basename"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let natural = match e.staged {
                 Some((g, i)) => {
                     let group = staged.get(g).ok_or_else(|| {
                         EngineError::new("the staged inputs do not match the job", "validate again")
@@ -253,6 +263,36 @@ impl CommandEngine for CwlEngine {
                     format!("{{work_dir}}/{to}")
                 }
             };
+            // Where CWL wants it: a secondary file beside its primary, a listing entry inside
+            // its Directory, and every file under its own basename (a job may name it
+            // differently from its source). A copy there when the staged one is elsewhere.
+            let to = match (crate::inputs::staged_parent(&job, &e.pointer), &basename) {
+                (Some(dir), Some(name)) => format!("{}/{name}", dir.display()),
+                (None, Some(name))
+                    if e.staged.is_some() && !natural.ends_with(&format!("/{name}")) =>
+                {
+                    // Below the group's own directory, so two groups never collide.
+                    match e
+                        .staged
+                        .and_then(|(g, _)| staged.get(g))
+                        .and_then(|g| g.dir.as_ref())
+                    {
+                        Some(_) => format!("{natural}.named/{name}"),
+                        None => match natural.rsplit_once('/') {
+                            Some((dir, _)) => format!("{dir}/named/{name}"),
+                            None => natural.clone(),
+                        },
+                    }
+                }
+                _ => natural.clone(),
+            };
+            if to != natural {
+                links.push(EngineLink {
+                    from: natural.clone(),
+                    to: to.clone(),
+                    writable: false,
+                });
+            }
             if let Some(obj) = job.pointer_mut(&e.pointer) {
                 crate::inputs::relocate(obj, Path::new(&to));
             }
@@ -278,20 +318,29 @@ impl CommandEngine for CwlEngine {
             argv.remove(0);
             argv
         };
-        let mut links = Vec::new();
         for entry in &cl.workdir {
-            workdir_entry(entry, "", &mut files, &mut dirs, &mut links);
+            workdir_entry(entry, OUTDIR, &mut files, &mut dirs, &mut links);
         }
+        // CWL's runtime environment: HOME is the output directory, TMPDIR the temporary one;
+        // the tool's EnvVarRequirement comes after.
+        let mut env = BTreeMap::from([
+            ("HOME".to_string(), format!("{{work_dir}}/{OUTDIR}")),
+            ("TMPDIR".to_string(), TMPDIR.to_string()),
+        ]);
+        env.extend(cl.env.clone());
         Ok(EngineCommand {
             program: self.program.clone(),
             args,
+            cwd: Some(OUTDIR.to_string()),
             stdin_file: cl.stdin.clone(),
             stdout_file: cl.stdout.clone(),
             stderr_file: cl.stderr.clone(),
-            env: cl.env.clone(),
+            env,
             files,
             links,
             dirs,
+            // ToolTimeLimit 0 means no limit: the manifest's own applies.
+            timeout_s: cl.time_limit_s.filter(|t| *t > 0),
             success_codes: if cl.success_codes.is_empty() {
                 vec![0]
             } else {
@@ -323,7 +372,7 @@ impl CommandEngine for CwlEngine {
             &self.tool,
             job,
             &runtime,
-            work_dir,
+            &work_dir.join(OUTDIR),
             &self.namespaces,
             &self.exprs(),
             streams,
@@ -337,19 +386,26 @@ impl CwlEngine {
     /// resources the tool asks for (at least 1 core and 1 MiB; what it would get here).
     fn runtime(&self, job: &Value) -> Result<Value, EngineError> {
         let exprs = self.exprs();
-        let base = json!({
-            "outdir": "{work_dir}",
+        // CWL v1.2's defaults: coresMin 1, ramMin 256 MiB, tmpdirMin and outdirMin 1024 MiB.
+        let mut runtime = json!({
+            "outdir": format!("{{work_dir}}/{OUTDIR}"),
             "tmpdir": TMPDIR,
             "cores": 1,
-            "ram": 1024,
+            "ram": 256,
             "outdirSize": 1024,
             "tmpdirSize": 1024,
         });
-        let cores = resource(&self.tool, job, &base, &exprs, "cores")?.unwrap_or(1.0);
-        let ram = resource(&self.tool, job, &base, &exprs, "ram")?.unwrap_or(1024.0);
-        let mut runtime = base;
-        runtime["cores"] = json!(cores.ceil() as u64);
-        runtime["ram"] = json!(ram.ceil() as u64);
+        for (what, key) in [
+            ("cores", "cores"),
+            ("ram", "ram"),
+            ("tmpdir", "tmpdirSize"),
+            ("outdir", "outdirSize"),
+        ] {
+            let base = runtime.clone();
+            if let Some(v) = resource(&self.tool, job, &base, &exprs, what)? {
+                runtime[key] = json!(v.ceil().max(1.0) as u64);
+            }
+        }
         Ok(runtime)
     }
 }
@@ -442,7 +498,11 @@ fn workdir_entry(
     links: &mut Vec<EngineLink>,
 ) {
     let at = |name: &str| {
-        let name = name.strip_prefix("{work_dir}/").unwrap_or(name);
+        // An absolute name (`$(runtime.outdir)/x`) is already relative to the run's
+        // working directory once its prefix goes.
+        if let Some(rest) = name.strip_prefix("{work_dir}/") {
+            return rest.to_string();
+        }
         if parent.is_empty() {
             name.to_string()
         } else {

@@ -117,6 +117,9 @@ pub(crate) fn apply(plan: &mut Plan, command: EngineCommand) {
     for (k, v) in &command.env {
         plan.env.insert(k.clone(), v.clone());
     }
+    if let Some(t) = command.timeout_s {
+        plan.timeout_s = plan.timeout_s.min(t);
+    }
     plan.artifacts.push(outputs_artifact());
     plan.engine = Some(command);
 }

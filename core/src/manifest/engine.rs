@@ -47,6 +47,10 @@ pub struct EngineCommand {
     /// The program (argv\[0\]) as the tool names it; the server resolves and hashes it.
     pub program: String,
     pub args: Vec<String>,
+    /// The CLI's working directory, relative to the run's (an engine keeps it apart from
+    /// the staged inputs and the server's own directories, e.g. CWL's output directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// A file (relative to the working directory, or `{work_dir}/…`) fed on stdin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdin_file: Option<String>,
@@ -57,7 +61,7 @@ pub struct EngineCommand {
     pub stderr_file: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Text files written into the working directory before the start (path, content).
+    /// Text files written into the run's working directory before the start (path, content).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<(String, String)>,
     /// Staged copies also placed at another name in the working directory (from, to),
@@ -67,6 +71,9 @@ pub struct EngineCommand {
     /// Empty directories made in the working directory before the start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dirs: Vec<String>,
+    /// The run's time limit when the tool sets a shorter one than the manifest (seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
     /// Exit statuses that mean success (empty: only 0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub success_codes: Vec<i32>,

@@ -147,7 +147,11 @@ async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
         .ok_or_else(|| RunError::Run {
             what: format!("run {} wrote no output object", result["run_id"]),
         })?;
-    Ok(scimcp_cwl::runner::output_object(&outputs, &work, &outdir)?)
+    Ok(scimcp_cwl::runner::output_object(
+        &outputs,
+        &work.join(scimcp_cwl::engine::OUTDIR),
+        &outdir,
+    )?)
 }
 
 /// A directory of this run's own below the temporary directory, removed when dropped.

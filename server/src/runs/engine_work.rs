@@ -17,6 +17,9 @@ use crate::plan::{Escape, RunPaths};
 /// under the name the tool expects; a copy, not a link, so the tool cannot reach the staged
 /// original through it, and a writable entry changes only the copy).
 pub(super) fn prepare(work: &Path, command: &EngineCommand) -> std::io::Result<()> {
+    if let Some(cwd) = &command.cwd {
+        fs_err::create_dir_all(work.join(cwd))?;
+    }
     for dir in &command.dirs {
         fs_err::create_dir_all(work.join(in_work(dir)))?;
     }
@@ -180,6 +183,9 @@ fn output_files(
                     "media_type": media_type(&rel),
                     "base": "work",
                     "allow_empty": true,
+                    // The output object is the authority on what the tool produced; a file
+                    // the collector does not index (a symbolic link) is no missing artifact.
+                    "required": false,
                 })) {
                     out.push(spec);
                 }

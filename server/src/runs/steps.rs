@@ -170,9 +170,14 @@ impl RunManager {
                 Some((wrapper, argv)) => (wrapper, argv),
                 None => (program.to_path_buf(), args),
             };
+        // An engine may start the CLI in a directory of its own below the working directory.
+        let cwd = match v.plan.engine.as_ref().and_then(|e| e.cwd.as_deref()) {
+            Some(dir) => work.join(dir),
+            None => work.to_path_buf(),
+        };
         let cmd = match crate::guard::wrap(&program, &args, &status_file) {
-            Some((guard, argv)) => isolated_command(&guard, argv, work, env),
-            None => isolated_command(&program, &args, work, env),
+            Some((guard, argv)) => isolated_command(&guard, argv, &cwd, env),
+            None => isolated_command(&program, &args, &cwd, env),
         };
         let mut cmd = cmd.piped();
         // An engine's stdin is a staged file: the CLI reads it directly, as from a shell's `<`.

@@ -60,7 +60,8 @@ pub fn stream_copies(plan: &Plan, step_index: usize, work: &Path, max_bytes: u64
     // An engine names its streams' files in the working directory itself (CWL's `stdout:`),
     // where its output rules look for them.
     if let Some(engine) = plan.engine.as_ref().filter(|_| last) {
-        let at = |name: &Option<String>| name.as_deref().map(|n| work.join(in_work(n)));
+        let cwd = work.join(engine.cwd.as_deref().unwrap_or("."));
+        let at = |name: &Option<String>| name.as_deref().map(|n| cwd.join(in_work(n)));
         copies.stdout = at(&engine.stdout_file).or(copies.stdout);
         copies.stderr = at(&engine.stderr_file).or(copies.stderr);
     }
