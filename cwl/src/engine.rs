@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use scimcp_core::manifest::{
-    Adapter, CommandEngine, EngineCommand, EngineError, EngineLink, InputKind, StageGroup,
-    StagedGroup,
+    Adapter, CommandEngine, EngineCommand, EngineError, EngineLink, InputKind, RUN_VALUES,
+    StageGroup, StagedGroup,
 };
 use serde_json::{Map, Value, json};
 
@@ -60,7 +60,7 @@ impl ParamNames {
             .into_iter()
             .flatten()
             .filter_map(|i| i.get("id").and_then(Value::as_str))
-            .map(|id| (crate::tool::sanitize(id, &mut taken), id.to_string()))
+            .map(|id| (sanitize(id, &mut taken), id.to_string()))
             .collect();
         ParamNames { pairs }
     }
@@ -581,4 +581,33 @@ pub(crate) fn engine_of(p: Parts) -> CwlEngine {
 
 pub(crate) fn param_names(tool: &Value) -> ParamNames {
     ParamNames::of(tool)
+}
+
+/// Names a manifest accepts: `[a-z_][a-z0-9_]*` for parameters, `[a-z][a-z0-9_]*` for ids.
+pub(crate) fn sanitize(id: &str, taken: &mut std::collections::BTreeSet<String>) -> String {
+    let short = id.rsplit(['#', '/']).next().unwrap_or(id);
+    let mut s: String = short
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        s = format!("p_{s}");
+    }
+    if RUN_VALUES.contains(&s.as_str()) || s == "options" || s == "null" || s == "input" {
+        s = format!("cwl_{s}");
+    }
+    s.truncate(60);
+    let mut candidate = s.clone();
+    let mut n = 2;
+    while !taken.insert(candidate.clone()) {
+        candidate = format!("{s}_{n}");
+        n += 1;
+    }
+    candidate
 }

@@ -161,7 +161,7 @@ pub(crate) fn adapter(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "cwl_tool".into());
-        crate::tool::sanitize(&stem, &mut taken).replace('_', "-")
+        crate::engine::sanitize(&stem, &mut taken).replace('_', "-")
     };
     let mut workflow = json!({
         "id": WORKFLOW_ID,
@@ -419,5 +419,84 @@ fn type_schema(ty: &Value) -> Value {
             _ => type_schema(o.get("type").unwrap_or(&Value::Null)),
         },
         _ => json!({}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool_file(dir: &Path, text: &str) -> std::path::PathBuf {
+        let p = dir.join("tool.cwl");
+        fs_err::write(&p, text).unwrap();
+        p
+    }
+
+    const HEAD: &str = "cwlVersion: v1.2\nclass: CommandLineTool\ninputs: []\noutputs: []\n";
+
+    #[test]
+    fn what_cannot_be_served_is_refused_naming_the_field_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let docker = format!(
+            "{HEAD}baseCommand: echo\nrequirements:\n  DockerRequirement:\n    dockerPull: alpine\n"
+        );
+        let e =
+            crate::engine::load_engine(&tool_file(dir.path(), &docker), EngineOptions::default())
+                .unwrap_err();
+        assert!(e.is_unsupported(), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("tool.cwl:7") && text.contains("requirements.DockerRequirement"),
+            "{text}"
+        );
+
+        let shell =
+            format!("{HEAD}baseCommand: echo\nrequirements:\n  ShellCommandRequirement: {{}}\n");
+        let path = tool_file(dir.path(), &shell);
+        let e = crate::engine::load_engine(&path, EngineOptions::default()).unwrap_err();
+        assert!(
+            e.is_unsupported() && e.to_string().contains("--cwl-allow-shell"),
+            "{e}"
+        );
+        let (adapter, _) =
+            crate::engine::load_engine(&path, EngineOptions { allow_shell: true }).unwrap();
+        assert_eq!(adapter.manifest.runtime.executable.as_deref(), Some("sh"));
+
+        let dynamic = format!("{HEAD}arguments: [$(inputs.x)]\n");
+        let e =
+            crate::engine::load_engine(&tool_file(dir.path(), &dynamic), EngineOptions::default())
+                .unwrap_err();
+        assert!(
+            e.is_unsupported() && e.to_string().contains("baseCommand"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_parameter_schema_is_the_tool_inputs_strict_with_names_a_manifest_accepts() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "cwlVersion: v1.2\nclass: CommandLineTool\nbaseCommand: cat\ninputs:\n  in-File: File\n  count: int?\n  mode:\n    type: {type: enum, symbols: [fast, slow]}\n    default: fast\noutputs: []\n";
+        let (adapter, engine) =
+            crate::engine::load_engine(&tool_file(dir.path(), text), EngineOptions::default())
+                .unwrap();
+        let schema = &adapter.manifest.workflows[0].parameters_schema;
+        assert_eq!(schema["additionalProperties"], false, "{schema:#}");
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["in_file"]),
+            "{schema:#}"
+        );
+        assert_eq!(
+            schema["properties"]["mode"]["enum"],
+            serde_json::json!(["fast", "slow"])
+        );
+        assert_eq!(
+            schema["properties"]["in_file"]["properties"]["class"]["const"],
+            "File"
+        );
+        let params = serde_json::json!({"in_file": {"class": "File", "path": "/x"}});
+        let job = engine.names.job(params.as_object().unwrap());
+        assert!(job.contains_key("in-File"), "{job:?}");
+        assert_eq!(adapter.manifest.workflows[0].engine.as_deref(), Some("cwl"));
     }
 }

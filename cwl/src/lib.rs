@@ -1,37 +1,33 @@
 //! `scimcp-cwl`: the CWL v1.2 front end. A `CommandLineTool` document (YAML or JSON; v1.0 and
-//! v1.1 documents too) becomes the same in-memory [`scimcp_core::manifest::Adapter`] a TOML
-//! manifest gives — generated as manifest TOML plus a parameter schema and loaded through
-//! core's own checks — so its runs are planned, validated, hashed and started without a shell
-//! like every other adapter's. It also turns a CWL job object into the MCP request for that
-//! adapter ([`job`]) and a finished run's artifacts into the CWL output object ([`outputs`]),
-//! which `scimcp cwl-run` needs.
+//! v1.1 documents and `$graph` files too) becomes an [`scimcp_core::manifest::Adapter`] with a
+//! command engine ([`engine`]): the generated manifest (loaded through core's own checks) says
+//! what the server offers, and for each request the engine fills the job by CWL's rules
+//! ([`inputs`]), builds the exact command line ([`command`], with [`expr`] for parameter
+//! references and JavaScript), and after the run reads the output object ([`collect`]).
+//! [`runner`] is what `scimcp cwl-run` needs around it (a job as a request, the output object
+//! copied into an output directory).
 //!
-//! It must not run anything, talk MCP, or accept what it cannot map faithfully: a CWL field it
-//! does not support is refused with the field and its line ([`CwlError::Unsupported`]), never
-//! dropped. Hints it ignores (e.g. `DockerRequirement` under `hints`) become warnings the
-//! adapter carries, so `scimcp adapter check` shows them.
+//! It must not start a process, talk MCP, or read a job's file the server will not confine
+//! and stage; nor accept what it cannot serve faithfully: a CWL field it does not support is
+//! refused with the field and its line ([`CwlError::Unsupported`]), never dropped. Hints it
+//! ignores (e.g. `DockerRequirement` under `hints`) become warnings the adapter carries, so
+//! `scimcp adapter check` shows them.
 
 pub mod collect;
 pub mod command;
-pub mod expr;
 mod doc;
 pub mod engine;
 mod engine_manifest;
 mod error;
+pub mod expr;
 pub mod inputs;
 pub mod job;
 pub mod norm;
-pub mod outputs;
-mod refs;
 pub mod runner;
-mod tool;
-mod types;
 mod values;
 
 pub use engine::EngineOptions;
 pub use error::CwlError;
-pub use tool::{CwlTool, InputBinding, InputMapping, LoadOptions, OutputMapping, load};
-pub use types::CwlType;
 
 /// The exit status a `cwl-runner` uses for "this tool needs a feature the runner lacks"
 /// (cwltest counts it as unsupported, not failed, for tests that are not `required`).
