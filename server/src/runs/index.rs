@@ -1010,9 +1010,17 @@ impl Index {
         let _lock = lock(root)?;
         let state = open_locked(root)?;
         remove_old_journals(root, state.generation);
-        Ok(Index {
+        // A reconcile that met many runs (a history written behind the index) leaves them
+        // all in the journal, which every later start would read and parse in full: fold it
+        // into the snapshot, whose terminal body start-up skips.
+        let due = state.journal_lines > COMPACT_AFTER_LINES + state.runs() / 4;
+        let index = Index {
             state: Arc::new(Mutex::new(state)),
-        })
+        };
+        if due {
+            index.compact_in_background();
+        }
+        Ok(index)
     }
 
     /// Load the terminal entries in the background, so the first listing need not.
