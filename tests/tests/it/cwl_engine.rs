@@ -161,11 +161,12 @@ async fn a_cwl_tool_plans_its_exact_command_and_reports_its_outputs() {
         scimcp_e2e::harness::run_on(&s.session, request, std::time::Duration::from_secs(60)).await;
     assert_eq!(result["state"], "succeeded", "{result:#}");
     let work = Path::new(result["run_dir"].as_str().unwrap()).join("work");
+    let out = work.join("out");
     assert_eq!(
-        fs_err::read_to_string(work.join("fruit.sorted.txt")).unwrap(),
+        fs_err::read_to_string(out.join("fruit.sorted.txt")).unwrap(),
         "pear\nfig\napple\n"
     );
-    let sorted = artifact(&result, "fruit.sorted.txt");
+    let sorted = artifact(&result, "out/fruit.sorted.txt");
     assert_eq!(
         sorted["sha256"],
         scimcp_core::hash::sha256_hex(b"pear\nfig\napple\n"),
@@ -199,8 +200,9 @@ async fn a_cwl_tool_reads_a_staged_file_on_stdin() {
     );
     assert_eq!(result["state"], "succeeded", "{result:#}");
     let work = Path::new(result["run_dir"].as_str().unwrap()).join("work");
+    let out = work.join("out");
     assert_eq!(
-        fs_err::read_to_string(work.join("count.txt"))
+        fs_err::read_to_string(out.join("count.txt"))
             .unwrap()
             .trim(),
         "3"
