@@ -77,7 +77,9 @@ pub struct EngineCommand {
     /// Exit statuses that mean success (empty: only 0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub success_codes: Vec<i32>,
-    /// The engine's own record of the job, which [`CommandEngine::outputs`] reads again.
+    /// The engine's own record of the job, which [`CommandEngine::outputs`] reads again
+    /// (an object).
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub job: Value,
 }
 
