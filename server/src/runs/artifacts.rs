@@ -267,7 +267,7 @@ fn walk(
     }
 }
 
-fn guess_media_type(rel: &str) -> &'static str {
+pub(super) fn guess_media_type(rel: &str) -> &'static str {
     let ext = rel
         .rsplit('.')
         .next()
@@ -278,6 +278,7 @@ fn guess_media_type(rel: &str) -> &'static str {
         "csv" => "text/csv",
         "txt" | "log" | "pid" => "text/plain",
         "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
         "svg" => "image/svg+xml",
         "pdf" => "application/pdf",
         "html" => "text/html",

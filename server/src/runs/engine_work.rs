@@ -180,7 +180,7 @@ fn output_files(
                 if let Ok(spec) = serde_json::from_value(serde_json::json!({
                     "id": id,
                     "path": rel,
-                    "media_type": media_type(&rel),
+                    "media_type": super::artifacts::guess_media_type(&rel),
                     "base": "work",
                     "allow_empty": true,
                     // The output object is the authority on what the tool produced; a file
@@ -215,20 +215,4 @@ fn artifact_id(key: &str, index: usize) -> String {
         id = format!("o_{id}");
     }
     format!("{id}_{}", index + 1)
-}
-
-fn media_type(rel: &str) -> &'static str {
-    match rel
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .as_deref()
-    {
-        Some("png") => "image/png",
-        Some("jpg" | "jpeg") => "image/jpeg",
-        Some("svg") => "image/svg+xml",
-        Some("json") => "application/json",
-        Some("csv") => "text/csv",
-        Some("txt" | "log" | "out") => "text/plain",
-        _ => "application/octet-stream",
-    }
 }
