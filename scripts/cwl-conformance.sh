@@ -11,7 +11,8 @@
 #   cwltool tests/tests/it/cwl_community.rs compares scimcp with).
 #   --update-expected rewrites tests/cwl/expected-failures.txt from this run, each test with
 #   the first line scimcp cwl-run printed about it (review the diff before committing).
-# Env: SCIMCP_BIN (default target/debug/scimcp), CWL_JOBS (parallel tests, default 2).
+# Env: SCIMCP_BIN (default target/debug/scimcp), CWL_JOBS (parallel tests, default 2),
+#   CWL_WORK (the work directory, default target/cwl-conformance).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -39,7 +40,7 @@ fi
 export SCIMCP_BIN=${SCIMCP_BIN:-$root/target/debug/scimcp}
 [ -x "$SCIMCP_BIN" ] || cargo build --quiet -p scimcp-server --bin scimcp
 jobs=${CWL_JOBS:-2}
-work=$root/target/cwl-conformance
+work=${CWL_WORK:-$root/target/cwl-conformance}
 rm -rf "$work"
 mkdir -p "$work/tmp"
 # Every test leaves its outdir behind (cwltest's mkdtemp): keep them under target/.
