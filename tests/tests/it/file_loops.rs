@@ -53,12 +53,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
     ],
     &["cwl/src/engine.rs", "cwl/src/engine_manifest.rs"],
     &[
-        "server/src/campaigns/grid.rs",
-        "server/src/campaigns/mod.rs",
-        "server/src/campaigns/record.rs",
-        "server/src/campaigns/view.rs",
-    ],
-    &[
         "server/src/runs/engine_work.rs",
         "server/src/runs/execute.rs",
     ],
@@ -303,6 +297,55 @@ fn strip_test_items(code: &str) -> String {
     code
 }
 
+/// The file's code split by module scope: each inline `mod name { … }` (test-gated ones are
+/// already blanked) is its own scope one level below the file's module, so a `super::` inside
+/// it names the file's own module, not the file's parent.
+fn scopes(code: String, here: Vec<String>) -> Vec<(Vec<String>, String)> {
+    let b = code.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut outer = code.clone();
+    let mut inner = Vec::new();
+    let mut from = 0;
+    while let Some(k) = code[from..].find("mod ") {
+        let at = from + k;
+        from = at + 4;
+        if at > 0 && word(b[at - 1]) {
+            continue;
+        }
+        let name_end = code[from..]
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(code.len(), |e| from + e);
+        let name = &code[from..name_end];
+        let open = name_end + (code[name_end..].len() - code[name_end..].trim_start().len());
+        if name.is_empty() || b.get(open) != Some(&b'{') {
+            continue;
+        }
+        let mut depth = 0;
+        let mut close = code.len();
+        for (k, ch) in code[open..].char_indices() {
+            match ch {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = open + k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut below = here.clone();
+        below.push(name.to_string());
+        inner.extend(scopes(code[open + 1..close].to_string(), below));
+        outer.replace_range(open + 1..close, &" ".repeat(close - open - 1));
+        from = close.max(from);
+    }
+    let mut all = vec![(here, outer)];
+    all.extend(inner);
+    all
+}
+
 /// `a::{b, c::{d, e}}` → `a::b`, `a::c::d`, `a::c::e` (an `x as y` leaf keeps `x`).
 fn expand(tree: &str, prefix: &str, out: &mut Vec<String>) {
     let tree = tree.trim();
@@ -497,13 +540,14 @@ fn crate_graph(sources: &[(PathBuf, String)]) -> BTreeMap<PathBuf, BTreeSet<Path
         .collect();
     let mut graph = BTreeMap::new();
     for (file, text) in sources {
-        let here = module_of(src, file);
         let mut to = BTreeSet::new();
-        for path in paths_in(&code_of(text)) {
-            if let Some(target) = resolve(&path, &here, &modules)
-                && &target != file
-            {
-                to.insert(target);
+        for (here, code) in scopes(code_of(text), module_of(src, file)) {
+            for path in paths_in(&code) {
+                if let Some(target) = resolve(&path, &here, &modules)
+                    && &target != file
+                {
+                    to.insert(target);
+                }
             }
         }
         graph.insert(file.clone(), to);
@@ -665,6 +709,28 @@ fn file_loops_test_gated_modules_are_not_edges() {
         ("b.rs", "pub struct X;"),
     ];
     assert!(edges_of(&gated_only, "a.rs").is_empty());
+}
+
+#[test]
+fn file_loops_super_inside_an_inline_module_is_the_file_itself() {
+    // record.rs's `mod shared { use super::Resume; }` names record.rs, not the parent: no
+    // edge to mod.rs (which imports record.rs), while a `super::super::` there does lead up.
+    let files = [
+        ("lib.rs", "pub mod campaigns;"),
+        (
+            "campaigns/mod.rs",
+            "mod record;\nmod view;\npub use record::Resume;",
+        ),
+        (
+            "campaigns/record.rs",
+            "pub struct Resume;\nmod shared {\n    use super::Resume;\n    fn f() { super::super::view::g(); }\n}",
+        ),
+        ("campaigns/view.rs", "pub fn g() {}"),
+    ];
+    assert_eq!(
+        edges_of(&files, "campaigns/record.rs"),
+        ["campaigns/view.rs"]
+    );
 }
 
 #[test]
