@@ -159,11 +159,24 @@ async fn job(args: JobArgs) -> ExitCode {
         plan.sandbox.as_ref(),
     );
     let report = dir.join(crate::sandbox_policy::REPORT_FILE);
-    let cmd = match crate::sandbox_policy::wrap(mode, &policy, &report, program, &cli_args) {
-        Some((wrapper, argv)) => isolated_command(&wrapper, &argv, &work, &env),
-        None => isolated_command(program, &cli_args, &work, &env),
+    // An engine's CLI starts in its own directory below the working directory and may read
+    // a staged file on stdin, exactly as a local run's does (runs/steps.rs).
+    let cwd = match plan.engine.as_ref().and_then(|e| e.cwd.as_deref()) {
+        Some(sub) => work.join(sub),
+        None => work.clone(),
     };
-    let mut child = match cmd.piped().spawn() {
+    let cmd = match crate::sandbox_policy::wrap(mode, &policy, &report, program, &cli_args) {
+        Some((wrapper, argv)) => isolated_command(&wrapper, &argv, &cwd, &env),
+        None => isolated_command(program, &cli_args, &cwd, &env),
+    };
+    let mut cmd = cmd.piped();
+    if let Some(file) = super::stream_copy::stdin_file(&plan, &work) {
+        match fs_err::File::open(&file) {
+            Ok(f) => cmd = cmd.stdin(f.into_parts().0),
+            Err(e) => return fail(&format!("cannot open the CLI's stdin: {e}")),
+        }
+    }
+    let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return fail(&format!("cannot start {}: {e}", plan.program)),
     };

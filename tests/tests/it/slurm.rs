@@ -392,3 +392,92 @@ fn the_doctor_reports_the_cluster_its_partitions_and_limits() {
     );
     assert!(started.elapsed() < Duration::from_secs(20));
 }
+
+/// A CWL tool that reads a staged file on stdin, runs in its own output directory and writes
+/// stdout to the file it names: the engine's plan, not the template one.
+const CWL_COUNT_TOOL: &str = r#"
+cwlVersion: v1.2
+class: CommandLineTool
+baseCommand: [wc, -l]
+stdin: $(inputs.text.path)
+inputs:
+  text: File
+stdout: count.txt
+outputs:
+  count:
+    type: File
+    outputBinding: {glob: count.txt}
+"#;
+
+/// The CWL tool's run (its `count.txt` and output object) on a server started with `extra`.
+async fn cwl_count_run(root: &std::path::Path, extra: Vec<String>) -> (String, Value) {
+    let (home, cwd) = (root.join("home"), root.join("project"));
+    let data = cwd.join("data");
+    for d in [&home, &data] {
+        fs_err::create_dir_all(d).unwrap();
+    }
+    let tool = root.join("count.cwl");
+    fs_err::write(&tool, CWL_COUNT_TOOL).unwrap();
+    let text = data.join("three.txt");
+    fs_err::write(&text, "a\nb\nc\n").unwrap();
+    let mut args = vec![
+        "serve".to_string(),
+        "--adapter".into(),
+        tool.display().to_string(),
+        "--data-dir".into(),
+        data.display().to_string(),
+    ];
+    args.extend(extra);
+    let session = scimcp_client::McpSession::spawn(
+        &scimcp_e2e::sibling_binary("scimcp").unwrap(),
+        &args,
+        &[
+            ("HOME".to_string(), home.display().to_string()),
+            (
+                "SCIMCP_HOME".to_string(),
+                root.join("data-root").display().to_string(),
+            ),
+            ("SCIMCP_LOG".to_string(), "warn".to_string()),
+        ],
+        &cwd,
+    )
+    .await
+    .unwrap();
+    let request = json!({
+        "workflow": "run",
+        "parameters": {"text": {"class": "File", "path": text.display().to_string()}},
+    });
+    let (_, result) =
+        scimcp_e2e::harness::run_on(&session, request, Duration::from_secs(120)).await;
+    assert_eq!(result["state"], "succeeded", "{result:#}");
+    let work = std::path::Path::new(result["run_dir"].as_str().unwrap()).join("work");
+    let count = fs_err::read_to_string(work.join("out/count.txt")).unwrap();
+    let outputs: Value =
+        serde_json::from_slice(&fs_err::read(work.join(".scimcp/outputs.json")).unwrap()).unwrap();
+    (count, outputs)
+}
+
+/// `__job` on the compute node starts an engine's CLI where a local run does (the tool's
+/// output directory) with the staged stdin: the Slurm run's file and output object equal
+/// the local run's.
+#[tokio::test]
+async fn a_cwl_tool_runs_as_a_slurm_job_like_a_local_run() {
+    if !slurm::cluster_up() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let (local_root, slurm_root) = (root.path().join("local"), root.path().join("slurm"));
+    let local = cwl_count_run(&local_root, Vec::new()).await;
+    let on_slurm = cwl_count_run(&slurm_root, slurm::serve_args(&root.path().join("cfg"))).await;
+    assert_eq!(local.0.trim(), "3");
+    assert_eq!(on_slurm.0, local.0);
+    assert_eq!(
+        on_slurm.1["count"]["checksum"],
+        local.1["count"]["checksum"]
+    );
+    assert_eq!(
+        on_slurm.1["count"]["basename"], "count.txt",
+        "{:#}",
+        on_slurm.1
+    );
+}
