@@ -52,6 +52,11 @@ const SNAPSHOT: &str = "snapshot.jsonl";
 /// the runs, so a long history is not rewritten for every few runs).
 const COMPACT_AFTER_LINES: usize = 2_000;
 
+/// How long after opening the terminal entries start loading in the background: a client's
+/// handshake (answered in about 10 ms) never shares the CPU with the load, and a listing
+/// sooner than this loads them itself.
+const PREFETCH_AFTER: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Test-only: milliseconds to sleep in the middle of every index write (after half of a
 /// journal line is written, and between a snapshot's temporary file and its rename), so an
 /// end-to-end test can kill the server while the index is being written.
@@ -1004,6 +1009,19 @@ pub struct Listed {
     pub sequence_sha256: String,
 }
 
+/// The background load runs at the lowest CPU priority: on a busy machine (two cores shared
+/// with builds) it must never delay the answers of the handshake it overlaps; a listing that
+/// needs the entries before it is done loads them itself.
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // On Linux a thread id names that one thread for setpriority; elsewhere the call would
+    // lower the whole server, so it is left out there.
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
 impl Index {
     /// Open the index of `root` (rebuilding or reconciling it as the module says).
     pub fn open(root: &Path) -> Result<Index, IndexError> {
@@ -1029,6 +1047,9 @@ impl Index {
         let _ = std::thread::Builder::new()
             .name("run-index-load".into())
             .spawn(move || {
+                lower_priority();
+                // Past the client's handshake: `initialize` and `tools/list` need none of it.
+                std::thread::sleep(PREFETCH_AFTER);
                 // Read and parse without the lock: a start-up step that needs the index
                 // (recovery, the batch jobs' check) must not wait for the whole history.
                 let (root, generation) = {
