@@ -23,6 +23,7 @@ pub mod expr;
 pub mod inputs;
 pub mod job;
 pub mod norm;
+pub mod output_json;
 pub mod runner;
 mod values;
 

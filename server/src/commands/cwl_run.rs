@@ -63,7 +63,7 @@ pub(crate) fn run(args: CwlRunArgs) -> ExitCode {
     match runtime.block_on(run_job(&args)) {
         Ok(object) => {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{object:#}");
+            let _ = writeln!(out, "{}", scimcp_cwl::output_json::output_text(&object));
             ExitCode::SUCCESS
         }
         Err(e) => {
