@@ -2,14 +2,19 @@
 //! only the language's intrinsics, no host functions). One runtime and context per
 //! [`super::Expressions`], made on first use; every evaluation is wrapped in its own
 //! function, so `inputs`, `self`, `runtime` and the expressionLib are locals of that call and
-//! nothing one expression declares is seen by the next. Bounds: wall-clock time (interrupt
-//! handler), heap size and stack size, each reported as such when exceeded.
+//! nothing one expression declares is seen by the next. That function is called with `this`
+//! bound to the global object, because cwltool runs the library at the top level of a script,
+//! where `this` is the global object even in strict mode: libraries written for browsers and
+//! Node (underscore's `(function(){ var root = this; root._ = _ }.call(this))`) need it. Bounds:
+//! wall-clock time (interrupt handler), heap size and stack size, each reported as such when
+//! exceeded.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use rquickjs::function::This;
 use rquickjs::{Context as JsContext, Ctx, Function, Persistent, Runtime};
 use serde_json::Value;
 
@@ -123,7 +128,7 @@ impl Engine {
             }
         };
         let [a, b, c] = args.map(|v| ctx.json_parse(v.to_string()));
-        f.call((a?, b?, c?))
+        f.call((This(ctx.globals()), a?, b?, c?))
     }
 
     fn describe(&self, ctx: &Ctx<'_>, e: rquickjs::Error) -> ExprErrorKind {

@@ -288,6 +288,30 @@ fn javascript_errors() {
 }
 
 #[test]
+fn the_library_top_level_sees_the_global_object_as_this() {
+    // underscore.js's shape: an IIFE called with the top level's `this` that exports through
+    // it, then a library line using the export (tests/cwl/tests/template-tool.cwl).
+    let lib = vec![
+        "(function () { var root = this; root.lib_ = { twice: function (x) { return 2 * x; } }; }.call(this));".to_string(),
+        "var t = function (x) { return lib_.twice(x) + 1; };".to_string(),
+    ];
+    let e = Expressions::new(true, lib);
+    let i = json!({"n": 20});
+    assert_eq!(ev(&e, "$(t(inputs.n))", &i).unwrap(), json!(41));
+    // Still strict, as cwltool's script is: an undeclared assignment is an error, and the
+    // library's own bindings are not globals another expression could rely on.
+    let err = ev(&e, "${ undeclared = 5; return 1; }", &i).unwrap_err();
+    assert!(
+        matches!(&err.kind, ExprErrorKind::Javascript(m) if m.contains("undeclared")),
+        "{err}"
+    );
+    assert_eq!(
+        ev(&e, "$(typeof globalThis.t)", &i).unwrap(),
+        json!("undefined")
+    );
+}
+
+#[test]
 fn javascript_bounds() {
     let e = Expressions::with_limits(
         true,
