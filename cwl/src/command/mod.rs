@@ -62,6 +62,24 @@ pub fn build(
     runtime: &Value,
     exprs: &Expressions,
 ) -> Result<CommandLine, CwlError> {
+    // The initial work directory comes first: the files it places are where the rest of the
+    // command (bindings, streams, environment) finds them.
+    let workdir = workdir::entries(&Builder {
+        tool,
+        job,
+        runtime,
+        exprs,
+    })?;
+    let outdir = runtime.get("outdir").and_then(Value::as_str).unwrap_or(".");
+    let placed = workdir::placed(&workdir, outdir);
+    let mut moved;
+    let job = if placed.is_empty() {
+        job
+    } else {
+        moved = job.clone();
+        workdir::relocate_placed(&mut moved, &placed);
+        &moved
+    };
     let b = Builder {
         tool,
         job,
@@ -92,7 +110,7 @@ pub fn build(
         stdout: b.output_stream("stdout")?,
         stderr: b.output_stream("stderr")?,
         env: b.env()?,
-        workdir: workdir::entries(&b)?,
+        workdir,
         success_codes: codes(tool, "successCodes")?,
         temporary_fail_codes: codes(tool, "temporaryFailCodes")?,
         permanent_fail_codes: codes(tool, "permanentFailCodes")?,

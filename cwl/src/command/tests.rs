@@ -581,3 +581,56 @@ fn work_dir_texts_match_the_suite_checksums() {
     }
     assert_eq!(checked, ids.len());
 }
+
+#[test]
+fn work_dir_files_bring_their_secondary_files_and_move_the_inputs_there() {
+    let sec = |p: &str, b: &str| json!({"class": "File", "path": p, "basename": b});
+    let with_sec = |p: &str, b: &str| {
+        json!({"class": "File", "path": p, "basename": b,
+               "secondaryFiles": [sec(&format!("{p}.sec"), &format!("{b}.sec"))]})
+    };
+    let tool = crate::norm::normalize(&json!({
+            "cwlVersion": "v1.2", "class": "CommandLineTool", "outputs": [],
+            "baseCommand": "cat",
+            "inputs": {"f": "File", "fs": "File[]"},
+            "arguments": ["$(inputs.f.path)", "$(inputs.f.secondaryFiles[0].path)",
+                          "$(inputs.fs[0].path)"],
+            "requirements": {"InitialWorkDirRequirement": {"listing": [
+                {"entryname": "sub/bob.txt", "entry": "$(inputs.f)"},
+                {"entryname": "dir", "entry":
+                    "${ return {class: 'Directory', listing: inputs.fs} }"},
+            ]}, "InlineJavascriptRequirement": {}},
+    }))
+    .unwrap();
+    let job = json!({"f": with_sec("/s/a.txt", "a.txt"), "fs": [with_sec("/s/b.txt", "b.txt")]});
+    let cl = build(&tool, &job, &runtime(), &Expressions::new(true, Vec::new())).unwrap();
+    let file = |name: &str, source: &str| WorkdirEntry::File {
+        name: name.into(),
+        source: source.into(),
+        writable: false,
+    };
+    // Each secondary file keeps its own name beside its (renamed) primary.
+    assert_eq!(
+        cl.workdir,
+        vec![
+            file("sub/bob.txt", "/s/a.txt"),
+            file("sub/a.txt.sec", "/s/a.txt.sec"),
+            WorkdirEntry::Directory {
+                name: "dir".into(),
+                source: None,
+                listing: vec![file("b.txt", "/s/b.txt"), file("b.txt.sec", "/s/b.txt.sec")],
+                writable: false,
+            },
+        ]
+    );
+    // The command names the copies in the output directory, not the staged sources.
+    assert_eq!(
+        cl.argv,
+        [
+            "cat",
+            "/out/sub/bob.txt",
+            "/out/sub/a.txt.sec",
+            "/out/dir/b.txt"
+        ]
+    );
+}

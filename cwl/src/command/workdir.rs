@@ -62,8 +62,99 @@ pub(super) fn entries(b: &Builder) -> Result<Vec<WorkdirEntry>, CwlError> {
             other => objects(&f, other, None, false, &mut out)?,
         }
     }
-    check_names(&out)?;
-    Ok(out)
+    // The same file listed twice (say, on its own and as another's secondary file) is one
+    // entry; two different things under one name stay an error.
+    let mut unique: Vec<WorkdirEntry> = Vec::with_capacity(out.len());
+    for e in out {
+        if !unique.contains(&e) {
+            unique.push(e);
+        }
+    }
+    check_names(&unique)?;
+    Ok(unique)
+}
+
+/// Where each staged source an entry places lands, as a path below `outdir` (CWL's
+/// `runtime.outdir`): the job's File and Directory objects at those sources are given these
+/// paths before the command line is built, so `$(inputs.f.path)` names the copy the tool
+/// sees in its working directory (CWL v1.2 InitialWorkDirRequirement; cwltool does the same).
+pub(super) fn placed(entries: &[WorkdirEntry], outdir: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in entries {
+        placed_one(e, outdir, &mut out);
+    }
+    out
+}
+
+fn placed_one(e: &WorkdirEntry, parent: &str, out: &mut Vec<(String, String)>) {
+    let at = |name: &str| {
+        if name.starts_with("{work_dir}/") {
+            name.to_string()
+        } else {
+            format!("{parent}/{name}")
+        }
+    };
+    match e {
+        WorkdirEntry::Text { .. } => {}
+        WorkdirEntry::File { name, source, .. } => out.push((source.clone(), at(name))),
+        WorkdirEntry::Directory {
+            name,
+            source,
+            listing,
+            ..
+        } => {
+            let here = at(name);
+            if let Some(source) = source {
+                out.push((source.clone(), here.clone()));
+            }
+            for child in listing {
+                placed_one(child, &here, out);
+            }
+        }
+    }
+}
+
+/// `job` with every File and Directory whose `path` is a placed source moved to its place.
+pub(super) fn relocate_placed(job: &mut Value, placed: &[(String, String)]) {
+    if is_file_like(job) {
+        let to = job
+            .get("path")
+            .and_then(Value::as_str)
+            .and_then(|p| placed.iter().find(|(from, _)| from == p))
+            .map(|(_, to)| to.clone());
+        let moved = to.is_some();
+        if let Some(to) = to {
+            crate::inputs::relocate(job, std::path::Path::new(&to));
+        }
+        // Secondary files are placed on their own, and so may be the entries of a Directory
+        // that stays (a relocated one's listing follows it).
+        let keys: &[&str] = if moved {
+            &["secondaryFiles"]
+        } else {
+            &["secondaryFiles", "listing"]
+        };
+        for key in keys {
+            if let Some(Value::Array(items)) = job.get_mut(*key) {
+                for item in items {
+                    relocate_placed(item, placed);
+                }
+            }
+        }
+        return;
+    }
+    match job {
+        Value::Object(o) => {
+            for v in o.values_mut() {
+                relocate_placed(v, placed);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                relocate_placed(v, placed);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A `Dirent`: `entry` (text, or an expression giving a File/Directory, an array of them,
@@ -189,10 +280,7 @@ fn objects(
             }
             Ok(())
         }
-        Value::Object(_) if is_file_like(v) => {
-            out.push(object_entry(field, v, name, writable)?);
-            Ok(())
-        }
+        Value::Object(_) if is_file_like(v) => object_entries(field, v, name, writable, out),
         other => Err(command_error(
             field.to_string(),
             format!("must give File or Directory objects (or a Dirent), not {other}"),
@@ -200,14 +288,46 @@ fn objects(
     }
 }
 
-fn object_entry(
+/// A File or Directory as its entry, then a File's `secondaryFiles` beside it under their
+/// own names (a renamed primary keeps its secondaries in its directory, as cwltool stages
+/// them; a tool that reads `x.bam` expects `x.bam.bai` next to it).
+fn object_entries(
     field: &str,
     v: &Value,
     name: Option<String>,
     writable: bool,
-) -> Result<WorkdirEntry, CwlError> {
-    let path = v
-        .get("path")
+    out: &mut Vec<WorkdirEntry>,
+) -> Result<(), CwlError> {
+    let entry = object_entry(field, v, name, writable)?;
+    let dir = match &entry {
+        WorkdirEntry::File { name, .. } | WorkdirEntry::Text { name, .. } => {
+            name.rsplit_once('/').map(|(dir, _)| dir.to_string())
+        }
+        WorkdirEntry::Directory { .. } => None,
+    };
+    let is_file = matches!(entry, WorkdirEntry::File { .. } | WorkdirEntry::Text { .. });
+    out.push(entry);
+    if !is_file {
+        return Ok(());
+    }
+    for sf in v
+        .get("secondaryFiles")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|sf| is_file_like(sf))
+    {
+        let name = match (&dir, own_name(sf)) {
+            (Some(dir), Some(own)) => Some(format!("{dir}/{own}")),
+            _ => None,
+        };
+        object_entries(&format!("{field}.secondaryFiles"), sf, name, writable, out)?;
+    }
+    Ok(())
+}
+
+fn object_path(v: &Value) -> Option<String> {
+    v.get("path")
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| {
@@ -219,17 +339,30 @@ fn object_entry(
                         .display()
                         .to_string()
                 })
-        });
-    let basename = v
-        .get("basename")
+        })
+}
+
+/// The object's `basename`, else the last part of its path.
+fn own_name(v: &Value) -> Option<String> {
+    v.get("basename")
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| {
-            path.as_deref()
+            object_path(v)
+                .as_deref()
                 .and_then(|p| std::path::Path::new(p).file_name())
                 .map(|n| n.to_string_lossy().into_owned())
-        });
-    let name = name.or(basename).ok_or_else(|| {
+        })
+}
+
+fn object_entry(
+    field: &str,
+    v: &Value,
+    name: Option<String>,
+    writable: bool,
+) -> Result<WorkdirEntry, CwlError> {
+    let path = object_path(v);
+    let name = name.or_else(|| own_name(v)).ok_or_else(|| {
         command_error(field.to_string(), format!("an object without a name: {v}"))
     })?;
     let name = entry_name(field, &name)?;
@@ -260,7 +393,7 @@ fn object_entry(
             .into_iter()
             .flatten()
         {
-            listing.push(object_entry(field, item, None, writable)?);
+            object_entries(field, item, None, writable, &mut listing)?;
         }
     }
     Ok(WorkdirEntry::Directory {
