@@ -34,11 +34,65 @@ pub fn fixed_env() -> BTreeMap<String, String> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PlannedFile {
     pub path: String,
+    /// The file's text; in an answer, only its first [`SHOWN_HEAD_BYTES`] when
+    /// `content_bytes` is present (the plan the run executes holds all of it).
     pub content: String,
     /// How run paths substituted into `content` are escaped: `json` (json, yaml and toml
     /// files: inside strings) or `none` (text files).
     #[serde(default, skip_serializing_if = "is_text")]
     pub escape: Escape,
+    /// Present only in an answer whose `content` is cut short: the whole text's size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_bytes: Option<u64>,
+    /// With `content_bytes`: the SHA-256 of the whole text (what the plan hash covers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_sha256: Option<String>,
+}
+
+impl PlannedFile {
+    /// A file of `content` at `path`, escaped as `escape`.
+    pub fn new(path: String, content: String, escape: Escape) -> PlannedFile {
+        PlannedFile {
+            path,
+            content,
+            escape,
+            content_bytes: None,
+            content_sha256: None,
+        }
+    }
+}
+
+/// Files whose text is larger are shown by size, SHA-256 and head in answers: a CWL tool's
+/// InitialWorkDir may write megabytes (a JSON dump of its inputs), which would push
+/// `validate_analysis` past the answer ceiling although the plan itself is fine.
+pub const SHOWN_FILE_BYTES: usize = 4096;
+/// How much of such a file an answer shows.
+pub const SHOWN_HEAD_BYTES: usize = 1024;
+
+/// Serializes a plan as an answer shows it: as stored, but each planned file of more than
+/// [`SHOWN_FILE_BYTES`] cut to its head with its size and SHA-256 beside it. `plan_sha256`
+/// stays the hash of the whole plan, which the server keeps and runs.
+pub fn serialize_shown<S: serde::Serializer>(plan: &Plan, s: S) -> Result<S::Ok, S::Error> {
+    if plan
+        .input_files
+        .iter()
+        .all(|f| f.content.len() <= SHOWN_FILE_BYTES)
+    {
+        return plan.serialize(s);
+    }
+    let mut shown = plan.clone();
+    for f in &mut shown.input_files {
+        if f.content.len() > SHOWN_FILE_BYTES {
+            f.content_bytes = Some(f.content.len() as u64);
+            f.content_sha256 = Some(scimcp_core::hash::sha256_hex(f.content.as_bytes()));
+            let mut end = SHOWN_HEAD_BYTES;
+            while !f.content.is_char_boundary(end) {
+                end -= 1;
+            }
+            f.content.truncate(end);
+        }
+    }
+    shown.serialize(s)
 }
 
 /// How a substituted run path is written into a file's content.
@@ -249,6 +303,36 @@ impl PlannedInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_shows_a_large_planned_file_by_head_size_and_hash_and_keeps_the_plan_hash() {
+        let big = "é".repeat(SHOWN_FILE_BYTES); // two bytes a char: the cut must not split one
+        let plan: Plan = serde_json::from_value(serde_json::json!({
+            "adapter": "a", "adapter_version": "0.1.0", "adapter_sha256": "x", "workflow": "w",
+            "program": "cat", "args": [], "stdin": [], "env": {}, "env_passthrough": [],
+            "input_files": [{"path": "small.txt", "content": "hi"}, {"path": "big.json", "content": big}],
+            "working_dir": "work", "output_dir": "output", "artifacts": [], "timeout_s": 5
+        }))
+        .unwrap();
+        let mut out = Vec::new();
+        serialize_shown(&plan, &mut serde_json::Serializer::new(&mut out)).unwrap();
+        let shown: Value = serde_json::from_slice(&out).unwrap();
+        let files = shown["input_files"].as_array().unwrap();
+        assert_eq!(files[0]["content"], "hi");
+        assert!(files[0].get("content_bytes").is_none());
+        let head = files[1]["content"].as_str().unwrap();
+        assert!(head.len() <= SHOWN_HEAD_BYTES && head.len() > SHOWN_HEAD_BYTES - 2);
+        assert_eq!(files[1]["content_bytes"], big.len());
+        assert_eq!(
+            files[1]["content_sha256"],
+            scimcp_core::hash::sha256_hex(big.as_bytes())
+        );
+        // The plan itself, as stored and hashed, keeps every byte.
+        assert_eq!(plan.input_files[1].content, big);
+        let stored: Value = serde_json::to_value(&plan).unwrap();
+        assert_eq!(stored["input_files"][1]["content"], big.as_str());
+        assert!(stored["input_files"][1].get("content_bytes").is_none());
+    }
 
     #[test]
     fn run_paths_are_substituted_escaped_for_the_file_format() {

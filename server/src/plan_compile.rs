@@ -292,15 +292,15 @@ pub fn compile(
             // above; here it is written as text (`0.1`, `true`), never dropped.
             InputFileFormat::Text => value_text(&rendered),
         };
-        input_files.push(PlannedFile {
-            path: spec.path.clone(),
+        input_files.push(PlannedFile::new(
+            spec.path.clone(),
             content,
-            escape: if spec.format == InputFileFormat::Text {
+            if spec.format == InputFileFormat::Text {
                 Escape::None
             } else {
                 Escape::Json
             },
-        });
+        ));
     }
     Ok(Plan {
         adapter: adapter.manifest.name.clone(),

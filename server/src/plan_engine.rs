@@ -105,14 +105,15 @@ pub(crate) fn command(
 /// `plan` (compiled from the workflow, which has no argv of its own) with the engine's
 /// command: its arguments after the resolved program and its launch prefix, its text files,
 /// and the command itself for the run and the outputs step.
-pub(crate) fn apply(plan: &mut Plan, command: EngineCommand) {
+///
+/// The text files move into `plan.input_files` rather than being kept twice: the run writes
+/// those, and an answer shows a large one by its size and hash only
+/// ([`crate::plan::serialize_shown`]).
+pub(crate) fn apply(plan: &mut Plan, mut command: EngineCommand) {
     plan.args.extend(command.args.iter().cloned());
-    for (path, content) in &command.files {
-        plan.input_files.push(PlannedFile {
-            path: path.clone(),
-            content: content.clone(),
-            escape: Escape::None,
-        });
+    for (path, content) in std::mem::take(&mut command.files) {
+        plan.input_files
+            .push(PlannedFile::new(path, content, Escape::None));
     }
     for (k, v) in &command.env {
         plan.env.insert(k.clone(), v.clone());

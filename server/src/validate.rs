@@ -86,6 +86,7 @@ pub struct Validation {
     pub request_sha256: String,
     pub plan_sha256: String,
     pub adapter_sha256: String,
+    #[serde(serialize_with = "crate::plan::serialize_shown")]
     pub plan: Plan,
     /// What a run of the plan starts in on this server that is not part of the plan or its
     /// hash: the run sandbox's mode and each protection as this machine applies it.

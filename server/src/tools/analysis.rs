@@ -49,7 +49,9 @@ pub struct StartPreview {
     pub workflow: String,
     /// The parameters after schema defaults were applied.
     pub resolved_parameters: serde_json::Map<String, serde_json::Value>,
-    /// The plan the confirmed call executes, unchanged (its hash is `plan_sha256`).
+    /// The plan the confirmed call executes, unchanged (its hash is `plan_sha256`) except
+    /// that a planned file of more than 4 KiB shows its head, size and SHA-256.
+    #[serde(serialize_with = "crate::plan::serialize_shown")]
     pub plan: Plan,
     /// The plan's program and arguments on one line, quoted for reading. The server never
     /// runs a shell: the program receives exactly `plan.args`.
