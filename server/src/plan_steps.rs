@@ -139,6 +139,7 @@ pub(crate) fn bind(
             }
         }
     }
+    blockers.extend(bind_engine_program(plan, adapter, runtime));
     for step in &mut plan.steps {
         step.program = program_path(runtime, &step.program_id).unwrap_or_default();
     }
@@ -149,6 +150,52 @@ pub(crate) fn bind(
     }
     blockers.extend(space_blockers(adapter, workflow, runtime.run_root()));
     blockers
+}
+
+/// An engine's command that starts another declared program than the workflow's (a CWL
+/// tool whose expression chooses among the programs it was loaded with): the plan starts
+/// that program's resolved path and carries its identity. A name no declared program has is
+/// a blocker, so nothing unresolved or unhashed ever runs.
+fn bind_engine_program(
+    plan: &mut Plan,
+    adapter: &Adapter,
+    runtime: &ScientificRuntime,
+) -> Vec<Issue> {
+    let m = &adapter.manifest;
+    let Some(engine) = &plan.engine else {
+        return Vec::new();
+    };
+    if m.runtime.executable.as_deref() == Some(engine.program.as_str()) {
+        return Vec::new();
+    }
+    let Some(id) = m
+        .programs
+        .iter()
+        .find(|(_, p)| p.executable == engine.program)
+        .map(|(id, _)| id.clone())
+    else {
+        return vec![Issue {
+            field: "program".into(),
+            message: format!(
+                "the engine's command starts `{}`, which the adapter does not declare: only programs resolved and hashed when the server started are run",
+                engine.program
+            ),
+            allowed: Vec::new(),
+        }];
+    };
+    match (program_path(runtime, &id), runtime.programs().get(&id)) {
+        (Ok(path), Some(Ok(identity))) => {
+            plan.program = path;
+            plan.programs = vec![identity.clone()];
+            Vec::new()
+        }
+        (Err(issue), _) => vec![issue],
+        (Ok(_), _) => vec![Issue {
+            field: format!("programs.{id}"),
+            message: format!("program '{id}' was not resolved when the server started"),
+            allowed: Vec::new(),
+        }],
+    }
 }
 
 /// A program declared `paths_with_spaces = false` cannot be given `{work_dir}`,

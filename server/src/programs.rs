@@ -1,7 +1,8 @@
 //! The programs an adapter runs, resolved once when the server starts: the executable
-//! runtime's own and every `[programs.<id>]` a workflow or step names. Each is found, hashed
-//! and asked its version (`scimcp_core::program_identity`); a missing one makes the
-//! workflows that need it not ready, with the remedy the manifest's `provided_by` gives.
+//! runtime's own, every `[programs.<id>]` a workflow or step names, and for an engine's
+//! workflow every declared program. Each is found, hashed and asked its version
+//! (`scimcp_core::program_identity`); a missing one makes the workflows that need it not
+//! ready, with the remedy the manifest's `provided_by` gives.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,7 +29,19 @@ impl ProgramTable {
             ids.push(RUNTIME_PROGRAM);
         }
         for wf in &manifest.workflows {
-            for id in manifest.workflow_program_ids(wf) {
+            // An engine's command may start any declared program (a CWL tool whose
+            // expression chooses it): each is resolved now, and the plan names the one used.
+            let engine_programs = wf
+                .engine
+                .is_some()
+                .then(|| manifest.programs.keys().map(String::as_str))
+                .into_iter()
+                .flatten();
+            for id in manifest
+                .workflow_program_ids(wf)
+                .into_iter()
+                .chain(engine_programs)
+            {
                 if id != RUNTIME_PROGRAM && !ids.contains(&id) {
                     ids.push(id);
                 }
