@@ -18,11 +18,12 @@ if ! scripts/science-clis.sh; then
   if [ -n "${SCIMCP_REQUIRE_SCIENCE_CLIS:-}" ]; then exit 1; fi
   echo "test.sh: no vina/mafft; their tests skip" >&2
 fi
-# The official MCP Python SDK, the client of the tasks and elicitation tests (target/sdk-venv).
-# Without it those tests skip with a notice, unless SCIMCP_REQUIRE_SDK_HARNESS is set (.ci/run).
+# The official MCP SDKs, the clients of the tasks and elicitation tests: Python
+# (target/sdk-venv) and TypeScript (target/sdk-ts, for 2025-11-25's tasks). Without them those
+# tests skip with a notice, unless SCIMCP_REQUIRE_SDK_HARNESS is set (.ci/run).
 if ! scripts/sdk-harness.sh; then
   if [ -n "${SCIMCP_REQUIRE_SDK_HARNESS:-}" ]; then exit 1; fi
-  echo "test.sh: no MCP Python SDK; the tasks tests skip" >&2
+  echo "test.sh: no MCP SDKs; the tasks tests skip" >&2
 fi
 # cwltool, the reference runner the community CWL tools' results are compared with
 # (target/cwl-venv; tests/tests/it/cwl_community.rs). Without it those tests skip with a

@@ -10,6 +10,7 @@ use rmcp::model::{
     SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams};
+use rmcp::model::{CustomRequest, CustomResult, ErrorCode};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
@@ -269,6 +270,52 @@ impl ServerHandler for ScimcpServer {
         let call = self.task_call(&context);
         let record = crate::tasks::load(&self.ctx, &call, &request.task_id)?;
         crate::tasks::cancel(&self.ctx, &call, &record).await
+    }
+
+    /// Protocol 2025-11-25's experimental tasks, renamed by the stdio layer (tasks/wire.rs)
+    /// and answered in that version's shape from the same task records (tasks/legacy.rs).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        use crate::tasks::legacy::{self, Method};
+        let Some(method) = Method::parse(&request.method) else {
+            return Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            ));
+        };
+        let call = self.task_call(&context);
+        let params = request.params;
+        let record = |name: &str| -> Result<crate::tasks::TaskRecord, McpError> {
+            let id = legacy::task_id(name, params.as_ref())?;
+            crate::tasks::load(&self.ctx, &call, &id)
+        };
+        let answer = match method {
+            Method::Call => {
+                let request = legacy::call_params(params.clone())?;
+                let tool = request.name.to_string();
+                let waiting = if tool == "get_run_result" {
+                    crate::tasks::for_waiting_result(&self.ctx, &call, request.arguments.as_ref())?
+                } else {
+                    None
+                };
+                match waiting {
+                    Some(task) => serde_json::json!({"task": legacy::created_task(&task.task)}),
+                    None => {
+                        let response = self.call_tool(request, context).await?;
+                        legacy::created(&self.ctx, &call, &tool, response)?
+                    }
+                }
+            }
+            Method::Get => legacy::get(&self.ctx, &call, &record("tasks/get")?).await?,
+            Method::Result => legacy::result(&self.ctx, &call, &record("tasks/result")?).await?,
+            Method::Cancel => legacy::cancel(&self.ctx, &call, &record("tasks/cancel")?).await?,
+            Method::List => legacy::list(&self.ctx, &call, params.as_ref()).await?,
+        };
+        Ok(CustomResult(answer))
     }
 
     #[allow(deprecated)]

@@ -8,6 +8,9 @@
 //!
 //! Lines flow stdin → check → rmcp, and rmcp's frames → stdout one whole line at a time, with
 //! the error answers written between them, so the two never interleave inside a line.
+//!
+//! Both directions also pass the 2025-11-25 tasks layer (tasks/wire.rs), which rewrites the
+//! few messages of that version's experimental tasks that rmcp cannot route.
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -36,6 +39,8 @@ pub fn checked(
     let (rmcp_in, mut to_rmcp) = tokio::io::duplex(1024 * 1024);
     let (from_rmcp, rmcp_out) = tokio::io::duplex(1024 * 1024);
     let (answers, mut answers_rx) = mpsc::channel::<String>(64);
+    let wire = std::sync::Arc::new(crate::tasks::wire::Wire::default());
+    let outbound = std::sync::Arc::clone(&wire);
     tokio::spawn(async move {
         let mut lines = BufReader::with_capacity(64 * 1024, input);
         let mut line = Vec::new();
@@ -49,7 +54,10 @@ pub fn checked(
                     }
                 }
                 Ok(LineRead::Line) => match check(&line) {
-                    Ok(()) => {
+                    Ok(message) => {
+                        if let Some(rewritten) = wire.inbound(&message) {
+                            line = rewritten.to_string().into_bytes();
+                        }
                         line.push(b'\n');
                         if to_rmcp.write_all(&line).await.is_err() {
                             break;
@@ -79,7 +87,7 @@ pub fn checked(
                         rmcp_open = false;
                         continue;
                     }
-                    Ok(_) => std::mem::take(&mut frame),
+                    Ok(_) => rewrite(&outbound, std::mem::take(&mut frame)),
                 },
                 answer = answers_rx.recv(), if answers_open => match answer {
                     None => {
@@ -95,6 +103,20 @@ pub fn checked(
         }
     });
     ((rmcp_in, rmcp_out), writer)
+}
+
+/// One frame of rmcp's as the 2025-11-25 tasks layer passes it (most frames unparsed).
+fn rewrite(wire: &crate::tasks::wire::Wire, frame: Vec<u8>) -> Vec<u8> {
+    if !wire.watching() {
+        return frame;
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(&frame) else {
+        return frame;
+    };
+    match wire.outbound(&message) {
+        Some(rewritten) => format!("{rewritten}\n").into_bytes(),
+        None => frame,
+    }
 }
 
 enum LineRead {
@@ -175,8 +197,8 @@ impl BadLine {
     }
 }
 
-/// `Ok` for a line rmcp can take; otherwise what is wrong with it.
-fn check(line: &[u8]) -> Result<(), BadLine> {
+/// The message of a line rmcp can take; otherwise what is wrong with it.
+fn check(line: &[u8]) -> Result<Value, BadLine> {
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(_) if line.iter().all(u8::is_ascii_whitespace) => return Err(BadLine::Empty),
@@ -195,7 +217,7 @@ fn check(line: &[u8]) -> Result<(), BadLine> {
         };
         return Err(BadLine::NotJsonRpc { id });
     }
-    Ok(())
+    Ok(value)
 }
 
 fn error(id: Value, code: i64, message: &str) -> String {

@@ -10,12 +10,15 @@
 //! `cancel_campaign`, so a task shows exactly what the tools show and ends a run exactly as
 //! they do.
 //!
-//! 2025-11-25's experimental tasks (`params.task`, `tasks/result`, `tasks/list`) are not
-//! served: rmcp 3.11 cannot route them, and the pinned official SDK has no client for them
-//! (docs/TASKS.md). 2025-11-25 sessions still get the person's confirmation (confirm.rs).
+//! 2025-11-25's experimental tasks (`params.task`, `tasks/result`, `tasks/list`) follow the
+//! same records in that version's shape (legacy.rs), through a JSON-RPC layer under rmcp
+//! (wire.rs), which cannot route them. 2025-11-25 sessions also get the person's
+//! confirmation (confirm.rs).
 
 pub mod confirm;
+pub mod legacy;
 mod version;
+pub mod wire;
 pub use version::modern;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +64,11 @@ pub struct TaskRecord {
     /// The tool call that created it.
     pub tool: String,
     pub created_at: String,
+    /// The structured answer of the call that created it (a start's receipt), which
+    /// 2025-11-25's `tasks/result` completes with the run's result (legacy.rs); absent for a
+    /// task-augmented `get_run_result` and in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Value>,
 }
 
 /// What can go wrong with a task record.
@@ -122,6 +130,7 @@ pub fn create(
     tool: &str,
     target: Target,
     id: &str,
+    receipt: Option<&Value>,
 ) -> Result<CreateTaskResult, TaskError> {
     let root = dir(ctx);
     scimcp_core::fs::create_private_dir(&root).map_err(|source| TaskError::Dir {
@@ -135,6 +144,7 @@ pub fn create(
         owner: call.caller.name().to_string(),
         tool: tool.to_string(),
         created_at: crate::runs::state::now(),
+        receipt: receipt.cloned(),
     };
     let path = record_path(&root, &record.task_id);
     scimcp_core::fs::write_json_atomic(&path, &record)
@@ -178,6 +188,26 @@ pub fn load(ctx: &ServerContext, call: &Call, task_id: &str) -> Result<TaskRecor
         return Err(unknown());
     }
     Ok(record)
+}
+
+/// Every task record `call`'s caller created (unreadable records are skipped: they belong to
+/// no one this caller can prove to be).
+pub fn records_of(ctx: &ServerContext, call: &Call) -> Vec<TaskRecord> {
+    let Ok(entries) = fs_err::read_dir(dir(ctx)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .is_some_and(is_task_id)
+        })
+        .filter_map(|e| fs_err::read_to_string(e.path()).ok())
+        .filter_map(|text| serde_json::from_str::<TaskRecord>(&text).ok())
+        .filter(|r| r.owner == call.caller.name())
+        .collect()
 }
 
 /// Run a tool in-process and return its answer; an unknown tool is a bug here.
@@ -341,7 +371,7 @@ pub fn for_answer(
     let Some(id) = id.as_str() else {
         return Ok(None);
     };
-    create(ctx, call, tool, target, id).map(Some)
+    create(ctx, call, tool, target, id, Some(s)).map(Some)
 }
 
 /// For a task-augmented `get_run_result`: a task following the run when it has not ended
@@ -356,7 +386,7 @@ pub fn for_waiting_result(
     };
     match ctx.runs.status(run_id) {
         Ok(status) if !status.state.is_terminal() => {
-            create(ctx, call, "get_run_result", Target::Run, run_id).map(Some)
+            create(ctx, call, "get_run_result", Target::Run, run_id, None).map(Some)
         }
         _ => Ok(None),
     }

@@ -37,5 +37,6 @@ mod science_clis;
 mod slurm;
 mod slurm_campaigns;
 mod tasks;
+mod tasks_2025;
 mod third_sweep;
 mod workflows;

@@ -51,15 +51,15 @@ fn sdk_python() -> Option<PathBuf> {
     Some(python)
 }
 
-/// The directories of one server under test, and how to start it.
-struct Setup {
+/// The directories of one server under test, and how to start it (tasks_2025.rs too).
+pub(super) struct Setup {
     _root: tempfile::TempDir,
-    home: PathBuf,
-    server: Value,
+    pub(super) home: PathBuf,
+    pub(super) server: Value,
 }
 
 impl Setup {
-    fn new(extra: &[&str]) -> Setup {
+    pub(super) fn new(extra: &[&str]) -> Setup {
         let root = tempfile::Builder::new()
             .prefix("scimcp tasks ")
             .tempdir()
@@ -95,7 +95,7 @@ impl Setup {
         }
     }
 
-    fn run_dirs(&self) -> Vec<String> {
+    pub(super) fn run_dirs(&self) -> Vec<String> {
         let Ok(entries) = fs_err::read_dir(self.home.join("runs")) else {
             return Vec::new();
         };
@@ -206,7 +206,7 @@ impl Drop for Driver {
     }
 }
 
-fn analysis(extra: Value) -> Value {
+pub(super) fn analysis(extra: Value) -> Value {
     let mut parameters = json!({"target": "target"});
     for (k, v) in extra.as_object().unwrap() {
         parameters[k] = v.clone();
@@ -214,7 +214,7 @@ fn analysis(extra: Value) -> Value {
     json!({"workflow": "regression", "dataset": "data/diabetes.csv", "parameters": parameters})
 }
 
-fn gone_within(pid: u32, limit: Duration) -> bool {
+pub(super) fn gone_within(pid: u32, limit: Duration) -> bool {
     let begun = Instant::now();
     while begun.elapsed() < limit {
         if !scimcp_e2e::process_alive(pid) {

@@ -1,0 +1,324 @@
+//! Protocol 2025-11-25's experimental tasks, with the official TypeScript SDK as the client
+//! (tests/sdk-ts/driver.mjs on `@modelcontextprotocol/sdk` 1.32.2, whose `initialize`
+//! negotiates 2025-11-25) against the real `scimcp` over stdio: the server offers
+//! `capabilities.tasks` and marks the task tools `execution.taskSupport`; the SDK's
+//! `callToolStream` turns `start_analysis` into a task; after the server is killed, a new
+//! server process answers `tasks/get`, `tasks/result` (the run's result) and `tasks/list`;
+//! `tasks/cancel` ends the CLI's whole process tree and answers the cancelled task.
+//!
+//! The SDK lives in `target/sdk-ts` (scripts/sdk-harness.sh; `SCIMCP_SDK_TS` overrides).
+//! Without it, or without `node`, these tests print why and pass, unless
+//! `SCIMCP_REQUIRE_SDK_HARNESS=1` (set by .ci/run, which provisions it).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::tasks::{Setup, analysis, gone_within};
+
+/// The directory holding the SDK's node_modules, or `None` (after saying why) when it is
+/// not provisioned.
+fn sdk_ts() -> Option<PathBuf> {
+    let dir = std::env::var_os("SCIMCP_SDK_TS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| scimcp_e2e::workspace_root().join("target/sdk-ts"));
+    let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !(sdk.is_file() && node) {
+        assert!(
+            std::env::var_os("SCIMCP_REQUIRE_SDK_HARNESS").is_none(),
+            "SCIMCP_REQUIRE_SDK_HARNESS is set but there is no MCP TypeScript SDK at {} (or no node on PATH): run scripts/sdk-harness.sh",
+            sdk.display()
+        );
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "skipped: no MCP TypeScript SDK at {} or no node (run scripts/sdk-harness.sh)",
+                dir.display()
+            );
+        }
+        return None;
+    }
+    Some(dir)
+}
+
+/// The node driver: one JSON command a line in, one JSON answer a line out.
+struct Driver {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Driver {
+    fn start(sdk: &PathBuf) -> Driver {
+        let script = scimcp_e2e::workspace_root().join("tests/sdk-ts/driver.mjs");
+        let mut child = Command::new("node")
+            .arg(script)
+            .env("SCIMCP_SDK_TS", sdk)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Driver {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, cmd: Value) -> Value {
+        writeln!(self.stdin, "{cmd}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the driver exited on {cmd}");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// Connect (a new server process); the SDK must negotiate 2025-11-25 and see the
+    /// server's 2025-11-25 tasks capability.
+    fn connect(&mut self, setup: &Setup) {
+        let r = self.send(json!({"op": "connect", "server": setup.server}));
+        assert_eq!(r["protocol_version"], "2025-11-25", "{r:#}");
+        assert_eq!(
+            r["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            "{r:#}"
+        );
+    }
+
+    /// The server process this driver's client runs (a direct child of the driver).
+    fn server_pid(&self) -> u32 {
+        *scimcp_e2e::http_server::descendants(self.child.id())
+            .iter()
+            .find(|pid| {
+                fs_err::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|c| c.trim() == "scimcp")
+            })
+            .expect("a scimcp server under the driver")
+    }
+
+    /// `tools/list` through the SDK (which caches the task tools), then a task-augmented
+    /// `start_analysis` through `callToolStream`: its first message, the created task.
+    fn start_task(&mut self, args: Value) -> Value {
+        let tools = self.send(json!({"op": "tools"}));
+        for name in ["start_analysis", "start_campaign", "get_run_result"] {
+            assert_eq!(
+                tools["tools"][name],
+                json!({"taskSupport": "optional"}),
+                "{name}: {tools:#}"
+            );
+        }
+        assert!(tools["tools"]["list_runs"].is_null(), "{tools:#}");
+        let created = self.send(json!({"op": "start", "tool": "start_analysis", "args": args}));
+        assert_eq!(created["kind"], "taskCreated", "{created:#}");
+        let task = created["task"].clone();
+        let id = task["taskId"].as_str().unwrap();
+        assert!(id.starts_with("task-") && id.len() == 37, "{task:#}");
+        assert_eq!(task["status"], "working", "{task:#}");
+        assert!(
+            task["ttl"].is_null(),
+            "a task lasts as long as its run: {task:#}"
+        );
+        assert_eq!(task["pollInterval"], 2000, "{task:#}");
+        task
+    }
+
+    fn until_terminal(&mut self, task_id: &str, limit: Duration) -> Value {
+        let begun = Instant::now();
+        loop {
+            let t = self.send(json!({"op": "get", "taskId": task_id}));
+            assert!(t.get("error").is_none(), "{t:#}");
+            if matches!(
+                t["status"].as_str(),
+                Some("completed" | "failed" | "cancelled")
+            ) {
+                return t;
+            }
+            assert_eq!(t["status"], "working", "{t:#}");
+            assert!(begun.elapsed() < limit, "task still {t:#}");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "{}", json!({"op": "quit"}));
+        let _ = self.stdin.flush();
+        let begun = Instant::now();
+        while begun.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kill(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -KILL {pid}: {status}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_2025_11_25_task_survives_a_killed_server_and_yields_the_runs_result() {
+    let Some(sdk) = sdk_ts() else { return };
+    let setup = Setup::new(&[]);
+    let mut d = Driver::start(&sdk);
+    d.connect(&setup);
+
+    // The SDK's whole flow on one call: the task, its states, then tasks/result. The SDK
+    // asks for a task only for a tool tools/list marked (read first).
+    d.send(json!({"op": "tools"}));
+    let stream = d.send(json!({"op": "stream", "tool": "start_analysis",
+        "args": analysis(json!({"seed": 1}))}));
+    let messages = stream["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["kind"], "taskCreated", "{stream:#}");
+    let last = messages.last().unwrap();
+    assert_eq!(last["kind"], "result", "{stream:#}");
+    assert_eq!(
+        last["result"]["structuredContent"]["state"], "succeeded",
+        "{stream:#}"
+    );
+    assert_eq!(
+        last["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        messages[0]["task"]["taskId"],
+        "{stream:#}"
+    );
+
+    let task = d.start_task(analysis(json!({"seed": 3})));
+    let task_id = task["taskId"].as_str().unwrap().to_string();
+    let first = d.until_terminal(&task_id, Duration::from_secs(120));
+    assert_eq!(first["status"], "completed", "{first:#}");
+
+    // Killed, not closed: nothing of the task lives in the server process.
+    let old = d.server_pid();
+    kill(old);
+    assert!(
+        gone_within(old, Duration::from_secs(15)),
+        "server {old} still alive"
+    );
+    d.connect(&setup);
+    assert_ne!(d.server_pid(), old);
+    let after = d.send(json!({"op": "get", "taskId": task_id}));
+    assert_eq!(after["status"], "completed", "{after:#}");
+    assert_eq!(after["createdAt"], task["createdAt"], "{after:#}");
+    let result = d.send(json!({"op": "result", "taskId": task_id}));
+    let s = &result["structuredContent"];
+    assert_eq!(s["state"], "succeeded", "{result:#}");
+    let run_id = s["run_id"].as_str().unwrap();
+    assert!(
+        !task_id.contains(&run_id[4..]),
+        "the task id is not the run id"
+    );
+    assert!(
+        s["result"]["reported"]
+            .as_object()
+            .is_some_and(|r| !r.is_empty()),
+        "the run's metrics: {result:#}"
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task_id.as_str()
+    );
+    assert!(
+        setup
+            .home
+            .join(format!("runs/{run_id}/result.json"))
+            .is_file(),
+        "the result is the run's own"
+    );
+
+    // tasks/list: both tasks this caller created, newest first.
+    let listed = d.send(json!({"op": "list"}));
+    let ids: Vec<&str> = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{listed:#}");
+    assert_eq!(ids[0], task_id, "{listed:#}");
+    assert!(listed.get("nextCursor").is_none(), "{listed:#}");
+    let bad_cursor = d.send(json!({"op": "list", "cursor": "task-x"}));
+    assert_eq!(bad_cursor["error"]["code"], -32602, "{bad_cursor:#}");
+
+    let unknown = d.send(json!({"op": "get", "taskId": "task-00000000000000000000000000000000"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown:#}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn cancelling_a_2025_11_25_task_ends_the_clis_process_tree() {
+    let Some(sdk) = sdk_ts() else { return };
+    let setup = Setup::new(&[]);
+    let mut d = Driver::start(&sdk);
+    d.connect(&setup);
+    let task = d.start_task(analysis(json!({"sleep_s": 120})));
+    let task_id = task["taskId"].as_str().unwrap().to_string();
+    let server = d.server_pid();
+
+    // Wait until the CLI runs: a process under the server in the run's work directory.
+    let begun = Instant::now();
+    let cli: Vec<u32> = loop {
+        let t = d.send(json!({"op": "get", "taskId": task_id}));
+        assert_eq!(t["status"], "working", "{t:#}");
+        let found: Vec<u32> = scimcp_e2e::http_server::descendants(server)
+            .into_iter()
+            .filter(|pid| {
+                fs_err::read_link(format!("/proc/{pid}/cwd"))
+                    .is_ok_and(|p| p.to_string_lossy().contains("/runs/run-"))
+            })
+            .collect();
+        if !found.is_empty()
+            && t["statusMessage"]
+                .as_str()
+                .unwrap_or("")
+                .contains("running")
+        {
+            break found;
+        }
+        assert!(
+            begun.elapsed() < Duration::from_secs(60),
+            "no CLI process: {t:#}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+
+    // 2025-11-25's tasks/cancel answers the task once it reads cancelled.
+    let cancelled = d.send(json!({"op": "cancel", "taskId": task_id}));
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled:#}");
+    assert_eq!(cancelled["taskId"], task_id.as_str());
+    for pid in cli {
+        assert!(
+            gone_within(pid, Duration::from_secs(15)),
+            "CLI process {pid} survived the cancel"
+        );
+    }
+    let after = d.send(json!({"op": "get", "taskId": task_id}));
+    assert_eq!(after["status"], "cancelled", "{after:#}");
+    let result = d.send(json!({"op": "result", "taskId": task_id}));
+    assert_eq!(
+        result["structuredContent"]["state"], "cancelled",
+        "{result:#}"
+    );
+    // An ended task cannot be cancelled again.
+    let again = d.send(json!({"op": "cancel", "taskId": task_id}));
+    assert_eq!(again["error"]["code"], -32602, "{again:#}");
+}
