@@ -99,23 +99,77 @@ pub struct CwlEngine {
     fingerprint: String,
 }
 
+/// The tool one request's job runs with: the served tool with the job's `cwl:requirements`
+/// over its own ([`crate::job_requirements`]), and the expressions that follow from it.
+struct ForJob {
+    tool: Value,
+    exprs: Expressions,
+    /// The job's requirements as checked, recorded in the plan (and so in its hash).
+    requirements: Vec<Value>,
+}
+
+impl ForJob {
+    fn job_sets(&self, class: &str) -> bool {
+        self.requirements
+            .iter()
+            .any(|r| r.get("class").and_then(Value::as_str) == Some(class))
+    }
+}
+
+/// A job's own InitialWorkDirRequirement may place only files the server staged for this
+/// run: a path it names itself (or an expression makes up) is no confined input, and its
+/// copy would bring a file from outside the data directories into the run.
+fn job_workdir_is_staged(links: &[EngineLink]) -> Result<(), EngineError> {
+    match links.iter().find(|l| !l.from.starts_with("{work_dir}/")) {
+        None => Ok(()),
+        Some(l) => Err(EngineError::new(
+            format!(
+                "`{}` InitialWorkDirRequirement places `{}`, which is not a file of this job's inputs",
+                crate::job_requirements::JOB_FIELD,
+                l.from
+            ),
+            "give the file as an input of the job and place it with $(inputs.<id>)",
+        )
+        .field(format!("parameters.{}", crate::job_requirements::PARAM))),
+    }
+}
+
 impl CwlEngine {
-    fn exprs(&self) -> Expressions {
-        Expressions::new(self.inline_js, self.lib.clone())
+    fn for_job(&self, params: &Map<String, Value>) -> Result<ForJob, EngineError> {
+        use crate::job_requirements as jr;
+        let served = jr::Served { shell: self.shell };
+        let requirements = jr::read(params, &self.tool, served)
+            .map_err(|r| EngineError::new(r.message, r.hint).field(r.field))?;
+        Ok(self.with_requirements(requirements))
+    }
+
+    fn with_requirements(&self, requirements: Vec<Value>) -> ForJob {
+        use crate::job_requirements as jr;
+        let (js, lib) = jr::javascript(&requirements, self.inline_js, &self.lib);
+        ForJob {
+            tool: jr::effective_tool(&self.tool, &requirements),
+            exprs: Expressions::new(js, lib),
+            requirements,
+        }
     }
 
     /// The job of `params`, filled: defaults, types, File and Directory objects completed,
     /// literals written below `scratch`.
-    fn fill(&self, params: &Map<String, Value>, scratch: &Path) -> Result<Value, EngineError> {
+    fn fill(
+        &self,
+        params: &Map<String, Value>,
+        scratch: &Path,
+        j: &ForJob,
+    ) -> Result<Value, EngineError> {
         let base = std::env::current_dir().unwrap_or_default();
         crate::inputs::fill(
-            &self.tool,
+            &j.tool,
             &self.names.job(params),
             &base,
             &self.dir,
             scratch,
             &self.namespaces,
-            &self.exprs(),
+            &j.exprs,
         )
         .map_err(refusal)
     }
@@ -218,7 +272,8 @@ impl CommandEngine for CwlEngine {
 
     fn stage(&self, params: &Map<String, Value>) -> Result<Vec<StageGroup>, EngineError> {
         let scratch = scratch()?;
-        let job = self.fill(params, scratch.path())?;
+        let j = self.for_job(params)?;
+        let job = self.fill(params, scratch.path(), &j)?;
         Ok(plan_staging(&job, scratch.path()).groups)
     }
 
@@ -228,11 +283,13 @@ impl CommandEngine for CwlEngine {
         staged: &[StagedGroup],
     ) -> Result<EngineCommand, EngineError> {
         let scratch = scratch()?;
-        let mut job = self.fill(params, scratch.path())?;
+        let j = self.for_job(params)?;
+        let mut job = self.fill(params, scratch.path(), &j)?;
         let plan = plan_staging(&job, scratch.path());
         let mut files = Vec::new();
         let mut dirs = Vec::new();
         let mut links = Vec::new();
+        let renamed = renamed_groups(&plan, &job, staged);
         for e in &plan.entries {
             let basename = job
                 .pointer(&e.pointer)
@@ -269,7 +326,8 @@ impl CommandEngine for CwlEngine {
             let to = match (crate::inputs::staged_parent(&job, &e.pointer), &basename) {
                 (Some(dir), Some(name)) => format!("{}/{name}", dir.display()),
                 (None, Some(name))
-                    if e.staged.is_some() && !natural.ends_with(&format!("/{name}")) =>
+                    if e.staged.is_some_and(|(g, _)| renamed.contains(&g))
+                        || (e.staged.is_some() && !natural.ends_with(&format!("/{name}"))) =>
                 {
                     // Below the group's own directory, so two groups never collide.
                     match e
@@ -298,9 +356,8 @@ impl CommandEngine for CwlEngine {
             }
         }
         let job = unescape_run_paths(job);
-        let runtime = self.runtime(&job)?;
-        let exprs = self.exprs();
-        let cl = command::build(&self.tool, &job, &runtime, &exprs).map_err(refusal)?;
+        let runtime = self.runtime(&j, &job)?;
+        let cl = command::build(&j.tool, &job, &runtime, &j.exprs).map_err(refusal)?;
         let mut argv = cl.argv.clone();
         let args = if self.shell {
             vec!["-c".to_string(), argv.join(" ")]
@@ -318,8 +375,12 @@ impl CommandEngine for CwlEngine {
             argv.remove(0);
             argv
         };
+        let before = links.len();
         for entry in &cl.workdir {
             workdir_entry(entry, OUTDIR, &mut files, &mut dirs, &mut links);
+        }
+        if j.job_sets("InitialWorkDirRequirement") {
+            job_workdir_is_staged(&links[before..])?;
         }
         // CWL's runtime environment: HOME is the output directory, TMPDIR the temporary one;
         // the tool's EnvVarRequirement comes after.
@@ -346,12 +407,19 @@ impl CommandEngine for CwlEngine {
             } else {
                 cl.success_codes.clone()
             },
-            job: json!({
-                "job": job,
-                "runtime": runtime,
-                "stdout": cl.stdout,
-                "stderr": cl.stderr,
-            }),
+            job: {
+                let mut record = json!({
+                    "job": job,
+                    "runtime": runtime,
+                    "stdout": cl.stdout,
+                    "stderr": cl.stderr,
+                });
+                // Only when the job has some, so other plans (and their hashes) stay as they were.
+                if !j.requirements.is_empty() {
+                    record["requirements"] = Value::Array(j.requirements.clone());
+                }
+                record
+            },
         })
     }
 
@@ -368,13 +436,19 @@ impl CommandEngine for CwlEngine {
             stdout: command.job["stdout"].as_str(),
             stderr: command.job["stderr"].as_str(),
         };
+        // The job's requirements as the plan recorded them (checked when it was made).
+        let requirements = command.job["requirements"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let j = self.with_requirements(requirements);
         crate::collect::collect(
-            &self.tool,
+            &j.tool,
             job,
             &runtime,
             &work_dir.join(OUTDIR),
             &self.namespaces,
-            &self.exprs(),
+            &j.exprs,
             streams,
         )
         .map_err(|e| EngineError::new(e.to_string(), "see the tool's stderr (get_run_log)"))
@@ -383,9 +457,9 @@ impl CommandEngine for CwlEngine {
 
 impl CwlEngine {
     /// CWL's `runtime` for a job: the run's directories (symbolic until the run) and the
-    /// resources the tool asks for (at least 1 core and 1 MiB; what it would get here).
-    fn runtime(&self, job: &Value) -> Result<Value, EngineError> {
-        let exprs = self.exprs();
+    /// resources the tool (with the job's requirements) asks for (at least 1 core and 1 MiB;
+    /// what it would get here).
+    fn runtime(&self, j: &ForJob, job: &Value) -> Result<Value, EngineError> {
         // CWL v1.2's defaults: coresMin 1, ramMin 256 MiB, tmpdirMin and outdirMin 1024 MiB.
         let mut runtime = json!({
             "outdir": format!("{{work_dir}}/{OUTDIR}"),
@@ -402,7 +476,7 @@ impl CwlEngine {
             ("outdir", "outdirSize"),
         ] {
             let base = runtime.clone();
-            if let Some(v) = resource(&self.tool, job, &base, &exprs, what)? {
+            if let Some(v) = resource(&j.tool, job, &base, &j.exprs, what)? {
                 runtime[key] = json!(v.ceil().max(1.0) as u64);
             }
         }
@@ -451,6 +525,29 @@ fn resource(
         }
     }
     Ok(None)
+}
+
+/// The File groups with a secondary file the job names differently from its source: the
+/// primary then moves to a directory of its own too, so the secondaries' directory (the
+/// primary's `dirname`) holds each file once, under its CWL name.
+fn renamed_groups(
+    plan: &Plan,
+    job: &Value,
+    staged: &[StagedGroup],
+) -> std::collections::BTreeSet<usize> {
+    plan.entries
+        .iter()
+        .filter_map(|e| {
+            let (g, i) = e.staged?;
+            let group = staged.get(g)?;
+            if i == 0 || group.kind != InputKind::Files {
+                return None;
+            }
+            let name = job.pointer(&e.pointer)?.get("basename")?.as_str()?;
+            let copy = group.files.get(i)?.1.as_str();
+            (!copy.ends_with(&format!("/{name}")) && copy != name).then_some(g)
+        })
+        .collect()
 }
 
 /// `file://%7Bwork_dir%7D/…` (a URI made from a symbolic path) back to `{work_dir}`, so the
@@ -599,7 +696,9 @@ pub(crate) fn sanitize(id: &str, taken: &mut std::collections::BTreeSet<String>)
     if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
         s = format!("p_{s}");
     }
-    if RUN_VALUES.contains(&s.as_str()) || s == "options" || s == "null" || s == "input" {
+    if RUN_VALUES.contains(&s.as_str())
+        || ["options", "null", "input", crate::job_requirements::PARAM].contains(&s.as_str())
+    {
         s = format!("cwl_{s}");
     }
     s.truncate(60);

@@ -327,6 +327,10 @@ fn parameter_schema(tool: &Value, names: &crate::engine::ParamNames) -> Value {
         }
         properties.insert(param.clone(), prop);
     }
+    properties.insert(
+        crate::job_requirements::PARAM.into(),
+        crate::job_requirements::schema(),
+    );
     let mut schema = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",

@@ -22,6 +22,7 @@ mod error;
 pub mod expr;
 pub mod inputs;
 pub mod job;
+pub mod job_requirements;
 pub mod norm;
 pub mod output_json;
 pub mod runner;

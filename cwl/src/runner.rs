@@ -43,10 +43,14 @@ pub fn request(engine: &CwlEngine, job: &Map<String, Value>, job_dir: &Path) -> 
         .filter(|(k, _)| !k.starts_with('$'))
         .map(|(k, v)| (k.clone(), fix.value(v)))
         .collect();
+    let mut parameters = engine.names.params(&job);
+    if let Some(reqs) = job.get(crate::job_requirements::JOB_FIELD) {
+        parameters.insert(crate::job_requirements::PARAM.into(), reqs.clone());
+    }
     Request {
         request: json!({
             "workflow": WORKFLOW_ID,
-            "parameters": engine.names.params(&job),
+            "parameters": parameters,
         }),
         data_dirs: dirs.into_iter().collect(),
     }
