@@ -27,6 +27,7 @@ mod error;
 mod limits;
 mod sse;
 mod tls;
+mod wire;
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -661,7 +662,11 @@ async fn route(
         Ok(Ok(collected)) => collected.to_bytes(),
     };
     let method = parts.method.clone();
-    let priming = sse::wants_priming(&sse::request_version(&parts.headers, &bytes));
+    let version = sse::request_version(&parts.headers, &bytes);
+    let priming = sse::wants_priming(&version);
+    // 2025-11-25's experimental tasks, which rmcp cannot route (tasks/wire.rs).
+    let tasks_2025 = crate::tasks::wire::Wire::for_request(&version);
+    let bytes = wire::inbound(&tasks_2025, bytes);
     // The tools read the caller from here (rmcp hands the request's parts to the handler).
     parts.extensions.insert(caller.clone());
     let response = mcp
@@ -682,6 +687,7 @@ async fn route(
             Some(_) => {}
         }
     }
+    let response = wire::outbound(&tasks_2025, response).await;
     let (parts, body) = response.into_parts();
     let is_sse = parts
         .headers

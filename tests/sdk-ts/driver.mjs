@@ -5,7 +5,8 @@
 // `execution.taskSupport`, then `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
 //
 // The test writes one JSON command per line on stdin and reads one JSON answer per line:
-//   {"op": "connect", "server": {command, args, env, cwd}} -> protocol version, capabilities
+//   {"op": "connect", "server": {command, args, env, cwd}} | {"op": "connect", "url"}
+//                                         -> protocol version, capabilities
 //   {"op": "tools"}                       -> each tool's `execution` as the SDK listed it
 //   {"op": "start", "tool", "args"}       -> the first message of callToolStream
 //                                            ({"kind": "taskCreated", "task"} or a result)
@@ -29,6 +30,7 @@ if (!root) {
 const sdk = (path) => import(pathToFileURL(join(root, 'node_modules/@modelcontextprotocol/sdk/dist/esm', path)).href);
 const { Client } = await sdk('client/index.js');
 const { StdioClientTransport } = await sdk('client/stdio.js');
+const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
 const { CallToolResultSchema } = await sdk('types.js');
 
 let client = null;
@@ -54,10 +56,18 @@ function message(m) {
 const ops = {
     async connect(cmd) {
         if (client) await client.close();
-        const transport = new StdioClientTransport({ ...cmd.server, stderr: 'inherit' });
         let version = null;
-        // The SDK hands the negotiated version to a transport that takes it.
-        transport.setProtocolVersion = (v) => { version = v; };
+        let transport;
+        if (cmd.url) {
+            // The HTTP transport keeps the version for its MCP-Protocol-Version header.
+            transport = new StreamableHTTPClientTransport(new URL(cmd.url));
+            const set = transport.setProtocolVersion.bind(transport);
+            transport.setProtocolVersion = (v) => { version = v; set(v); };
+        } else {
+            transport = new StdioClientTransport({ ...cmd.server, stderr: 'inherit' });
+            // The SDK hands the negotiated version to a transport that takes it.
+            transport.setProtocolVersion = (v) => { version = v; };
+        }
         client = new Client({ name: 'scimcp-tests-ts', version: '0.0.0' }, { capabilities: {} });
         await client.connect(transport);
         return { protocol_version: version, capabilities: client.getServerCapabilities() };

@@ -9,7 +9,9 @@
 //!   scimcp's own methods ([`LEGACY_PREFIX`]), which rmcp hands to `on_custom_request`
 //!   (legacy.rs), unchanged otherwise.
 //!
-//! Any other message, and every message of any other session, passes byte for byte.
+//! Any other message, and every message of any other session, passes byte for byte. Over
+//! stdio one [`Wire`] follows the connection (stdio.rs); over HTTP one follows each request,
+//! knowing its version from the request's header (http/wire.rs).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -46,6 +48,18 @@ fn id_key(message: &Value) -> Option<String> {
 }
 
 impl Wire {
+    /// The layer for one HTTP request, whose session speaks `version` (its
+    /// `MCP-Protocol-Version` header): over HTTP each request says its version, so no
+    /// state outlives the request.
+    pub fn for_request(version: &str) -> Wire {
+        Wire {
+            state: Mutex::new(State {
+                legacy: version == VERSION,
+                ..State::default()
+            }),
+        }
+    }
+
     /// A client message before rmcp reads it: the message to pass instead, or `None` to
     /// pass it unchanged.
     pub fn inbound(&self, message: &Value) -> Option<Value> {
@@ -197,6 +211,20 @@ mod tests {
             wire.outbound(&json!({"jsonrpc": "2.0", "id": "l", "result": {"tools": []}}))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_http_request_knows_its_version_from_its_header() {
+        let get =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "t"}});
+        let renamed = Wire::for_request("2025-11-25").inbound(&get).unwrap();
+        assert_eq!(renamed["method"], "scimcp/tasks-2025-11-25/get");
+        assert!(Wire::for_request("2026-07-28").inbound(&get).is_none());
+        assert!(Wire::for_request("2025-06-18").inbound(&get).is_none());
+        let wire = Wire::for_request("2025-11-25");
+        assert!(!wire.watching());
+        wire.inbound(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        assert!(wire.watching());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! `capabilities.tasks` and marks the task tools `execution.taskSupport`; the SDK's
 //! `callToolStream` turns `start_analysis` into a task; after the server is killed, a new
 //! server process answers `tasks/get`, `tasks/result` (the run's result) and `tasks/list`;
-//! `tasks/cancel` ends the CLI's whole process tree and answers the cancelled task.
+//! `tasks/cancel` ends the CLI's whole process tree and answers the cancelled task. The
+//! same flow runs over Streamable HTTP.
 //!
 //! The SDK lives in `target/sdk-ts` (scripts/sdk-harness.sh; `SCIMCP_SDK_TS` overrides).
 //! Without it, or without `node`, these tests print why and pass, unless
@@ -87,7 +88,12 @@ impl Driver {
     /// Connect (a new server process); the SDK must negotiate 2025-11-25 and see the
     /// server's 2025-11-25 tasks capability.
     fn connect(&mut self, setup: &Setup) {
-        let r = self.send(json!({"op": "connect", "server": setup.server}));
+        self.connect_with(json!({"op": "connect", "server": setup.server}));
+    }
+
+    /// [`Self::connect`] with this command (`url` for Streamable HTTP).
+    fn connect_with(&mut self, cmd: Value) {
+        let r = self.send(cmd);
         assert_eq!(r["protocol_version"], "2025-11-25", "{r:#}");
         assert_eq!(
             r["capabilities"]["tasks"],
@@ -321,4 +327,45 @@ fn cancelling_a_2025_11_25_task_ends_the_clis_process_tree() {
     // An ended task cannot be cancelled again.
     let again = d.send(json!({"op": "cancel", "taskId": task_id}));
     assert_eq!(again["error"]["code"], -32602, "{again:#}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_2025_11_25_task_runs_and_is_cancelled_over_http() {
+    let Some(sdk) = sdk_ts() else { return };
+    let root = scimcp_e2e::http_server::TestRoot::new().unwrap();
+    let server = scimcp_e2e::http_server::HttpServer::start(
+        &root,
+        &["--listen", "127.0.0.1:0", "--adapter", "refsci"],
+        &[],
+    )
+    .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let mut d = Driver::start(&sdk);
+    d.connect_with(json!({"op": "connect", "url": url}));
+
+    d.send(json!({"op": "tools"}));
+    let stream = d.send(json!({"op": "stream", "tool": "start_analysis",
+        "args": analysis(json!({"seed": 2}))}));
+    let messages = stream["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["kind"], "taskCreated", "{stream:#}");
+    let last = messages.last().unwrap();
+    assert_eq!(
+        last["result"]["structuredContent"]["state"], "succeeded",
+        "{stream:#}"
+    );
+
+    let task = d.start_task(analysis(json!({"sleep_s": 120})));
+    let task_id = task["taskId"].as_str().unwrap().to_string();
+    let listed = d.send(json!({"op": "list"}));
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 2, "{listed:#}");
+    let cancelled = d.send(json!({"op": "cancel", "taskId": task_id}));
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled:#}");
+    let result = d.send(json!({"op": "result", "taskId": task_id}));
+    assert_eq!(
+        result["structuredContent"]["state"], "cancelled",
+        "{result:#}"
+    );
+    assert_eq!(root.run_dirs().len(), 2);
+    d.send(json!({"op": "close"}));
 }
