@@ -306,7 +306,7 @@ impl ServerHandler for ScimcpServer {
                     Some(task) => serde_json::json!({"task": legacy::created_task(&task.task)}),
                     None => {
                         let response = self.call_tool(request, context).await?;
-                        legacy::created(&self.ctx, &call, &tool, response)?
+                        legacy::created(&self.ctx, &call, &tool, response).await?
                     }
                 }
             }

@@ -107,11 +107,13 @@ fn terminal(task: &Value) -> bool {
     )
 }
 
-/// `tools/call` with `params.task`: a task once the tool started a run or campaign (or for a
-/// `get_run_result` on a run still going); any other answer (a preview, an error, a run that
-/// already ended) is the tool's ordinary result, as on 2026-07-28.
-pub fn created(
-    ctx: &ServerContext,
+/// `tools/call` with `params.task`: a task following the run or campaign the tool started
+/// (a `get_run_result` on a run still going is caught before the call, in server.rs). Any
+/// other answer of a task tool (a preview, a decline, an error, a run already ended) is an
+/// ended task holding that answer, since 2025-11-25 clients expect a task for every such
+/// call; a tool that is no task tool answers as usual (the `task` member is ignored).
+pub async fn created(
+    ctx: &Arc<ServerContext>,
     call: &Call,
     tool: &str,
     response: CallToolResponse,
@@ -123,10 +125,14 @@ pub fn created(
             None,
         ));
     };
-    match super::for_answer(ctx, call, tool, &answer)? {
-        Some(task) => Ok(json!({"task": created_task(&task.task)})),
-        None => serialize(&answer),
+    if let Some(task) = super::for_answer(ctx, call, tool, &answer)? {
+        return Ok(json!({"task": created_task(&task.task)}));
     }
+    if !super::TASK_TOOLS.contains(&tool) {
+        return serialize(&answer);
+    }
+    let record = super::create_answered(ctx, call, tool, &answer)?;
+    Ok(json!({"task": get(ctx, call, &record).await?}))
 }
 
 /// The seed task of a `CreateTaskResult`, in 2025-11-25's shape.
@@ -161,12 +167,16 @@ pub async fn result(
     while !terminal(&get(ctx, call, record).await?) {
         tokio::time::sleep(RECHECK).await;
     }
-    let (name, key) = match record.target {
-        Target::Run => ("get_run_result", "run_id"),
-        Target::Campaign => ("get_campaign_result", "campaign_id"),
+    let mut out = match record.target.reader() {
+        Some((name, key)) => {
+            let answer = super::tool(ctx, call, name, json!({key: record.id, "wait_s": 0})).await?;
+            serialize(&completed(record, answer))?
+        }
+        None => record
+            .receipt
+            .clone()
+            .unwrap_or_else(|| json!({"content": []})),
     };
-    let answer = super::tool(ctx, call, name, json!({key: record.id, "wait_s": 0})).await?;
-    let mut out = serialize(&completed(record, answer))?;
     out["_meta"][RELATED_TASK] = json!({"taskId": record.task_id});
     Ok(out)
 }
@@ -180,6 +190,9 @@ fn completed(record: &TaskRecord, answer: CallToolResult) -> CallToolResult {
     let Some(Value::Object(receipt)) = &record.receipt else {
         return answer;
     };
+    if record.target == Target::Answer {
+        return answer;
+    }
     if answer.is_error == Some(true) {
         return answer;
     }

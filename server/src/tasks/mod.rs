@@ -49,6 +49,21 @@ pub const TASK_TOOLS: &[&str] = &["start_analysis", "start_campaign", "get_run_r
 pub enum Target {
     Run,
     Campaign,
+    /// A 2025-11-25 task-augmented call that started nothing (a preview, a person's
+    /// decline, an error, a run already ended): that version wants a task for every such
+    /// call, so the task is created ended, its result the answer kept in `receipt`.
+    Answer,
+}
+
+impl Target {
+    /// The tool that reads the target and its id argument; `None` for an answer.
+    fn reader(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Target::Run => Some(("get_run_result", "run_id")),
+            Target::Campaign => Some(("get_campaign_result", "campaign_id")),
+            Target::Answer => None,
+        }
+    }
 }
 
 /// The durable record of one task.
@@ -234,9 +249,8 @@ pub async fn get(
     call: &Call,
     record: &TaskRecord,
 ) -> Result<DetailedTask, McpError> {
-    let (tool_name, key) = match record.target {
-        Target::Run => ("get_run_result", "run_id"),
-        Target::Campaign => ("get_campaign_result", "campaign_id"),
+    let Some((tool_name, key)) = record.target.reader() else {
+        return answered(record);
     };
     let answer = tool(ctx, call, tool_name, json!({key: record.id, "wait_s": 0})).await?;
     let s = structured(&answer);
@@ -281,6 +295,47 @@ pub async fn get(
     ))
 }
 
+/// A [`Target::Answer`] task: ended when created, with the kept answer as its result.
+fn answered(record: &TaskRecord) -> Result<DetailedTask, McpError> {
+    let Some(Value::Object(result)) = &record.receipt else {
+        return Err(McpError::internal_error(
+            format!("the record of task {} keeps no answer", record.task_id),
+            None,
+        ));
+    };
+    let task = Task::new(
+        record.task_id.clone(),
+        rmcp::model::TaskStatus::Completed,
+        record.created_at.clone(),
+        record.created_at.clone(),
+    )
+    .with_poll_interval_ms(POLL_INTERVAL_MS)
+    .with_status_message(format!(
+        "{} answered at once and started nothing",
+        record.tool
+    ));
+    Ok(DetailedTask::new(
+        task,
+        TaskPayload::Completed {
+            result: result.clone(),
+        },
+    ))
+}
+
+/// Create an ended task whose result is `answer` (a [`Target::Answer`]).
+pub fn create_answered(
+    ctx: &ServerContext,
+    call: &Call,
+    tool: &str,
+    answer: &CallToolResult,
+) -> Result<TaskRecord, McpError> {
+    let answer = serde_json::to_value(answer).map_err(|e| {
+        McpError::internal_error(format!("a tool answer did not serialize: {e}"), None)
+    })?;
+    let created = create(ctx, call, tool, Target::Answer, tool, Some(&answer))?;
+    load(ctx, call, &created.task.task_id)
+}
+
 fn to_object(answer: &CallToolResult) -> Result<JsonObject, McpError> {
     match serde_json::to_value(answer) {
         Ok(Value::Object(o)) => Ok(o),
@@ -315,6 +370,7 @@ fn working_message(
             scimcp_core::manifest::safe_text(&text)
         }
         Target::Campaign => format!("{} is {state}; counts {}", record.id, answer["counts"]),
+        Target::Answer => format!("{} answered", record.tool),
     }
 }
 
@@ -329,6 +385,15 @@ pub async fn cancel(
     let (name, key) = match record.target {
         Target::Run => ("cancel_run", "run_id"),
         Target::Campaign => ("cancel_campaign", "campaign_id"),
+        Target::Answer => {
+            return Err(McpError::invalid_params(
+                format!(
+                    "task {} ended when it was created ({} started nothing): there is nothing to cancel",
+                    record.task_id, record.tool
+                ),
+                Some(json!({"taskId": record.task_id})),
+            ));
+        }
     };
     let answer = tool(ctx, call, name, json!({key: record.id, "confirm": true})).await?;
     if answer.is_error == Some(true) {

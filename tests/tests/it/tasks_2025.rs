@@ -4,7 +4,8 @@
 //! `capabilities.tasks` and marks the task tools `execution.taskSupport`; the SDK's
 //! `callToolStream` turns `start_analysis` into a task; after the server is killed, a new
 //! server process answers `tasks/get`, `tasks/result` (the run's result) and `tasks/list`;
-//! `tasks/cancel` ends the CLI's whole process tree and answers the cancelled task. The
+//! `tasks/cancel` ends the CLI's whole process tree and answers the cancelled task; a call
+//! that starts nothing (a preview) is a task ended at once, its result the preview. The
 //! same flow runs over Streamable HTTP.
 //!
 //! The SDK lives in `target/sdk-ts` (scripts/sdk-harness.sh; `SCIMCP_SDK_TS` overrides).
@@ -368,4 +369,29 @@ fn a_2025_11_25_task_runs_and_is_cancelled_over_http() {
     );
     assert_eq!(root.run_dirs().len(), 2);
     d.send(json!({"op": "close"}));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_2025_11_25_task_call_that_starts_nothing_is_an_ended_task_holding_the_preview() {
+    let Some(sdk) = sdk_ts() else { return };
+    // Confirmation required and no elicitation declared: start_analysis answers a preview.
+    let setup = Setup::new(&["--confirm", "required"]);
+    let mut d = Driver::start(&sdk);
+    d.connect(&setup);
+    d.send(json!({"op": "tools"}));
+    let stream = d.send(json!({"op": "stream", "tool": "start_analysis",
+        "args": analysis(json!({}))}));
+    let messages = stream["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["kind"], "taskCreated", "{stream:#}");
+    assert_eq!(messages[0]["task"]["status"], "completed", "{stream:#}");
+    let last = messages.last().unwrap();
+    assert_eq!(last["kind"], "result", "{stream:#}");
+    let preview = &last["result"]["structuredContent"];
+    assert_eq!(preview["started"], false, "{stream:#}");
+    assert!(preview["validation_id"].is_string(), "{stream:#}");
+    assert!(setup.run_dirs().is_empty(), "a preview started a run");
+    let task_id = messages[0]["task"]["taskId"].as_str().unwrap();
+    let cancel = d.send(json!({"op": "cancel", "taskId": task_id}));
+    assert_eq!(cancel["error"]["code"], -32602, "{cancel:#}");
 }
