@@ -9,6 +9,8 @@
 //! client (its 2025-11-25 task types are never sent or dispatched), so a 2025-11-25 session
 //! is shown to get today's answer instead of a task, and to be asked the person's
 //! confirmation with a live `elicitation/create` during the call, over stdio and over HTTP.
+//! 2025-11-25's own tasks are tested with the TypeScript SDK, which has a client for them
+//! (tasks_2025.rs).
 //!
 //! The SDK lives in `target/sdk-venv` (scripts/sdk-harness.sh; `SCIMCP_SDK_PYTHON` overrides).
 //! Without it these tests print why and pass, unless `SCIMCP_REQUIRE_SDK_HARNESS=1` (set by
