@@ -666,7 +666,7 @@ async fn route(
     let priming = sse::wants_priming(&version);
     // 2025-11-25's experimental tasks, which rmcp cannot route (tasks/wire.rs).
     let tasks_2025 = crate::tasks::wire::Wire::for_request(&version);
-    let bytes = wire::inbound(&tasks_2025, bytes);
+    let bytes = wire::inbound(tasks_2025.as_ref(), bytes);
     // The tools read the caller from here (rmcp hands the request's parts to the handler).
     parts.extensions.insert(caller.clone());
     let response = mcp
@@ -687,7 +687,7 @@ async fn route(
             Some(_) => {}
         }
     }
-    let response = wire::outbound(&tasks_2025, response).await;
+    let response = wire::outbound(tasks_2025.as_ref(), response).await;
     let (parts, body) = response.into_parts();
     let is_sse = parts
         .headers

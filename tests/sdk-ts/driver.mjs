@@ -12,6 +12,9 @@
 //                                            ({"kind": "taskCreated", "task"} or a result)
 //   {"op": "stream", "tool", "args"}      -> every message of callToolStream, to the end
 //   {"op": "get" | "result" | "cancel", "taskId"}, {"op": "list", "cursor"?}
+//   {"op": "connect", …, "elicit": "accept" | "decline"}  -> declares form elicitation
+//   {"op": "answer", "elicit": "accept" | "decline" | "cancel"}  -> how later forms are answered
+//   {"op": "forms"}                       -> the messages of the forms asked since the last
 //   {"op": "close"}, {"op": "quit"}
 // An SDK or protocol error answers {"error": {"code", "message"}}.
 //
@@ -31,9 +34,13 @@ const sdk = (path) => import(pathToFileURL(join(root, 'node_modules/@modelcontex
 const { Client } = await sdk('client/index.js');
 const { StdioClientTransport } = await sdk('client/stdio.js');
 const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
-const { CallToolResultSchema } = await sdk('types.js');
+const { CallToolResultSchema, ElicitRequestSchema } = await sdk('types.js');
 
 let client = null;
+// How the person answers the server's forms (`connect` with `elicit`, then `answer`), and
+// the messages of the forms asked since the last `forms`.
+let elicit = null;
+let forms = [];
 
 function failure(e) {
     return { error: { code: e?.code ?? null, message: String(e?.message ?? e) } };
@@ -68,7 +75,15 @@ const ops = {
             // The SDK hands the negotiated version to a transport that takes it.
             transport.setProtocolVersion = (v) => { version = v; };
         }
-        client = new Client({ name: 'scimcp-tests-ts', version: '0.0.0' }, { capabilities: {} });
+        elicit = cmd.elicit ?? null;
+        const capabilities = elicit ? { elicitation: { form: {} } } : {};
+        client = new Client({ name: 'scimcp-tests-ts', version: '0.0.0' }, { capabilities });
+        if (elicit) {
+            client.setRequestHandler(ElicitRequestSchema, async (request) => {
+                forms.push(request.params.message);
+                return elicit === 'accept' ? { action: 'accept', content: { approve: true } } : { action: elicit };
+            });
+        }
         await client.connect(transport);
         return { protocol_version: version, capabilities: client.getServerCapabilities() };
     },
@@ -94,6 +109,13 @@ const ops = {
     result: (cmd) => client.experimental.tasks.getTaskResult(cmd.taskId, CallToolResultSchema),
     list: (cmd) => client.experimental.tasks.listTasks(cmd.cursor),
     cancel: (cmd) => client.experimental.tasks.cancelTask(cmd.taskId),
+    answer(cmd) {
+        elicit = cmd.elicit;
+        return {};
+    },
+    forms() {
+        return { forms: forms.splice(0) };
+    },
     async close() {
         if (client) await client.close();
         client = null;

@@ -12,7 +12,10 @@ use super::HttpBody;
 use crate::tasks::wire::Wire;
 
 /// The request body rmcp reads.
-pub fn inbound(wire: &Wire, body: Bytes) -> Bytes {
+pub fn inbound(wire: Option<&Wire>, body: Bytes) -> Bytes {
+    let Some(wire) = wire else {
+        return body;
+    };
     match serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|message| wire.inbound(&message))
@@ -23,10 +26,10 @@ pub fn inbound(wire: &Wire, body: Bytes) -> Bytes {
 }
 
 /// The response the client reads.
-pub async fn outbound(wire: &Wire, response: Response<HttpBody>) -> Response<HttpBody> {
-    if !wire.watching() {
+pub async fn outbound(wire: Option<&Wire>, response: Response<HttpBody>) -> Response<HttpBody> {
+    let Some(wire) = wire.filter(|w| w.watching()) else {
         return response;
-    }
+    };
     let (mut parts, body) = response.into_parts();
     let Ok(collected) = body.collect().await;
     let bytes = collected.to_bytes();
@@ -79,9 +82,9 @@ mod tests {
 
     #[test]
     fn an_sse_answer_to_a_2025_11_25_initialize_gains_the_tasks_capability() {
-        let wire = Wire::for_request("2025-11-25");
+        let wire = Wire::for_request("2025-11-25").unwrap();
         let body = inbound(
-            &wire,
+            Some(&wire),
             Bytes::from(
                 json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
                     .to_string(),

@@ -49,15 +49,16 @@ fn id_key(message: &Value) -> Option<String> {
 
 impl Wire {
     /// The layer for one HTTP request, whose session speaks `version` (its
-    /// `MCP-Protocol-Version` header): over HTTP each request says its version, so no
-    /// state outlives the request.
-    pub fn for_request(version: &str) -> Wire {
-        Wire {
+    /// `MCP-Protocol-Version` header, or the version an `initialize` asks for): over HTTP
+    /// each request says its version, so no state outlives the request. `None` for any
+    /// other version, whose requests the layer leaves alone unread.
+    pub fn for_request(version: &str) -> Option<Wire> {
+        (version == VERSION).then(|| Wire {
             state: Mutex::new(State {
-                legacy: version == VERSION,
+                legacy: true,
                 ..State::default()
             }),
-        }
+        })
     }
 
     /// A client message before rmcp reads it: the message to pass instead, or `None` to
@@ -217,11 +218,14 @@ mod tests {
     fn an_http_request_knows_its_version_from_its_header() {
         let get =
             json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "t"}});
-        let renamed = Wire::for_request("2025-11-25").inbound(&get).unwrap();
+        let renamed = Wire::for_request("2025-11-25")
+            .unwrap()
+            .inbound(&get)
+            .unwrap();
         assert_eq!(renamed["method"], "scimcp/tasks-2025-11-25/get");
-        assert!(Wire::for_request("2026-07-28").inbound(&get).is_none());
-        assert!(Wire::for_request("2025-06-18").inbound(&get).is_none());
-        let wire = Wire::for_request("2025-11-25");
+        assert!(Wire::for_request("2026-07-28").is_none());
+        assert!(Wire::for_request("2025-06-18").is_none());
+        let wire = Wire::for_request("2025-11-25").unwrap();
         assert!(!wire.watching());
         wire.inbound(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
         assert!(wire.watching());

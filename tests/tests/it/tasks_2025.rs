@@ -395,3 +395,50 @@ fn a_2025_11_25_task_call_that_starts_nothing_is_an_ended_task_holding_the_previ
     let cancel = d.send(json!({"op": "cancel", "taskId": task_id}));
     assert_eq!(cancel["error"]["code"], -32602, "{cancel:#}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_2025_11_25_task_start_asks_the_person_first() {
+    let Some(sdk) = sdk_ts() else { return };
+    let setup = Setup::new(&["--confirm", "required"]);
+    let mut d = Driver::start(&sdk);
+    d.connect_with(json!({"op": "connect", "server": setup.server, "elicit": "accept"}));
+
+    // Accepted during the task-augmented call: the task follows the started run.
+    let task = d.start_task(analysis(json!({})));
+    let forms = d.send(json!({"op": "forms"}));
+    let asked = forms["forms"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{forms:#}");
+    assert!(
+        asked[0].as_str().unwrap().contains("-m refsci regress"),
+        "{forms:#}"
+    );
+    let end = d.until_terminal(task["taskId"].as_str().unwrap(), Duration::from_secs(120));
+    assert_eq!(end["status"], "completed", "{end:#}");
+    assert_eq!(setup.run_dirs().len(), 1);
+
+    // Declined: an ended task holding the preview that says so; nothing starts.
+    d.send(json!({"op": "answer", "elicit": "decline"}));
+    let declined = d.send(json!({"op": "start", "tool": "start_analysis",
+        "args": analysis(json!({"seed": 9}))}));
+    assert_eq!(declined["kind"], "taskCreated", "{declined:#}");
+    assert_eq!(declined["task"]["status"], "completed", "{declined:#}");
+    let result = d.send(json!({"op": "result", "taskId": declined["task"]["taskId"]}));
+    let s = &result["structuredContent"];
+    assert_eq!(s["started"], false, "{result:#}");
+    assert!(
+        s["next_action"]
+            .as_str()
+            .unwrap()
+            .contains("the person declined"),
+        "{result:#}"
+    );
+    assert_eq!(
+        d.send(json!({"op": "forms"}))["forms"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(setup.run_dirs().len(), 1, "a decline started a run");
+}
