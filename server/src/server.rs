@@ -46,6 +46,27 @@ impl ScimcpServer {
         }
     }
 
+    /// A 2025-11-25 task-augmented `tools/call` (tasks/legacy.rs): a `get_run_result` on a
+    /// run still going is a task at once; anything else runs as a call, then becomes one.
+    async fn call_as_task(
+        &self,
+        call: &Call,
+        params: Option<serde_json::Value>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<serde_json::Value, McpError> {
+        use crate::tasks::legacy;
+        let request = legacy::call_params(params)?;
+        let tool = request.name.to_string();
+        if tool == "get_run_result"
+            && let Some(task) =
+                crate::tasks::for_waiting_result(&self.ctx, call, request.arguments.as_ref())?
+        {
+            return Ok(serde_json::json!({"task": legacy::created_task(&task.task)}));
+        }
+        let response = self.call_tool(request, context).await?;
+        legacy::created(&self.ctx, call, &tool, response).await
+    }
+
     /// A handler for a new session: the same context, its own resource subscriptions.
     pub fn new_session(&self) -> Self {
         ScimcpServer::new(Arc::clone(&self.ctx))
@@ -293,29 +314,26 @@ impl ServerHandler for ScimcpServer {
             let id = legacy::task_id(name, params.as_ref())?;
             crate::tasks::load(&self.ctx, &call, &id)
         };
-        let answer = match method {
-            Method::Call => {
-                let request = legacy::call_params(params.clone())?;
-                let tool = request.name.to_string();
-                let waiting = if tool == "get_run_result" {
-                    crate::tasks::for_waiting_result(&self.ctx, &call, request.arguments.as_ref())?
-                } else {
-                    None
-                };
-                match waiting {
-                    Some(task) => serde_json::json!({"task": legacy::created_task(&task.task)}),
-                    None => {
-                        let response = self.call_tool(request, context).await?;
-                        legacy::created(&self.ctx, &call, &tool, response).await?
-                    }
+        // tasks/result and tasks/cancel wait on the run: a client's cancellation ends the
+        // wait (never the run).
+        let ct = context.ct.clone();
+        let work = async {
+            Ok::<_, McpError>(match method {
+                Method::Call => self.call_as_task(&call, params.clone(), context).await?,
+                Method::Get => legacy::get(&self.ctx, &call, &record("tasks/get")?).await?,
+                Method::Result => {
+                    legacy::result(&self.ctx, &call, &record("tasks/result")?).await?
                 }
-            }
-            Method::Get => legacy::get(&self.ctx, &call, &record("tasks/get")?).await?,
-            Method::Result => legacy::result(&self.ctx, &call, &record("tasks/result")?).await?,
-            Method::Cancel => legacy::cancel(&self.ctx, &call, &record("tasks/cancel")?).await?,
-            Method::List => legacy::list(&self.ctx, &call, params.as_ref()).await?,
+                Method::Cancel => {
+                    legacy::cancel(&self.ctx, &call, &record("tasks/cancel")?).await?
+                }
+                Method::List => legacy::list(&self.ctx, &call, params.as_ref()).await?,
+            })
         };
-        Ok(CustomResult(answer))
+        tokio::select! {
+            answer = work => Ok(CustomResult(answer?)),
+            _ = ct.cancelled() => Err(McpError::internal_error("request cancelled by the client", None)),
+        }
     }
 
     #[allow(deprecated)]
