@@ -61,10 +61,15 @@ impl ScimcpServer {
             && let Some(task) =
                 crate::tasks::for_waiting_result(&self.ctx, call, request.arguments.as_ref())?
         {
-            return Ok(serde_json::json!({"task": legacy::created_task(&task.task)}));
+            let created = serde_json::json!({"task": legacy::created_task(&task.task)});
+            legacy::notify_changes(&self.ctx, call, &created["task"], context.peer.clone());
+            return Ok(created);
         }
+        let peer = context.peer.clone();
         let response = self.call_tool(request, context).await?;
-        legacy::created(&self.ctx, call, &tool, response).await
+        let created = legacy::created(&self.ctx, call, &tool, response).await?;
+        legacy::notify_changes(&self.ctx, call, &created["task"], peer);
+        Ok(created)
     }
 
     /// A handler for a new session: the same context, its own resource subscriptions.

@@ -15,6 +15,7 @@
 //   {"op": "connect", …, "elicit": "accept" | "decline"}  -> declares form elicitation
 //   {"op": "answer", "elicit": "accept" | "decline" | "cancel"}  -> how later forms are answered
 //   {"op": "forms"}                       -> the messages of the forms asked since the last
+//   {"op": "statuses"}                    -> the notifications/tasks/status since the last
 //   {"op": "close"}, {"op": "quit"}
 // An SDK or protocol error answers {"error": {"code", "message"}}.
 //
@@ -34,13 +35,15 @@ const sdk = (path) => import(pathToFileURL(join(root, 'node_modules/@modelcontex
 const { Client } = await sdk('client/index.js');
 const { StdioClientTransport } = await sdk('client/stdio.js');
 const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
-const { CallToolResultSchema, ElicitRequestSchema } = await sdk('types.js');
+const { CallToolResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } = await sdk('types.js');
 
 let client = null;
 // How the person answers the server's forms (`connect` with `elicit`, then `answer`), and
 // the messages of the forms asked since the last `forms`.
 let elicit = null;
 let forms = [];
+// The `notifications/tasks/status` received since the last `statuses`.
+let statuses = [];
 
 function failure(e) {
     return { error: { code: e?.code ?? null, message: String(e?.message ?? e) } };
@@ -84,6 +87,7 @@ const ops = {
                 return elicit === 'accept' ? { action: 'accept', content: { approve: true } } : { action: elicit };
             });
         }
+        client.setNotificationHandler(TaskStatusNotificationSchema, (n) => { statuses.push(n.params); });
         await client.connect(transport);
         return { protocol_version: version, capabilities: client.getServerCapabilities() };
     },
@@ -115,6 +119,9 @@ const ops = {
     },
     forms() {
         return { forms: forms.splice(0) };
+    },
+    statuses() {
+        return { statuses: statuses.splice(0) };
     },
     async close() {
         if (client) await client.close();

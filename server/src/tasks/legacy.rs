@@ -29,6 +29,8 @@ const CANCEL_WAIT: Duration = Duration::from_secs(30);
 const PAGE: usize = 50;
 /// The `_meta` key naming the task a message belongs to.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// How often a live task's run is read for `notifications/tasks/status`.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 /// One of the renamed requests (wire.rs), by the name after the prefix.
 pub enum Method {
@@ -207,6 +209,55 @@ fn completed(record: &TaskRecord, answer: CallToolResult) -> CallToolResult {
         }
     }
     CallToolResult::structured(Value::Object(merged))
+}
+
+/// Send `notifications/tasks/status` to this session each time the task's status changes,
+/// until it ends or the session goes (2025-11-25 makes these optional; clients still poll).
+/// Reads go through the same `tasks/get` path, so a notification says what a poll would.
+pub fn notify_changes(
+    ctx: &Arc<ServerContext>,
+    call: &Call,
+    task: &Value,
+    peer: rmcp::Peer<rmcp::RoleServer>,
+) {
+    let Some(task_id) = task["taskId"].as_str().map(str::to_string) else {
+        return;
+    };
+    if terminal(task) {
+        return;
+    }
+    let (ctx, call) = (Arc::clone(ctx), call.clone());
+    let mut last = task["status"].clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(WATCH_EVERY).await;
+            let Ok(record) = super::load(&ctx, &call, &task_id) else {
+                return;
+            };
+            let Ok(now) = get(&ctx, &call, &record).await else {
+                continue;
+            };
+            if now["status"] != last {
+                last = now["status"].clone();
+                let notification = rmcp::model::CustomNotification::new(
+                    "notifications/tasks/status",
+                    Some(now.clone()),
+                );
+                if peer
+                    .send_notification(rmcp::model::ServerNotification::CustomNotification(
+                        notification,
+                    ))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            if terminal(&now) {
+                return;
+            }
+        }
+    });
 }
 
 /// `tasks/cancel`: the run ends through `cancel_run`'s path; the answer is the task once it

@@ -2,7 +2,8 @@
 //! (tests/sdk-ts/driver.mjs on `@modelcontextprotocol/sdk` 1.32.2, whose `initialize`
 //! negotiates 2025-11-25) against the real `scimcp` over stdio: the server offers
 //! `capabilities.tasks` and marks the task tools `execution.taskSupport`; the SDK's
-//! `callToolStream` turns `start_analysis` into a task; after the server is killed, a new
+//! `callToolStream` turns `start_analysis` into a task, whose end the server also announces
+//! (`notifications/tasks/status`); after the server is killed, a new
 //! server process answers `tasks/get`, `tasks/result` (the run's result) and `tasks/list`;
 //! `tasks/cancel` ends the CLI's whole process tree and answers the cancelled task; a call
 //! that starts nothing (a preview) is a task ended at once, its result the preview. The
@@ -213,6 +214,27 @@ fn a_2025_11_25_task_survives_a_killed_server_and_yields_the_runs_result() {
     let task_id = task["taskId"].as_str().unwrap().to_string();
     let first = d.until_terminal(&task_id, Duration::from_secs(120));
     assert_eq!(first["status"], "completed", "{first:#}");
+    // The server also said so unasked (within its one-second watch).
+    let begun = Instant::now();
+    let told = loop {
+        let statuses = d.send(json!({"op": "statuses"}));
+        let mine: Vec<Value> = statuses["statuses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["taskId"] == task_id.as_str())
+            .cloned()
+            .collect();
+        if !mine.is_empty() || begun.elapsed() > Duration::from_secs(5) {
+            break mine;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(
+        told.last().map(|n| n["status"].clone()),
+        Some(json!("completed")),
+        "{told:#?}"
+    );
 
     // Killed, not closed: nothing of the task lives in the server process.
     let old = d.server_pid();
