@@ -225,7 +225,7 @@ fn a_2025_11_25_task_survives_a_killed_server_and_yields_the_runs_result() {
             .filter(|n| n["taskId"] == task_id.as_str())
             .cloned()
             .collect();
-        if !mine.is_empty() || begun.elapsed() > Duration::from_secs(5) {
+        if !mine.is_empty() || begun.elapsed() > Duration::from_secs(15) {
             break mine;
         }
         std::thread::sleep(Duration::from_millis(200));
