@@ -61,8 +61,9 @@ suite() { # name tool [args after --]
 
 echo "== CWL v1.2 command_line_tool conformance (195 tests, $jobs at a time)"
 echo "-- scimcp cwl-run (through MCP):"
-# The lane is the operator here: it allows ShellCommandRequirement tools (shown in each plan).
-suite scimcp "$root/scripts/scimcp-cwl-runner-wrapper" --allow-shell
+# The lane is the operator here: it allows ShellCommandRequirement tools and serves tools that
+# require a container from PATH, as cwltool --no-container does below (both shown in each plan).
+suite scimcp "$root/scripts/scimcp-cwl-runner-wrapper" --allow-shell --no-container
 if [ "$run_cwltool" = 1 ]; then
   echo "-- cwltool --no-container --relax-path-checks (reference, same tests, same run):"
   suite cwltool "$root/$venv/bin/cwltool" --no-container --relax-path-checks

@@ -42,6 +42,9 @@ const LITERALS: &str = "literals";
 pub struct EngineOptions {
     /// Run `ShellCommandRequirement` tools through `/bin/sh -c` (shown in every plan).
     pub allow_shell: bool,
+    /// Serve tools that require a container (`DockerRequirement` under `requirements`) from
+    /// PATH instead, as cwltool's `--no-container` does; every plan says so.
+    pub no_container: bool,
 }
 
 /// A CWL input id and the parameter name a manifest allows for it.
@@ -93,9 +96,13 @@ pub struct CwlEngine {
     pub names: ParamNames,
     inline_js: bool,
     lib: Vec<String>,
-    /// argv\[0\] of every command (the resolved, hashed program of the manifest).
-    program: String,
+    /// The programs a command may start with (the manifest's, resolved and hashed at start).
+    programs: crate::program::Programs,
     shell: bool,
+    /// What the operator's options changed about how the tool runs, shown in every plan.
+    plan_notes: Vec<String>,
+    /// The files the tool's own InitialWorkDir listing names literally (canonical paths).
+    fixed_sources: Vec<PathBuf>,
     fingerprint: String,
 }
 
@@ -270,6 +277,10 @@ impl CommandEngine for CwlEngine {
         &self.fingerprint
     }
 
+    fn fixed_sources(&self) -> &[PathBuf] {
+        &self.fixed_sources
+    }
+
     fn stage(&self, params: &Map<String, Value>) -> Result<Vec<StageGroup>, EngineError> {
         let scratch = scratch()?;
         let j = self.for_job(params)?;
@@ -362,18 +373,25 @@ impl CommandEngine for CwlEngine {
         let args = if self.shell {
             vec!["-c".to_string(), argv.join(" ")]
         } else {
-            if argv.is_empty() || argv[0] != self.program {
+            if argv.is_empty() || !self.programs.contains(&argv[0]) {
+                let mut known = vec![self.programs.first.as_str()];
+                known.extend(self.programs.others.iter().map(String::as_str));
                 return Err(EngineError::new(
                     format!(
-                        "the command line starts with `{}`, not the tool's program `{}`",
+                        "the command line starts with `{}`, which is not a program this tool was loaded with ({})",
                         argv.first().map(String::as_str).unwrap_or(""),
-                        self.program
+                        known.join(", ")
                     ),
-                    "the program must be fixed by baseCommand (or a literal first argument)",
+                    "give values for which the tool's command starts with one of those programs; only programs resolved and hashed when the server started are run",
                 ));
             }
             argv.remove(0);
             argv
+        };
+        let program = if self.shell {
+            self.programs.first.clone()
+        } else {
+            cl.argv[0].clone()
         };
         let before = links.len();
         for entry in &cl.workdir {
@@ -390,7 +408,7 @@ impl CommandEngine for CwlEngine {
         ]);
         env.extend(cl.env.clone());
         Ok(EngineCommand {
-            program: self.program.clone(),
+            program,
             args,
             cwd: Some(OUTDIR.to_string()),
             stdin_file: cl.stdin.clone(),
@@ -407,6 +425,7 @@ impl CommandEngine for CwlEngine {
             } else {
                 cl.success_codes.clone()
             },
+            notes: self.plan_notes.clone(),
             job: {
                 let mut record = json!({
                     "job": job,
@@ -655,11 +674,67 @@ pub(crate) struct Parts {
     pub names: ParamNames,
     pub inline_js: bool,
     pub lib: Vec<String>,
-    pub program: String,
+    pub programs: crate::program::Programs,
     pub shell: bool,
+    pub plan_notes: Vec<String>,
+}
+
+/// The File and Directory objects written literally in the tool's InitialWorkDir listing
+/// (not made by an expression), by their canonical paths: the operator's own files, which a
+/// command may copy into the working directory although no request staged them.
+fn literal_sources(tool: &Value, dir: &Path) -> Vec<PathBuf> {
+    fn walk(v: &Value, dir: &Path, out: &mut Vec<PathBuf>) {
+        if let Some(items) = v.as_array() {
+            for item in items {
+                walk(item, dir, out);
+            }
+            return;
+        }
+        let Some(o) = v.as_object() else { return };
+        if matches!(
+            o.get("class").and_then(Value::as_str),
+            Some("File" | "Directory")
+        ) {
+            let at = o
+                .get("path")
+                .or_else(|| o.get("location"))
+                .and_then(Value::as_str)
+                .filter(|s| !crate::expr::has_expression(s));
+            if let Some(at) = at {
+                let p = crate::job::location_path(at, dir);
+                if let Ok(c) = fs_err::canonicalize(&p) {
+                    out.push(c);
+                }
+            }
+        }
+        for key in ["listing", "secondaryFiles"] {
+            for child in o.get(key).and_then(Value::as_array).into_iter().flatten() {
+                walk(child, dir, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for req in tool
+        .get("requirements")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|r| r.get("class").and_then(Value::as_str) == Some("InitialWorkDirRequirement"))
+    {
+        for item in req
+            .get("listing")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            walk(item, dir, &mut out);
+        }
+    }
+    out
 }
 
 pub(crate) fn engine_of(p: Parts) -> CwlEngine {
+    let fixed_sources = literal_sources(&p.tool, p.path.parent().unwrap_or(Path::new(".")));
     let fingerprint =
         scimcp_core::hash::sha256_hex(scimcp_core::hash::canonical_json(&p.tool).as_bytes());
     CwlEngine {
@@ -670,8 +745,10 @@ pub(crate) fn engine_of(p: Parts) -> CwlEngine {
         names: p.names,
         inline_js: p.inline_js,
         lib: p.lib,
-        program: p.program,
+        programs: p.programs,
         shell: p.shell,
+        plan_notes: p.plan_notes,
+        fixed_sources,
         fingerprint,
     }
 }

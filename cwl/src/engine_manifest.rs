@@ -12,7 +12,7 @@ use scimcp_core::manifest::{Adapter, ManifestError};
 use serde_json::{Map, Value, json};
 
 use crate::CwlError;
-use crate::doc::{self, Doc};
+use crate::doc;
 use crate::engine::{CwlEngine, EngineOptions, Parts, WORKFLOW_ID, engine_of, param_names};
 
 /// Requirement classes the engine implements (in `requirements` or `hints`).
@@ -47,6 +47,7 @@ pub(crate) fn adapter(
             hint: None,
         });
     };
+    let mut plan_notes = Vec::new();
     let mut inline_js = false;
     let mut lib = Vec::new();
     let mut shell = false;
@@ -63,11 +64,23 @@ pub(crate) fn adapter(
             let class = req.get("class").and_then(Value::as_str).unwrap_or("");
             let field = format!("{list}.{class}");
             match class {
+                "DockerRequirement" if !is_hint && options.no_container => {
+                    let image = ["dockerPull", "dockerImageId", "dockerFile", "dockerLoad"]
+                        .iter()
+                        .find_map(|k| req.get(*k).and_then(Value::as_str))
+                        .map(|i| format!(" `{}`", i.lines().next().unwrap_or(i)))
+                        .unwrap_or_default();
+                    let text = format!(
+                        "requirements.DockerRequirement: the tool asks for the container{image}; this server runs it from PATH in its own sandbox instead (the operator's --cwl-no-container)"
+                    );
+                    note(&mut notes, &field, text.clone());
+                    plan_notes.push(text);
+                }
                 "DockerRequirement" if !is_hint => {
                     return Err(doc.unsupported(
                         &field,
                         "DockerRequirement",
-                        "containers are not supported: scimcp runs the tool from PATH in its own sandbox; move DockerRequirement to hints if the tool is installed here",
+                        "containers are not supported: scimcp runs the tool from PATH in its own sandbox; if the tool is installed here, start the server with --cwl-no-container (every plan then says so) or move DockerRequirement to hints",
                     ));
                 }
                 "DockerRequirement" => note(
@@ -147,10 +160,13 @@ pub(crate) fn adapter(
             }
         }
     }
-    let program = if shell {
-        "sh".to_string()
+    let programs = if shell {
+        crate::program::Programs {
+            first: "sh".to_string(),
+            others: Vec::new(),
+        }
     } else {
-        static_program(&tool, &doc)?
+        crate::program::of_tool(&tool, &doc, inline_js, options.allow_shell)?
     };
     let names = param_names(&tool);
     let schema = parameter_schema(&tool, &names);
@@ -181,9 +197,23 @@ pub(crate) fn adapter(
         "name": name,
         "version": "0.1.0",
         "summary": summary,
-        "runtime": {"kind": "executable", "executable": program},
+        "runtime": {"kind": "executable", "executable": programs.first},
         "workflow": [workflow],
     });
+    if !programs.others.is_empty() {
+        // The other programs the tool's expression may choose, resolved and hashed at start
+        // like the runtime's; the plan names the one a request's command starts.
+        let mut taken = std::collections::BTreeSet::from(["runtime".to_string()]);
+        let table: Map<String, Value> = programs
+            .others
+            .iter()
+            .map(|p| {
+                let id = crate::engine::sanitize(p, &mut taken).replace('_', "-");
+                (id, json!({"executable": p}))
+            })
+            .collect();
+        manifest["programs"] = Value::Object(table);
+    }
     if let Some(t) = timeout {
         manifest["limits"] = json!({"run_timeout_s": t});
     }
@@ -220,53 +250,12 @@ pub(crate) fn adapter(
         names,
         inline_js,
         lib,
-        program,
+        programs,
         shell,
+        plan_notes,
     }));
     let adapter = adapter.with_engine(engine.clone());
     Ok((adapter, engine))
-}
-
-/// argv\[0\]: baseCommand's first word, else a literal first argument. A program that only
-/// an expression names cannot be resolved and hashed before a request, so it is refused.
-fn static_program(tool: &Value, doc: &Doc) -> Result<String, CwlError> {
-    if let Some(first) = tool
-        .get("baseCommand")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-        .and_then(Value::as_str)
-    {
-        return Ok(first.to_string());
-    }
-    let args = tool.get("arguments").and_then(Value::as_array);
-    let first = args.and_then(|a| {
-        // CWL sorts arguments by position (0 when absent); the first after sorting.
-        let mut keyed: Vec<(i64, usize, &Value)> = a
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let pos = v.get("position").and_then(Value::as_i64).unwrap_or(0);
-                (pos, i, v)
-            })
-            .collect();
-        keyed.sort_by_key(|(p, i, _)| (*p, *i));
-        keyed.first().map(|(_, _, v)| *v)
-    });
-    let text = match first {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(Value::Object(o)) if o.get("prefix").is_none() => {
-            o.get("valueFrom").and_then(Value::as_str)
-        }
-        _ => None,
-    };
-    match text {
-        Some(t) if !crate::expr::has_expression(t) && !t.is_empty() => Ok(t.to_string()),
-        _ => Err(doc.unsupported(
-            "baseCommand",
-            "baseCommand",
-            "the program must be fixed (baseCommand, or a literal first argument) so the server can resolve and hash it before a request",
-        )),
-    }
 }
 
 fn summary_of(tool: &Value, path: &Path) -> String {
@@ -453,6 +442,39 @@ mod tests {
             text.contains("tool.cwl:7") && text.contains("requirements.DockerRequirement"),
             "{text}"
         );
+        assert!(text.contains("--cwl-no-container"), "{text}");
+        // The operator's --cwl-no-container: served from PATH, said in the adapter's warnings
+        // and in every command the engine builds (so in every plan).
+        let (adapter, engine) = crate::engine::load_engine(
+            &tool_file(dir.path(), &docker),
+            EngineOptions {
+                no_container: true,
+                ..EngineOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            adapter
+                .warnings
+                .iter()
+                .any(|w| w.to_string().contains("`alpine`")),
+            "{:?}",
+            adapter.warnings
+        );
+        let command = scimcp_core::manifest::CommandEngine::command(
+            engine.as_ref(),
+            &serde_json::Map::new(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(command.program, "echo");
+        assert!(
+            command.notes.len() == 1
+                && command.notes[0].contains("`alpine`")
+                && command.notes[0].contains("--cwl-no-container"),
+            "{:?}",
+            command.notes
+        );
 
         let shell =
             format!("{HEAD}baseCommand: echo\nrequirements:\n  ShellCommandRequirement: {{}}\n");
@@ -462,13 +484,106 @@ mod tests {
             e.is_unsupported() && e.to_string().contains("--cwl-allow-shell"),
             "{e}"
         );
-        let (adapter, _) =
-            crate::engine::load_engine(&path, EngineOptions { allow_shell: true }).unwrap();
+        let (adapter, _) = crate::engine::load_engine(
+            &path,
+            EngineOptions {
+                allow_shell: true,
+                ..EngineOptions::default()
+            },
+        )
+        .unwrap();
         assert_eq!(adapter.manifest.runtime.executable.as_deref(), Some("sh"));
 
         let dynamic = format!("{HEAD}arguments: [$(inputs.x)]\n");
         let e =
             crate::engine::load_engine(&tool_file(dir.path(), &dynamic), EngineOptions::default())
+                .unwrap_err();
+        assert!(
+            e.is_unsupported() && e.to_string().contains("baseCommand"),
+            "{e}"
+        );
+    }
+
+    /// io-file-or-files.cwl's shape: no baseCommand, the whole command from JavaScript.
+    const CHOSEN: &str = "cwlVersion: v1.2\nclass: CommandLineTool\nrequirements:\n  InlineJavascriptRequirement: {}\ninputs:\n  n: int\noutputs: []\nbaseCommand: []\narguments:\n  - valueFrom: |\n      ${ if (inputs.n == 0) { return ['echo', 'no_inputs']; } if (inputs.n == 1) { return ['cat', 'x']; } return ['no_such_program_here', 'x']; }\n";
+
+    #[test]
+    fn a_program_an_expression_chooses_is_one_of_its_literals_on_path_resolved_at_load() {
+        use scimcp_core::manifest::CommandEngine;
+        let dir = tempfile::tempdir().unwrap();
+        let (adapter, engine) =
+            crate::engine::load_engine(&tool_file(dir.path(), CHOSEN), EngineOptions::default())
+                .unwrap();
+        let m = &adapter.manifest;
+        // Declared, so the server resolves and hashes both at start; `no_inputs` and the
+        // missing program are literals but not programs here.
+        assert_eq!(m.runtime.executable.as_deref(), Some("echo"));
+        let declared: Vec<&str> = m.programs.values().map(|p| p.executable.as_str()).collect();
+        assert_eq!(declared, vec!["cat"], "{:?}", m.programs);
+
+        let job = |n: i64| serde_json::json!({"n": n}).as_object().unwrap().clone();
+        let c = engine.command(&job(0), &[]).unwrap();
+        assert_eq!(
+            (c.program.as_str(), c.args.clone()),
+            ("echo", vec!["no_inputs".to_string()])
+        );
+        let c = engine.command(&job(1), &[]).unwrap();
+        assert_eq!(
+            (c.program.as_str(), c.args.clone()),
+            ("cat", vec!["x".to_string()])
+        );
+        // A command starting with anything else is refused before any run.
+        let e = engine.command(&job(2), &[]).unwrap_err();
+        assert!(
+            e.message.contains("no_such_program_here") && e.message.contains("echo, cat"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_shell_line_an_expression_builds_runs_only_through_the_allowed_shell() {
+        let dir = tempfile::tempdir().unwrap();
+        // The program is a shell named by the expression: without ShellCommandRequirement and
+        // the operator's flag it is no candidate, and the refusal says what to do.
+        let bash = format!(
+            "{HEAD}requirements:\n  InlineJavascriptRequirement: {{}}\nbaseCommand: []\narguments:\n  - valueFrom: $(['bash', '-c', 'echo hi'])\n"
+        );
+        let e = crate::engine::load_engine(&tool_file(dir.path(), &bash), EngineOptions::default())
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(e.is_unsupported(), "{text}");
+        assert!(
+            text.contains("tool.cwl:8")
+                && text.contains("arguments")
+                && text.contains("--cwl-allow-shell"),
+            "{text}"
+        );
+        // Declaring ShellCommandRequirement on a server that allows it: the program is the
+        // shell, fixed before any request, and the line runs through `sh -c`.
+        let shell_line = format!(
+            "{HEAD}requirements:\n  InlineJavascriptRequirement: {{}}\n  ShellCommandRequirement: {{}}\nbaseCommand: []\narguments:\n  - valueFrom: $('echo hi')\n    shellQuote: false\n"
+        );
+        let path = tool_file(dir.path(), &shell_line);
+        let e = crate::engine::load_engine(&path, EngineOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("--cwl-allow-shell"), "{e}");
+        let options = EngineOptions {
+            allow_shell: true,
+            ..EngineOptions::default()
+        };
+        let (adapter, engine) = crate::engine::load_engine(&path, options).unwrap();
+        assert_eq!(adapter.manifest.runtime.executable.as_deref(), Some("sh"));
+        assert!(adapter.manifest.programs.is_empty());
+        use scimcp_core::manifest::CommandEngine;
+        let c = engine.command(&serde_json::Map::new(), &[]).unwrap();
+        assert_eq!(
+            (c.program.as_str(), c.args.clone()),
+            ("sh", vec!["-c".to_string(), "echo hi".to_string()])
+        );
+        // Without JavaScript an expression cannot choose: refused naming baseCommand.
+        let plain = format!("{HEAD}baseCommand: []\narguments: [$(inputs.x)]\n");
+        let e =
+            crate::engine::load_engine(&tool_file(dir.path(), &plain), EngineOptions::default())
                 .unwrap_err();
         assert!(
             e.is_unsupported() && e.to_string().contains("baseCommand"),

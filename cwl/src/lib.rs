@@ -25,6 +25,7 @@ pub mod job;
 pub mod job_requirements;
 pub mod norm;
 pub mod output_json;
+mod program;
 pub mod runner;
 mod values;
 

@@ -11,6 +11,8 @@ pub(crate) struct AdapterChoice<'a> {
     pub name: &'a str,
     /// `--cwl-allow-shell`: serve ShellCommandRequirement tools through `/bin/sh -c`.
     pub cwl_allow_shell: bool,
+    /// `--cwl-no-container`: serve DockerRequirement tools from PATH, said in every plan.
+    pub cwl_no_container: bool,
 }
 
 impl<'a> From<&'a str> for AdapterChoice<'a> {
@@ -18,6 +20,7 @@ impl<'a> From<&'a str> for AdapterChoice<'a> {
         AdapterChoice {
             name,
             cwl_allow_shell: false,
+            cwl_no_container: false,
         }
     }
 }
@@ -27,6 +30,7 @@ pub(crate) fn resolve(choice: AdapterChoice<'_>) -> Result<Adapter, ManifestErro
     if scimcp_cwl::is_cwl_path(choice.name) {
         let options = scimcp_cwl::EngineOptions {
             allow_shell: choice.cwl_allow_shell,
+            no_container: choice.cwl_no_container,
         };
         return scimcp_cwl::engine::load_engine(std::path::Path::new(choice.name), options)
             .map(|(adapter, _)| adapter)

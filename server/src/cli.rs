@@ -57,6 +57,9 @@ pub(crate) struct CwlRunArgs {
     /// --cwl-allow-shell`).
     #[arg(long)]
     pub allow_shell: bool,
+    /// Serve tools that require a container from PATH instead (`serve --cwl-no-container`).
+    #[arg(long)]
+    pub no_container: bool,
     /// The CWL CommandLineTool document (a path or a file:// URI).
     pub tool: String,
     /// The job: the input values (YAML or JSON); without it every input takes its default.
@@ -102,6 +105,11 @@ pub(crate) struct ServeArgs {
     /// `/bin/sh -c` (the plan shows the whole line). Without it such a tool is refused.
     #[arg(long)]
     pub cwl_allow_shell: bool,
+    /// For a CWL tool that requires a container (DockerRequirement): run it from PATH in
+    /// scimcp's sandbox instead, like cwltool --no-container (every plan says so). Without it
+    /// such a tool is refused.
+    #[arg(long)]
+    pub cwl_no_container: bool,
     /// Python interpreter of the scientific runtime (the adapter's package installed in it).
     #[arg(long, env = "SCIMCP_PYTHON")]
     pub python: Option<PathBuf>,

@@ -93,13 +93,81 @@ pub(crate) fn staged(inputs: &[ResolvedInput]) -> Vec<StagedGroup> {
         .collect()
 }
 
-/// The engine's command for `params` on `staged`.
+/// The engine's command for `params` on `staged`, refused when it would reach outside the
+/// run's working directory.
 pub(crate) fn command(
     engine: &Arc<dyn CommandEngine>,
     params: &Map<String, Value>,
     staged: &[StagedGroup],
 ) -> Result<EngineCommand, ToolError> {
-    engine.command(params, staged).map_err(refused)
+    let command = engine.command(params, staged).map_err(refused)?;
+    confine(&command, engine.fixed_sources())?;
+    Ok(command)
+}
+
+/// Every path the run lays out or reads for an engine's command stays in its working
+/// directory. The confinement of a request's files is the server's, not the engine's: a CWL
+/// expression can make a File of any path a client sends as a string, and the run would copy
+/// that host file into the working directory (and a client read it back as an output) if the
+/// server trusted the engine's sources. Files a request names are staged by the server first,
+/// so their copies are already inside; the only host files a command may copy in as they are
+/// are those the adapter's own description names (`fixed`).
+fn confine(command: &EngineCommand, fixed: &[std::path::PathBuf]) -> Result<(), ToolError> {
+    let outside = |what: &str, path: &str, hint: &str| {
+        Err(ToolError::new(
+            ErrorCode::InvalidParameters,
+            format!("the tool's {what} `{path}`, which is outside the run's working directory"),
+            hint.to_string(),
+        )
+        .field("parameters"))
+    };
+    let is_fixed = |from: &str| {
+        fs_err::canonicalize(from).is_ok_and(|c| fixed.iter().any(|f| c.starts_with(f)))
+    };
+    for link in &command.links {
+        if !inside_work(&link.from) && !is_fixed(&link.from) {
+            return outside(
+                "initial work directory names the file",
+                &link.from,
+                "give the file as one of the tool's File or Directory inputs: the server then confines it to the data directories, hashes it and stages a copy",
+            );
+        }
+        if !inside_work(&link.to) {
+            return outside(
+                "initial work directory places a file at",
+                &link.to,
+                "name entries inside the output directory",
+            );
+        }
+    }
+    let placed = command
+        .dirs
+        .iter()
+        .chain(command.files.iter().map(|(path, _)| path))
+        .chain(command.cwd.iter())
+        .chain(command.stdin_file.iter())
+        .chain(command.stdout_file.iter())
+        .chain(command.stderr_file.iter());
+    for path in placed {
+        if !inside_work(path) {
+            return outside(
+                "command uses the path",
+                path,
+                "name files inside the output directory",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// True for a path relative to the working directory (or `{work_dir}/…`) that never leaves it.
+fn inside_work(path: &str) -> bool {
+    use std::path::Component;
+    let rest = path.strip_prefix("{work_dir}/").unwrap_or(path);
+    !rest.is_empty()
+        && std::path::Path::new(rest)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// `plan` (compiled from the workflow, which has no argv of its own) with the engine's
@@ -141,5 +209,71 @@ pub(crate) fn is_success(command: &EngineCommand, exit_code: i32) -> bool {
         exit_code == 0
     } else {
         command.success_codes.contains(&exit_code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scimcp_core::manifest::EngineLink;
+
+    fn command() -> EngineCommand {
+        serde_json::from_value(serde_json::json!({
+            "program": "cat", "args": [], "cwd": "out", "job": {},
+            "links": [{"from": "{work_dir}/inputs/g0/a.txt", "to": "out/a.txt"}],
+            "dirs": ["out/sub"], "stdout_file": "out.txt"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_engine_command_inside_the_working_directory_is_accepted() {
+        confine(&command(), &[]).unwrap();
+    }
+
+    #[test]
+    fn an_engine_command_reaching_outside_the_working_directory_is_refused() {
+        let host = |from: &str| {
+            let mut c = command();
+            c.links.push(EngineLink {
+                from: from.into(),
+                to: "out/stolen".into(),
+                writable: false,
+            });
+            c
+        };
+        for from in [
+            "/etc/hostname",
+            "{work_dir}/../../etc/hostname",
+            "inputs/../../x",
+            "",
+        ] {
+            let e = confine(&host(from), &[]).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("outside the run's working directory"),
+                "{from}: {e}"
+            );
+        }
+        // A host file the adapter's own description names may be copied in; no other.
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("reference.txt");
+        fs_err::write(&own, "x").unwrap();
+        let fixed = [fs_err::canonicalize(&own).unwrap()];
+        confine(&host(own.to_str().unwrap()), &fixed).unwrap();
+        assert!(confine(&host("/etc/hostname"), &fixed).is_err());
+        let mut c = command();
+        c.links[0].to = "../elsewhere".into();
+        assert!(confine(&c, &[]).is_err());
+        let mut c = command();
+        c.stdout_file = Some("/tmp/out.txt".into());
+        assert!(confine(&c, &[]).is_err());
+        // The server opens stdin outside the sandbox: a host path there would leak too.
+        let mut c = command();
+        c.stdin_file = Some("/etc/hostname".into());
+        assert!(confine(&c, &[]).is_err());
+        let mut c = command();
+        c.dirs.push("out/../../up".into());
+        assert!(confine(&c, &[]).is_err());
     }
 }

@@ -77,6 +77,10 @@ pub struct EngineCommand {
     /// Exit statuses that mean success (empty: only 0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub success_codes: Vec<i32>,
+    /// What runs differently from the tool's description, by the operator's choice (e.g. a
+    /// container requirement served from PATH), for the person reading the plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The engine's own record of the job, which [`CommandEngine::outputs`] reads again
     /// (an object).
     #[schemars(with = "serde_json::Map<String, Value>")]
@@ -129,6 +133,14 @@ pub trait CommandEngine: Send + Sync + std::fmt::Debug {
 
     /// The files `params` names, grouped as they must be staged.
     fn stage(&self, params: &Map<String, Value>) -> Result<Vec<StageGroup>, EngineError>;
+
+    /// Host files and directories the adapter itself names (written in its description, not
+    /// chosen by a request), which a command may copy into the working directory as they
+    /// are. Every other source of an [`EngineLink`] must be inside the working directory
+    /// (a staged copy of a request's file): the server refuses the command otherwise.
+    fn fixed_sources(&self) -> &[std::path::PathBuf] {
+        &[]
+    }
 
     /// The command for `params`, whose files are now `staged`.
     fn command(

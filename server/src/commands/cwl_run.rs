@@ -81,6 +81,7 @@ async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
     let tool_path = std::path::absolute(local(&args.tool))?;
     let options = scimcp_cwl::EngineOptions {
         allow_shell: args.allow_shell,
+        no_container: args.no_container,
     };
     let (_, engine) = scimcp_cwl::engine::load_engine(&tool_path, options)?;
     let job_path = args.job.as_deref().map(local);
@@ -109,6 +110,9 @@ async fn run_job(args: &CwlRunArgs) -> Result<Value, RunError> {
     ];
     if args.allow_shell {
         serve_args.push("--cwl-allow-shell".into());
+    }
+    if args.no_container {
+        serve_args.push("--cwl-no-container".into());
     }
     for dir in &request.data_dirs {
         if dir.is_dir() {

@@ -95,6 +95,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         crate::adapter_source::AdapterChoice {
             name: &args.adapter,
             cwl_allow_shell: args.cwl_allow_shell,
+            cwl_no_container: args.cwl_no_container,
         },
         args.python,
         args.data_dirs,

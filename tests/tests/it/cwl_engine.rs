@@ -231,3 +231,115 @@ async fn a_file_outside_the_data_directories_is_refused_before_any_run() {
         .unwrap_or(0);
     assert_eq!(started, 0);
 }
+
+/// A tool whose InitialWorkDir makes a File of a string the client sends: the path is the
+/// client's, not a staged file, so nothing of it may reach the run.
+const STRING_TO_FILE_TOOL: &str = r#"
+cwlVersion: v1.2
+class: CommandLineTool
+requirements:
+  InlineJavascriptRequirement: {}
+  InitialWorkDirRequirement:
+    listing:
+      - entryname: copied.txt
+        entry: "$({class: 'File', location: 'file://' + inputs.src})"
+inputs:
+  src: string
+baseCommand: cat
+arguments: [copied.txt]
+stdout: out.txt
+outputs:
+  out: stdout
+"#;
+
+#[tokio::test]
+async fn a_host_file_an_expression_names_is_never_copied_into_the_run() {
+    let s = Server::start(STRING_TO_FILE_TOOL).await;
+    let secret = s.outside.join("secret.txt");
+    fs_err::write(&secret, "do not read\n").unwrap();
+    // Inside the data directories too: only files staged from File inputs are placed.
+    let inside = s.write("inside.txt", "also not staged\n");
+    for src in [secret.display().to_string(), inside] {
+        let request = json!({"workflow": "run", "parameters": {"src": src}});
+        let e = scimcp_e2e::harness::err_on(&s.session, "validate_analysis", request).await;
+        let text = e.to_string();
+        assert!(
+            text.contains("outside the run's working directory") && text.contains(&src),
+            "{e:#}"
+        );
+    }
+    let runs = s._root.path().join("data-root/runs");
+    let started = fs_err::read_dir(&runs)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(started, 0);
+}
+
+/// io-file-or-files.cwl's shape: no baseCommand, JavaScript builds the whole command and
+/// chooses `cat` or `echo` by the job.
+const CHOOSING_TOOL: &str = r#"
+cwlVersion: v1.2
+class: CommandLineTool
+requirements:
+  InlineJavascriptRequirement: {}
+inputs:
+  text: File?
+baseCommand: []
+arguments:
+  - valueFrom: |
+      ${ return inputs.text === null ? ['echo', 'no_inputs'] : ['cat', inputs.text.path]; }
+stdout: out.txt
+outputs:
+  out:
+    type: File
+    outputBinding: {glob: out.txt}
+"#;
+
+#[tokio::test]
+async fn a_program_the_expression_chooses_is_resolved_and_hashed_and_the_plan_names_it() {
+    let s = Server::start(CHOOSING_TOOL).await;
+    let text = s.write("two.txt", "a\nb\n");
+    let request = json!({"workflow": "run", "parameters": {"text": file(&text)}});
+    let (validation, result) =
+        scimcp_e2e::harness::run_on(&s.session, request, std::time::Duration::from_secs(60)).await;
+    let plan = &validation["plan"];
+    let program = plan["program"].as_str().unwrap();
+    assert!(program.ends_with("/cat"), "{plan:#}");
+    // The identity the plan hashes is the program it starts, not the manifest's first one.
+    assert_eq!(
+        plan["programs"].as_array().map(Vec::len),
+        Some(1),
+        "{plan:#}"
+    );
+    assert_eq!(plan["programs"][0]["executable"], program, "{plan:#}");
+    assert_eq!(
+        plan["programs"][0]["sha256"],
+        scimcp_core::hash::sha256_hex(&fs_err::read(program).unwrap()),
+        "{plan:#}"
+    );
+    assert_eq!(
+        plan["args"],
+        json!(["{work_dir}/inputs/f1/two.txt"]),
+        "{plan:#}"
+    );
+    assert_eq!(result["state"], "succeeded", "{result:#}");
+    let out = Path::new(result["run_dir"].as_str().unwrap()).join("work/out/out.txt");
+    assert_eq!(fs_err::read_to_string(out).unwrap(), "a\nb\n");
+
+    let request = json!({"workflow": "run", "parameters": {}});
+    let validation = scimcp_e2e::harness::ok_on(&s.session, "validate_analysis", request).await;
+    let plan = &validation["plan"];
+    assert!(
+        plan["program"].as_str().unwrap().ends_with("/echo"),
+        "{plan:#}"
+    );
+    assert_eq!(
+        plan["programs"][0]["executable"], plan["program"],
+        "{plan:#}"
+    );
+    assert_eq!(plan["args"], json!(["no_inputs"]), "{plan:#}");
+}
