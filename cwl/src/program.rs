@@ -46,6 +46,16 @@ pub(crate) fn of_tool(
         .and_then(|a| a.first())
         .and_then(Value::as_str)
     {
+        if first.starts_with('-') {
+            // `baseCommand: ["-c", …]` hands options to a container image's entrypoint.
+            return Err(doc.unsupported(
+                "baseCommand",
+                "baseCommand",
+                format!(
+                    "the command starts with the option `{first}`, not a program: the tool relies on its container image's entrypoint, which does not run without the container; name the program first in baseCommand"
+                ),
+            ));
+        }
         return Ok(Programs {
             first: first.to_string(),
             others: Vec::new(),
@@ -171,6 +181,26 @@ fn string_literals(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_that_starts_with_an_option_is_refused_naming_the_entrypoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tool.cwl");
+        fs_err::write(
+            &path,
+            "cwlVersion: v1.2\nclass: CommandLineTool\ninputs: []\noutputs: []\nbaseCommand: [\"-c\", \"echo moo\"]\n",
+        )
+        .unwrap();
+        let doc = crate::doc::read(&path).unwrap();
+        let tool = crate::norm::load(&path).unwrap();
+        let e = of_tool(&tool, &doc, false, false).unwrap_err();
+        assert!(
+            e.is_unsupported()
+                && e.to_string().contains("entrypoint")
+                && e.to_string().contains("baseCommand"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn string_literals_of_an_expression() {
