@@ -22,6 +22,7 @@
 //! `Origin` must be a loopback origin or an `--allowed-origin`. A session is bound to the
 //! token that opened it.
 
+mod body;
 mod conns;
 mod error;
 mod limits;
@@ -29,6 +30,7 @@ mod sse;
 mod tls;
 mod wire;
 
+use body::HttpBody;
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
@@ -36,7 +38,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{AUTHORIZATION, HOST};
@@ -370,7 +371,6 @@ fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
 }
 
 type McpService = StreamableHttpService<ScimcpServer, LocalSessionManager>;
-type HttpBody = BoxBody<Bytes, Infallible>;
 
 /// Serve until SIGINT/SIGTERM (or Ctrl-C), then stop accepting, end every session and return
 /// (the caller then ends the live runs).

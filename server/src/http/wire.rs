@@ -8,7 +8,7 @@ use hyper::Response;
 use hyper::body::Bytes;
 use serde_json::Value;
 
-use super::HttpBody;
+use super::body::HttpBody;
 use crate::tasks::wire::Wire;
 
 /// The request body rmcp reads.
