@@ -103,6 +103,17 @@ impl Server {
         }
     }
 
+    /// How many run directories the server has made.
+    fn runs_started(&self) -> usize {
+        fs_err::read_dir(self._root.path().join("data-root/runs"))
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
     fn write(&self, name: &str, text: &str) -> String {
         let p = self.data.join(name);
         fs_err::write(&p, text).unwrap();
@@ -221,15 +232,7 @@ async fn a_file_outside_the_data_directories_is_refused_before_any_run() {
     let e = scimcp_e2e::harness::err_on(&s.session, "validate_analysis", request).await;
     let text = e.to_string();
     assert!(text.contains("f1") || text.contains("outside"), "{e:#}");
-    let runs = s._root.path().join("data-root/runs");
-    let started = fs_err::read_dir(&runs)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
-                .count()
-        })
-        .unwrap_or(0);
-    assert_eq!(started, 0);
+    assert_eq!(s.runs_started(), 0);
 }
 
 /// A tool whose InitialWorkDir makes a File of a string the client sends: the path is the
@@ -268,15 +271,7 @@ async fn a_host_file_an_expression_names_is_never_copied_into_the_run() {
             "{e:#}"
         );
     }
-    let runs = s._root.path().join("data-root/runs");
-    let started = fs_err::read_dir(&runs)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
-                .count()
-        })
-        .unwrap_or(0);
-    assert_eq!(started, 0);
+    assert_eq!(s.runs_started(), 0);
 }
 
 /// io-file-or-files.cwl's shape: no baseCommand, JavaScript builds the whole command and

@@ -109,8 +109,9 @@ impl Setup {
     }
 }
 
-/// The Python driver: one JSON command a line in, one JSON answer a line out.
-struct Driver {
+/// An SDK driver process (tests/sdk/driver.py here, tests/sdk-ts/driver.mjs in
+/// tasks_2025.rs): one JSON command a line in, one JSON answer a line out.
+pub(super) struct Driver {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -118,9 +119,14 @@ struct Driver {
 
 impl Driver {
     fn start(python: &Path) -> Driver {
-        let script = scimcp_e2e::workspace_root().join("tests/sdk/driver.py");
-        let mut child = Command::new(python)
-            .arg(script)
+        let mut cmd = Command::new(python);
+        cmd.arg(scimcp_e2e::workspace_root().join("tests/sdk/driver.py"));
+        Driver::spawn(cmd)
+    }
+
+    /// Start `cmd` as a driver, its stdin and stdout the command and answer lines.
+    pub(super) fn spawn(mut cmd: Command) -> Driver {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -134,7 +140,7 @@ impl Driver {
         }
     }
 
-    fn send(&mut self, cmd: Value) -> Value {
+    pub(super) fn send(&mut self, cmd: Value) -> Value {
         writeln!(self.stdin, "{cmd}").unwrap();
         self.stdin.flush().unwrap();
         let mut line = String::new();
@@ -163,7 +169,7 @@ impl Driver {
     }
 
     /// The server process this driver's client runs (a direct child of the driver).
-    fn server_pid(&self) -> u32 {
+    pub(super) fn server_pid(&self) -> u32 {
         let ours = scimcp_e2e::http_server::descendants(self.child.id());
         *ours
             .iter()
@@ -174,8 +180,9 @@ impl Driver {
             .expect("a scimcp server under the driver")
     }
 
-    /// Poll `tasks/get` until the task is terminal.
-    fn until_terminal(&mut self, task_id: &str, limit: Duration) -> Value {
+    /// Poll `tasks/get` until the task is terminal (no task of this server asks for input,
+    /// so every other status is `working`).
+    pub(super) fn until_terminal(&mut self, task_id: &str, limit: Duration) -> Value {
         let begun = Instant::now();
         loop {
             let t = self.send(json!({"op": "get", "taskId": task_id}));
@@ -186,6 +193,7 @@ impl Driver {
             ) {
                 return t;
             }
+            assert_eq!(t["status"], "working", "{t:#}");
             assert!(begun.elapsed() < limit, "task still {t:#}");
             std::thread::sleep(Duration::from_millis(300));
         }

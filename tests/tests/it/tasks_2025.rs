@@ -13,14 +13,13 @@
 //! Without it, or without `node`, these tests print why and pass, unless
 //! `SCIMCP_REQUIRE_SDK_HARNESS=1` (set by .ci/run, which provisions it).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::tasks::{Setup, analysis, gone_within};
+use super::tasks::{Driver, Setup, analysis, gone_within};
 
 /// The directory holding the SDK's node_modules, or `None` (after saying why) when it is
 /// not provisioned.
@@ -52,39 +51,29 @@ fn sdk_ts() -> Option<PathBuf> {
     Some(dir)
 }
 
-/// The node driver: one JSON command a line in, one JSON answer a line out.
-struct Driver {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+/// The node driver (tasks.rs's [`Driver`] on tests/sdk-ts/driver.mjs) and what a
+/// 2025-11-25 client checks of the server.
+struct TsDriver(Driver);
+
+impl std::ops::Deref for TsDriver {
+    type Target = Driver;
+    fn deref(&self) -> &Driver {
+        &self.0
+    }
 }
 
-impl Driver {
-    fn start(sdk: &PathBuf) -> Driver {
-        let script = scimcp_e2e::workspace_root().join("tests/sdk-ts/driver.mjs");
-        let mut child = Command::new("node")
-            .arg(script)
-            .env("SCIMCP_SDK_TS", sdk)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Driver {
-            child,
-            stdin,
-            stdout,
-        }
+impl std::ops::DerefMut for TsDriver {
+    fn deref_mut(&mut self) -> &mut Driver {
+        &mut self.0
     }
+}
 
-    fn send(&mut self, cmd: Value) -> Value {
-        writeln!(self.stdin, "{cmd}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        assert!(!line.is_empty(), "the driver exited on {cmd}");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+impl TsDriver {
+    fn start(sdk: &PathBuf) -> TsDriver {
+        let mut cmd = Command::new("node");
+        cmd.arg(scimcp_e2e::workspace_root().join("tests/sdk-ts/driver.mjs"))
+            .env("SCIMCP_SDK_TS", sdk);
+        TsDriver(Driver::spawn(cmd))
     }
 
     /// Connect (a new server process); the SDK must negotiate 2025-11-25 and see the
@@ -102,17 +91,6 @@ impl Driver {
             json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
             "{r:#}"
         );
-    }
-
-    /// The server process this driver's client runs (a direct child of the driver).
-    fn server_pid(&self) -> u32 {
-        *scimcp_e2e::http_server::descendants(self.child.id())
-            .iter()
-            .find(|pid| {
-                fs_err::read_to_string(format!("/proc/{pid}/comm"))
-                    .is_ok_and(|c| c.trim() == "scimcp")
-            })
-            .expect("a scimcp server under the driver")
     }
 
     /// `tools/list` through the SDK (which caches the task tools), then a task-augmented
@@ -140,39 +118,6 @@ impl Driver {
         assert_eq!(task["pollInterval"], 2000, "{task:#}");
         task
     }
-
-    fn until_terminal(&mut self, task_id: &str, limit: Duration) -> Value {
-        let begun = Instant::now();
-        loop {
-            let t = self.send(json!({"op": "get", "taskId": task_id}));
-            assert!(t.get("error").is_none(), "{t:#}");
-            if matches!(
-                t["status"].as_str(),
-                Some("completed" | "failed" | "cancelled")
-            ) {
-                return t;
-            }
-            assert_eq!(t["status"], "working", "{t:#}");
-            assert!(begun.elapsed() < limit, "task still {t:#}");
-            std::thread::sleep(Duration::from_millis(300));
-        }
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "{}", json!({"op": "quit"}));
-        let _ = self.stdin.flush();
-        let begun = Instant::now();
-        while begun.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn kill(pid: u32) {
@@ -188,7 +133,7 @@ fn kill(pid: u32) {
 fn a_2025_11_25_task_survives_a_killed_server_and_yields_the_runs_result() {
     let Some(sdk) = sdk_ts() else { return };
     let setup = Setup::new(&[]);
-    let mut d = Driver::start(&sdk);
+    let mut d = TsDriver::start(&sdk);
     d.connect(&setup);
 
     // The SDK's whole flow on one call: the task, its states, then tasks/result. The SDK
@@ -297,7 +242,7 @@ fn a_2025_11_25_task_survives_a_killed_server_and_yields_the_runs_result() {
 fn cancelling_a_2025_11_25_task_ends_the_clis_process_tree() {
     let Some(sdk) = sdk_ts() else { return };
     let setup = Setup::new(&[]);
-    let mut d = Driver::start(&sdk);
+    let mut d = TsDriver::start(&sdk);
     d.connect(&setup);
     let task = d.start_task(analysis(json!({"sleep_s": 120})));
     let task_id = task["taskId"].as_str().unwrap().to_string();
@@ -364,7 +309,7 @@ fn a_2025_11_25_task_runs_and_is_cancelled_over_http() {
     )
     .unwrap();
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
-    let mut d = Driver::start(&sdk);
+    let mut d = TsDriver::start(&sdk);
     d.connect_with(json!({"op": "connect", "url": url}));
 
     d.send(json!({"op": "tools"}));
@@ -399,7 +344,7 @@ fn a_2025_11_25_task_call_that_starts_nothing_is_an_ended_task_holding_the_previ
     let Some(sdk) = sdk_ts() else { return };
     // Confirmation required and no elicitation declared: start_analysis answers a preview.
     let setup = Setup::new(&["--confirm", "required"]);
-    let mut d = Driver::start(&sdk);
+    let mut d = TsDriver::start(&sdk);
     d.connect(&setup);
     d.send(json!({"op": "tools"}));
     let stream = d.send(json!({"op": "stream", "tool": "start_analysis",
@@ -423,7 +368,7 @@ fn a_2025_11_25_task_call_that_starts_nothing_is_an_ended_task_holding_the_previ
 fn a_2025_11_25_task_start_asks_the_person_first() {
     let Some(sdk) = sdk_ts() else { return };
     let setup = Setup::new(&["--confirm", "required"]);
-    let mut d = Driver::start(&sdk);
+    let mut d = TsDriver::start(&sdk);
     d.connect_with(json!({"op": "connect", "server": setup.server, "elicit": "accept"}));
 
     // Accepted during the task-augmented call: the task follows the started run.
