@@ -180,6 +180,33 @@ impl Driver {
             .expect("a scimcp server under the driver")
     }
 
+    /// The processes of the task's CLI once it runs (processes under the server whose working
+    /// directory is the run's, while `tasks/get` says the run is running).
+    pub(super) fn cli_when_running(&mut self, task_id: &str) -> Vec<u32> {
+        let server = self.server_pid();
+        let begun = Instant::now();
+        loop {
+            let t = self.send(json!({"op": "get", "taskId": task_id}));
+            assert_eq!(t["status"], "working", "{t:#}");
+            let message = t["statusMessage"].as_str().unwrap_or_default();
+            let found: Vec<u32> = scimcp_e2e::http_server::descendants(server)
+                .into_iter()
+                .filter(|pid| {
+                    fs_err::read_link(format!("/proc/{pid}/cwd"))
+                        .is_ok_and(|p| p.to_string_lossy().contains("/runs/run-"))
+                })
+                .collect();
+            if !found.is_empty() && message.contains("running") {
+                return found;
+            }
+            assert!(
+                begun.elapsed() < Duration::from_secs(60),
+                "no CLI process: {t:#}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// Poll `tasks/get` until the task is terminal (no task of this server asks for input,
     /// so every other status is `working`).
     pub(super) fn until_terminal(&mut self, task_id: &str, limit: Duration) -> Value {
@@ -320,31 +347,8 @@ fn cancelling_a_task_ends_the_runs_process_tree() {
     );
     assert_eq!(created["kind"], "task", "{created:#}");
     let task_id = created["task"]["taskId"].as_str().unwrap().to_string();
-    let server = d.server_pid();
 
-    // Wait until the CLI runs: a process under the server whose working directory is the
-    // run's work directory.
-    let begun = Instant::now();
-    let cli: Vec<u32> = loop {
-        let t = d.send(json!({"op": "get", "taskId": task_id}));
-        assert_eq!(t["status"], "working", "{t:#}");
-        let message = t["statusMessage"].as_str().unwrap_or_default().to_string();
-        let found: Vec<u32> = scimcp_e2e::http_server::descendants(server)
-            .into_iter()
-            .filter(|pid| {
-                fs_err::read_link(format!("/proc/{pid}/cwd"))
-                    .is_ok_and(|p| p.to_string_lossy().contains("/runs/run-"))
-            })
-            .collect();
-        if !found.is_empty() && message.contains("running") {
-            break found;
-        }
-        assert!(
-            begun.elapsed() < Duration::from_secs(60),
-            "no CLI process: {t:#}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let cli = d.cli_when_running(&task_id);
 
     let ack = d.send(json!({"op": "cancel", "taskId": task_id}));
     assert!(ack.get("error").is_none(), "{ack:#}");

@@ -246,34 +246,8 @@ fn cancelling_a_2025_11_25_task_ends_the_clis_process_tree() {
     d.connect(&setup);
     let task = d.start_task(analysis(json!({"sleep_s": 120})));
     let task_id = task["taskId"].as_str().unwrap().to_string();
-    let server = d.server_pid();
 
-    // Wait until the CLI runs: a process under the server in the run's work directory.
-    let begun = Instant::now();
-    let cli: Vec<u32> = loop {
-        let t = d.send(json!({"op": "get", "taskId": task_id}));
-        assert_eq!(t["status"], "working", "{t:#}");
-        let found: Vec<u32> = scimcp_e2e::http_server::descendants(server)
-            .into_iter()
-            .filter(|pid| {
-                fs_err::read_link(format!("/proc/{pid}/cwd"))
-                    .is_ok_and(|p| p.to_string_lossy().contains("/runs/run-"))
-            })
-            .collect();
-        if !found.is_empty()
-            && t["statusMessage"]
-                .as_str()
-                .unwrap_or("")
-                .contains("running")
-        {
-            break found;
-        }
-        assert!(
-            begun.elapsed() < Duration::from_secs(60),
-            "no CLI process: {t:#}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let cli = d.cli_when_running(&task_id);
 
     // 2025-11-25's tasks/cancel answers the task once it reads cancelled.
     let cancelled = d.send(json!({"op": "cancel", "taskId": task_id}));
