@@ -101,6 +101,8 @@ pub struct CwlEngine {
     shell: bool,
     /// What the operator's options changed about how the tool runs, shown in every plan.
     plan_notes: Vec<String>,
+    /// `--cwl-no-container`: a job's DockerRequirement is served from PATH too.
+    no_container: bool,
     /// The files the tool's own InitialWorkDir listing names literally (canonical paths).
     fixed_sources: Vec<PathBuf>,
     fingerprint: String,
@@ -144,10 +146,29 @@ fn job_workdir_is_staged(links: &[EngineLink]) -> Result<(), EngineError> {
 impl CwlEngine {
     fn for_job(&self, params: &Map<String, Value>) -> Result<ForJob, EngineError> {
         use crate::job_requirements as jr;
-        let served = jr::Served { shell: self.shell };
+        let served = jr::Served {
+            shell: self.shell,
+            no_container: self.no_container,
+        };
         let requirements = jr::read(params, &self.tool, served)
             .map_err(|r| EngineError::new(r.message, r.hint).field(r.field))?;
         Ok(self.with_requirements(requirements))
+    }
+
+    /// What the plan says the operator's options changed: the tool's, then the job's
+    /// container requirements served from PATH.
+    fn notes(&self, j: &ForJob) -> Vec<String> {
+        let mut notes = self.plan_notes.clone();
+        for (i, req) in j.requirements.iter().enumerate() {
+            if req.get("class").and_then(Value::as_str) == Some("DockerRequirement") {
+                let at = format!(
+                    "{}[{i}].DockerRequirement",
+                    crate::job_requirements::JOB_FIELD
+                );
+                notes.push(crate::job_requirements::container_note(&at, req));
+            }
+        }
+        notes
     }
 
     fn with_requirements(&self, requirements: Vec<Value>) -> ForJob {
@@ -425,7 +446,7 @@ impl CommandEngine for CwlEngine {
             } else {
                 cl.success_codes.clone()
             },
-            notes: self.plan_notes.clone(),
+            notes: self.notes(&j),
             job: {
                 let mut record = json!({
                     "job": job,
@@ -677,6 +698,7 @@ pub(crate) struct Parts {
     pub programs: crate::program::Programs,
     pub shell: bool,
     pub plan_notes: Vec<String>,
+    pub no_container: bool,
 }
 
 /// The File and Directory objects written literally in the tool's InitialWorkDir listing
@@ -748,6 +770,7 @@ pub(crate) fn engine_of(p: Parts) -> CwlEngine {
         programs: p.programs,
         shell: p.shell,
         plan_notes: p.plan_notes,
+        no_container: p.no_container,
         fixed_sources,
         fingerprint,
     }

@@ -65,14 +65,7 @@ pub(crate) fn adapter(
             let field = format!("{list}.{class}");
             match class {
                 "DockerRequirement" if !is_hint && options.no_container => {
-                    let image = ["dockerPull", "dockerImageId", "dockerFile", "dockerLoad"]
-                        .iter()
-                        .find_map(|k| req.get(*k).and_then(Value::as_str))
-                        .map(|i| format!(" `{}`", i.lines().next().unwrap_or(i)))
-                        .unwrap_or_default();
-                    let text = format!(
-                        "requirements.DockerRequirement: the tool asks for the container{image}; this server runs it from PATH in its own sandbox instead (the operator's --cwl-no-container)"
-                    );
+                    let text = crate::job_requirements::container_note(&field, req);
                     note(&mut notes, &field, text.clone());
                     plan_notes.push(text);
                 }
@@ -253,6 +246,7 @@ pub(crate) fn adapter(
         programs,
         shell,
         plan_notes,
+        no_container: options.no_container,
     }));
     let adapter = adapter.with_engine(engine.clone());
     Ok((adapter, engine))

@@ -48,6 +48,21 @@ pub fn schema() -> Value {
 pub struct Served {
     /// The tool runs through `/bin/sh -c` (ShellCommandRequirement, allowed by the operator).
     pub shell: bool,
+    /// The operator serves container tools from PATH (`--cwl-no-container`).
+    pub no_container: bool,
+}
+
+/// What a plan says of a DockerRequirement served from PATH (`--cwl-no-container`), whether
+/// the tool or the job asks for it: `at` names where.
+pub(crate) fn container_note(at: &str, req: &Value) -> String {
+    let image = ["dockerPull", "dockerImageId", "dockerFile", "dockerLoad"]
+        .iter()
+        .find_map(|k| req.get(*k).and_then(Value::as_str))
+        .map(|i| format!(" `{}`", i.lines().next().unwrap_or(i)))
+        .unwrap_or_default();
+    format!(
+        "{at}: the tool asks for the container{image}; this server runs it from PATH in its own sandbox instead (the operator's --cwl-no-container)"
+    )
 }
 
 /// A refusal of one of the job's requirements: the parameter path and why.
@@ -94,10 +109,12 @@ pub fn read(
         };
         match class {
             c if PER_JOB.contains(&c) => {}
+            // Served from PATH like the tool's own, said in the plan (engine.rs).
+            "DockerRequirement" if served.no_container => {}
             "DockerRequirement" => {
                 return Err(refuse(
                     "containers are not supported: scimcp runs the tool from PATH in its own sandbox, and a job cannot ask for one".into(),
-                    "drop DockerRequirement from the job",
+                    "drop DockerRequirement from the job (or start the server with --cwl-no-container to run such jobs from PATH)",
                 ));
             }
             "ShellCommandRequirement" if served.shell => {}
@@ -226,7 +243,10 @@ mod tests {
         json!({"x": 1, PARAM: reqs}).as_object().unwrap().clone()
     }
 
-    const SERVED: Served = Served { shell: false };
+    const SERVED: Served = Served {
+        shell: false,
+        no_container: false,
+    };
 
     #[test]
     fn a_job_requirement_replaces_the_tools_of_its_class_and_adds_the_others() {
@@ -308,7 +328,10 @@ mod tests {
         let shell = read(
             &params(json!([{"class": "ShellCommandRequirement"}])),
             &tool,
-            Served { shell: true },
+            Served {
+                shell: true,
+                no_container: false,
+            },
         );
         assert!(shell.is_ok(), "{shell:?}");
         let same = read(

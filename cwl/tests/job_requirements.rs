@@ -77,6 +77,34 @@ fn a_requirement_the_server_refuses_in_a_tool_is_refused_in_a_job_naming_the_fie
 }
 
 #[test]
+fn a_jobs_container_runs_from_path_under_no_container_and_the_plan_says_so() {
+    let (_, engine) = scimcp_cwl::engine::load_engine(
+        &suite("env-tool3.cwl"),
+        scimcp_cwl::EngineOptions {
+            no_container: true,
+            ..scimcp_cwl::EngineOptions::default()
+        },
+    )
+    .unwrap();
+    let docker = params(json!({"in": "x", "cwl_requirements": [
+        {"class": "DockerRequirement", "dockerPull": "alpine"}]}));
+    engine.stage(&docker).unwrap();
+    let c = engine.command(&docker, &[]).unwrap();
+    assert!(
+        c.notes.len() == 1
+            && c.notes[0].starts_with("cwl:requirements[0].DockerRequirement")
+            && c.notes[0].contains("`alpine`")
+            && c.notes[0].contains("--cwl-no-container"),
+        "{:?}",
+        c.notes
+    );
+    assert_eq!(c.job["requirements"][0]["class"], "DockerRequirement");
+    // A job without one says nothing.
+    let plain = params(json!({"in": "x"}));
+    assert!(engine.command(&plain, &[]).unwrap().notes.is_empty());
+}
+
+#[test]
 fn a_jobs_work_dir_places_only_the_jobs_own_staged_files() {
     let (_, engine) = scimcp_cwl::engine::load_engine(
         &suite("env-tool3.cwl"),
