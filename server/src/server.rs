@@ -131,9 +131,7 @@ impl ServerHandler for ScimcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(crate::tools::catalog())
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public))
+        Ok(crate::tools::listing::list_result())
     }
 
     /// `server/discover` with the same cache hints as `tools/list` (rmcp's default says

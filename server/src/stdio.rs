@@ -9,6 +9,9 @@
 //! Lines flow stdin → check → rmcp, and rmcp's frames → stdout one whole line at a time, with
 //! the error answers written between them, so the two never interleave inside a line.
 //!
+//! A `tools/list` of a set-up session is answered here, from the embedded catalog text
+//! (tools/listing.rs), rather than parsed into rmcp's types and written back out.
+//!
 //! Both directions also pass the 2025-11-25 tasks layer (tasks/wire.rs), which rewrites the
 //! few messages of that version's experimental tasks that rmcp cannot route.
 
@@ -55,6 +58,18 @@ pub fn checked(
                 }
                 Ok(LineRead::Line) => match check(&line) {
                     Ok(message) => {
+                        // The tool list is this build's: once the session is set up, its
+                        // answer is written from the embedded catalog text (tools/listing.rs).
+                        if let Some(version) = wire.initialized_version()
+                            && crate::tools::listing::answers(&message)
+                        {
+                            let answer =
+                                crate::tools::listing::answer_line(&message["id"], &version);
+                            if answers.send(answer).await.is_err() {
+                                break;
+                            }
+                            continue;
+                        }
                         if let Some(rewritten) = wire.inbound(&message) {
                             line = rewritten.to_string().into_bytes();
                         }

@@ -17,13 +17,15 @@ use crate::http::{HttpArgs, HttpConfig, TokenLimits};
 use crate::server::ScimcpServer;
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
-    // The tool catalog (parsed from its checked-in JSON, a millisecond) gets its own thread
-    // from the first instant, so it is ready before the handshake begins rather than
-    // competing with it for the CPU; `tools/list` waits for it if it is not. Without a
-    // thread it is parsed on the first `tools/list`.
-    let _ = std::thread::Builder::new()
-        .name("catalog".into())
-        .spawn(crate::tools::catalog);
+    // An HTTP server parses the tool catalog (a millisecond) on its own thread from the first
+    // instant, so it is ready before the first session's handshake rather than competing
+    // with it; `tools/list` waits for it if it is not. A stdio session answers `tools/list`
+    // from the catalog's text (tools/listing.rs) and parses it only if something needs it.
+    if args.transport == Transport::Http {
+        let _ = std::thread::Builder::new()
+            .name("catalog".into())
+            .spawn(crate::tools::catalog);
+    }
     init_logging();
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     // tokio's own variable, when set, still decides (tokio reads it when no count is given).

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 pub const LEGACY_PREFIX: &str = "scimcp/tasks-2025-11-25/";
 
 /// The protocol version whose experimental tasks this layer serves.
-const VERSION: &str = "2025-11-25";
+pub const VERSION: &str = "2025-11-25";
 
 /// The state of one connection.
 #[derive(Debug, Default)]
@@ -36,6 +36,9 @@ struct State {
     initialize: Option<String>,
     /// The session negotiated 2025-11-25.
     legacy: bool,
+    /// The `protocolVersion` the `initialize` answer negotiated (rmcp shapes results by it),
+    /// once that answer has passed with a result.
+    negotiated: Option<String>,
     /// Ids of `tools/list` requests whose answers are still to pass.
     tools_lists: HashSet<String>,
 }
@@ -69,6 +72,7 @@ impl Wire {
         if method == "initialize" {
             state.initialize = id_key(message);
             state.legacy = false;
+            state.negotiated = None;
             return None;
         }
         if !state.legacy {
@@ -99,6 +103,12 @@ impl Wire {
         Some(message)
     }
 
+    /// The protocol version the `initialize` answer negotiated, once it has passed.
+    pub fn initialized_version(&self) -> Option<String> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.negotiated.clone()
+    }
+
     /// True when some server message may need rewriting, so the others are not parsed.
     pub fn watching(&self) -> bool {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -115,6 +125,10 @@ impl Wire {
         if state.initialize.as_ref() == Some(&id) {
             state.initialize = None;
             let result = message.get("result")?;
+            state.negotiated = result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             state.legacy = result.get("protocolVersion") == Some(&json!(VERSION));
             if !state.legacy {
                 return None;

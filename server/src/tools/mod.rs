@@ -16,6 +16,7 @@ mod capabilities;
 mod datasets;
 mod environment;
 mod handler;
+pub(crate) mod listing;
 mod runs;
 
 use std::future::Future;
@@ -319,7 +320,9 @@ pub fn catalog() -> Vec<Tool> {
         .clone()
 }
 
-const CATALOG_JSON: &str = include_str!("catalog.json");
+/// `catalog.json` as serde_json writes it compact (server/build.rs strips the whitespace
+/// between tokens): what [`catalog`] parses, and the `tools` of listing.rs's answer.
+pub(crate) const CATALOG_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/catalog.min.json"));
 
 /// The tool list, generated from the request and output types (see [`catalog`]).
 #[cfg(test)]

@@ -39,4 +39,5 @@ mod slurm_campaigns;
 mod tasks;
 mod tasks_2025;
 mod third_sweep;
+mod tools_list;
 mod workflows;
