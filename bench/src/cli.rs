@@ -69,6 +69,12 @@ pub(crate) struct RunArgs {
     /// in-process step timings still use the code this benchmark was built with).
     #[arg(long, value_name = "PATH")]
     pub scimcp: Option<PathBuf>,
+    /// The `history` group also measures this scimcp binary's empty-history cold start and
+    /// idle RSS, interleaved with the measured one: the build whose figures a target
+    /// compares against (e.g. one built from the commit that recorded them), so the
+    /// comparison holds on this machine at this load.
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<PathBuf>,
     /// Seconds bench/run.sh spent building (recorded in the results).
     #[arg(long, default_value_t = 0.0)]
     pub build_s: f64,

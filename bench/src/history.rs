@@ -58,16 +58,42 @@ pub struct History {
     pub list_filtered_ms: Option<Summary>,
     /// Runs the filtered page's `total` counted.
     pub filtered_total: Option<u64>,
+    /// `--baseline`: another scimcp binary's empty-history figures, interleaved with these.
+    pub baseline: Option<Baseline>,
+}
+
+/// The `--baseline` binary's empty-history cold starts, measured in the same rounds.
+#[derive(Debug, Serialize)]
+pub struct Baseline {
+    pub binary: String,
+    pub tools_list_ms: Summary,
+    pub idle_rss_mib: Summary,
 }
 
 /// Measure with `rounds` cold starts and `calls` `list_runs` calls.
-pub fn run(fx: &Fixture, rounds: usize, calls: usize) -> anyhow::Result<History> {
+pub fn run(
+    fx: &Fixture,
+    rounds: usize,
+    calls: usize,
+    baseline: Option<&Path>,
+) -> anyhow::Result<History> {
     let (home, fixture_s, reused) = cached_history(fx, RUNS)?;
     let empty = fx.dir("home-history-empty")?;
     let cwd = fx.start_dir("start-history")?;
     let ours_empty = fx.scimcp("refsci", &empty, &cwd, &[]);
     let ours_full = fx.scimcp("refsci", &home, &cwd, &[]);
     let peer = fx.peer(&empty, &cwd, &[]);
+    // The baseline gets its own empty home: another build may lay its state out otherwise.
+    let base = match baseline {
+        Some(binary) => {
+            let mut spec = fx.scimcp("refsci", &fx.dir("home-history-baseline")?, &cwd, &[]);
+            // The server starts in its own directory: a relative path would name nothing.
+            spec.program = std::path::absolute(binary)?;
+            let tools = tool_count(&spec)?;
+            Some((spec, tools))
+        }
+        None => None,
+    };
     // Warm-up: the page cache, and whatever the server writes on its first start with this
     // history (an index it builds once).
     eprintln!("  first start with {RUNS} runs (warm-up)");
@@ -76,15 +102,24 @@ pub fn run(fx: &Fixture, rounds: usize, calls: usize) -> anyhow::Result<History>
     eprintln!("  … took {:.0} ms", ms(first.elapsed()));
     cold_start(&ours_empty, fx.tool_count)?;
     cold_start(&peer, fx.tool_count)?;
-    let (mut e, mut f, mut p) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some((spec, tools)) = &base {
+        cold_start(spec, *tools)?;
+    }
+    let (mut e, mut f, mut p, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         eprint!("\r  cold start {}/{rounds}", round + 1);
         // Alternate the order so neither side always follows the other's page-cache work.
         if round % 2 == 0 {
             e.push(cold_start(&ours_empty, fx.tool_count)?);
+            if let Some((spec, tools)) = &base {
+                b.push(cold_start(spec, *tools)?);
+            }
             f.push(cold_start(&ours_full, fx.tool_count)?);
         } else {
             f.push(cold_start(&ours_full, fx.tool_count)?);
+            if let Some((spec, tools)) = &base {
+                b.push(cold_start(spec, *tools)?);
+            }
             e.push(cold_start(&ours_empty, fx.tool_count)?);
         }
         p.push(cold_start(&peer, fx.tool_count)?);
@@ -138,7 +173,23 @@ pub fn run(fx: &Fixture, rounds: usize, calls: usize) -> anyhow::Result<History>
         filter,
         list_filtered_ms,
         filtered_total,
+        baseline: base.map(|(spec, _)| Baseline {
+            binary: spec.program.display().to_string(),
+            tools_list_ms: pick(&b, |s| s.tools_list_ms),
+            idle_rss_mib: pick(&b, |s| s.rss_mib),
+        }),
     })
+}
+
+/// How many tools `spec`'s server lists (a baseline build may list fewer).
+fn tool_count(spec: &crate::rpc::ServerSpec) -> anyhow::Result<usize> {
+    let mut client = StdioClient::connect(spec)?;
+    let tools = client.request("tools/list", json!({}))?;
+    client.close(Duration::from_secs(10))?;
+    tools["tools"]
+        .as_array()
+        .map(Vec::len)
+        .with_context(|| format!("{} listed no tools: {tools}", spec.program.display()))
 }
 
 /// `list_runs`' input schema, from `tools/list`.

@@ -314,7 +314,12 @@ fn measure(fx: &Fixture, args: &RunArgs, results: &mut Results) -> anyhow::Resul
     }
     if want(Section::History) {
         eprintln!("{} runs in history", history::RUNS);
-        results.history = Some(history::run(fx, r.history_cold_starts, r.history_calls)?);
+        results.history = Some(history::run(
+            fx,
+            r.history_cold_starts,
+            r.history_calls,
+            args.baseline.as_deref(),
+        )?);
     }
     if want(Section::Campaigns) {
         eprintln!("campaigns at their limit");

@@ -333,6 +333,30 @@ impl Results {
                 Some(h.peer_idle_rss_mib.median / rss),
                 Bound::AtMost(11.2),
             );
+            if let Some(b) = &h.baseline {
+                let (base_ms, base_rss) = (b.tools_list_ms.median, b.idle_rss_mib.median);
+                add(
+                    "history_empty_cold_start_vs_baseline",
+                    &format!(
+                        "cold start to tools/list, empty history, not worse than the baseline build measured in the same rounds ({}, median; the peer column is the baseline)",
+                        b.binary
+                    ),
+                    empty,
+                    "ms",
+                    Some(base_ms),
+                    Some(base_ms / empty),
+                    Bound::AtMost(base_ms),
+                );
+                add(
+                    "history_empty_idle_rss_vs_baseline",
+                    "idle RSS, empty history, not worse than the baseline build measured in the same rounds (median; the peer column is the baseline)",
+                    rss,
+                    "MiB",
+                    Some(base_rss),
+                    Some(base_rss / rss),
+                    Bound::AtMost(base_rss),
+                );
+            }
         }
         if let Some(c) = &self.campaigns {
             for m in &c.measured {

@@ -210,16 +210,24 @@ pub struct ServerContext {
     pub client_timeout_s: Option<u64>,
 }
 
+/// How long after the start the adapter's hash is computed in the background.
+const FINGERPRINT_AFTER: std::time::Duration = std::time::Duration::from_millis(30);
+
 impl ServerContext {
     /// Open the state directories, recover interrupted runs and prepare validators.
     pub async fn open(settings: ServerSettings) -> Result<Arc<ServerContext>, StartError> {
         let adapter = Arc::new(settings.adapter);
         // The adapter's canonical form and hash are needed by the first validation, not by
-        // the handshake: the blocking pool computes them while the server starts answering.
-        drop(tokio::task::spawn_blocking({
+        // the handshake: the blocking pool computes them once the first answers are out (on
+        // two cores, a millisecond of hashing beside the start delayed the handshake), and a
+        // validation that comes sooner computes them itself.
+        drop(tokio::spawn({
             let adapter = Arc::clone(&adapter);
-            move || {
-                adapter.sha256();
+            async move {
+                tokio::time::sleep(FINGERPRINT_AFTER).await;
+                drop(tokio::task::spawn_blocking(move || {
+                    adapter.sha256();
+                }));
             }
         }));
         let runtime = ScientificRuntime::resolve(&adapter, settings.python, settings.run_env)
