@@ -6,6 +6,7 @@
 pub mod harness;
 pub mod http_client;
 pub mod http_server;
+pub mod raw_stdio;
 pub mod slurm;
 
 use std::path::{Path, PathBuf};

@@ -7,13 +7,13 @@
 #![cfg(unix)]
 #![allow(clippy::print_stdout)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use scimcp_e2e::harness::{Harness, Options, fixture_adapter};
-use serde_json::{Value, json};
+use serde_json::json;
 
 async fn refsci_in(start_dir: &Path, env: Vec<(String, String)>, extra: &[&str]) -> Harness {
     Harness::start_opts(Options {
@@ -291,18 +291,8 @@ async fn a_table_two_million_columns_wide_is_refused_in_bounded_memory() {
 /// Each line a client sends gets an answer, malformed or not.
 #[test]
 fn malformed_json_rpc_lines_get_error_answers_and_the_session_goes_on() {
-    let home = tempfile::tempdir().unwrap();
-    let mut child = Command::new(scimcp_e2e::sibling_binary("scimcp").unwrap())
-        .args(["serve"])
-        .env("SCIMCP_HOME", home.path())
-        .env("SCIMCP_LOG", "error")
-        .current_dir(home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let mut session = scimcp_e2e::raw_stdio::RawSession::start().unwrap();
+    let mut stdin = session.take_stdin();
     let lines: Vec<Vec<u8>> = vec![
         b"NaN".to_vec(),
         format!("{}{}", "[".repeat(130), "]".repeat(130)).into_bytes(),
@@ -318,19 +308,12 @@ fn malformed_json_rpc_lines_get_error_answers_and_the_session_goes_on() {
         }
         stdin
     });
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
-        }
-    });
     let mut answers = Vec::new();
     while answers.len() < 6 {
         answers.push(
-            rx.recv_timeout(Duration::from_secs(60))
-                .unwrap_or_else(|_| panic!("only {} answers: {answers:#?}", answers.len())),
+            session
+                .next(Duration::from_secs(60))
+                .unwrap_or_else(|| panic!("only {} answers: {answers:#?}", answers.len())),
         );
     }
     let stdin = writer.join().unwrap();
@@ -355,7 +338,6 @@ fn malformed_json_rpc_lines_get_error_answers_and_the_session_goes_on() {
             .any(|a| a["id"] == 1 && a["result"]["serverInfo"]["name"] == "scimcp"),
         "the session went on: {answers:#?}"
     );
-    let _ = child.wait();
 }
 
 #[tokio::test]

@@ -3,83 +3,8 @@
 //! 2025-11-25 session whose lists the tasks layer marks). Both must say the same thing to
 //! every protocol version a client may ask for.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
+use scimcp_e2e::raw_stdio::RawSession;
 use serde_json::{Value, json};
-
-/// One stdio session of the real binary, read line by line on a thread.
-struct Session {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    answers: std::sync::mpsc::Receiver<Value>,
-    _home: tempfile::TempDir,
-}
-
-impl Session {
-    fn start() -> Session {
-        let home = tempfile::tempdir().unwrap();
-        let mut child = Command::new(scimcp_e2e::sibling_binary("scimcp").unwrap())
-            .args(["serve"])
-            .env("SCIMCP_HOME", home.path())
-            .env("SCIMCP_LOG", "error")
-            .current_dir(home.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, answers) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not one JSON message per line ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        Session {
-            child,
-            stdin,
-            answers,
-            _home: home,
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The answer to request `id` (answers may come in any order; the others are kept).
-    fn answer(&mut self, id: &Value, kept: &mut Vec<Value>) -> Value {
-        if let Some(i) = kept.iter().position(|a| &a["id"] == id) {
-            return kept.remove(i);
-        }
-        loop {
-            let a = self
-                .answers
-                .recv_timeout(Duration::from_secs(60))
-                .unwrap_or_else(|_| panic!("no answer to {id}"));
-            if &a["id"] == id {
-                return a;
-            }
-            kept.push(a);
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn list(id: u64, params: Option<Value>) -> Value {
     let mut m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
@@ -98,15 +23,14 @@ fn every_protocol_version_gets_the_same_tool_list_by_either_path() {
         "2025-11-25",
         "2026-07-28",
     ] {
-        let mut s = Session::start();
-        let mut kept = Vec::new();
+        let mut s = RawSession::start().unwrap();
         // Before the handshake is answered: rmcp's path, whatever it says.
         s.send(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": version, "capabilities": {},
             "clientInfo": {"name": "tools-list-test", "version": "1"}}}),
         );
-        let init = s.answer(&json!(1), &mut kept);
+        let init = s.answer(&json!(1));
         assert!(
             init["result"]["serverInfo"].is_object(),
             "{version}: {init:#}"
@@ -122,7 +46,7 @@ fn every_protocol_version_gets_the_same_tool_list_by_either_path() {
         // A cursor and a `_meta` go to rmcp.
         s.send(&list(4, Some(json!({"cursor": "from-rmcp"}))));
         s.send(&list(5, Some(json!({"_meta": {"note": "from rmcp"}}))));
-        let answers: Vec<Value> = (2..=5).map(|id| s.answer(&json!(id), &mut kept)).collect();
+        let answers: Vec<Value> = (2..=5).map(|id| s.answer(&json!(id))).collect();
         let tools = answers[0]["result"]["tools"]
             .as_array()
             .unwrap_or_else(|| panic!("{version}: {:#}", answers[0]));
