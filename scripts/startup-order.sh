@@ -46,11 +46,14 @@ eval "exec ${SERVER[1]}>&-"
 wait "$pid" || true
 
 # callgrind names every function it saw once per object (`ob=`); keep those of the binary, in
-# the order they were first written, without callgrind's recursion suffixes ('2).
+# the order they were first written, without callgrind's recursion suffixes ('2) and without
+# what it names by address.
 awk -v exe="$exe" '
     /^ob=/ { ob = substr($0, 4); next }
     /^fn=/ && ob == exe {
         name = substr($0, 4); sub(/'\''[0-9]+$/, "", name)
+        # callgrind names code without a symbol by its address or "(below main)"
+        if (name ~ /^0x/ || name ~ /[ ()]/) next
         if (!(name in seen)) { seen[name] = 1; print name }
     }' "$profile" > "$out.tmp"
 count=$(wc -l < "$out.tmp")
