@@ -16,6 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::auth::Caller;
 use crate::context::ServerContext;
+use crate::tools::listing::LIST_TTL_MS;
 use crate::tools::{Call, Progress};
 
 /// The rmcp handler: one per MCP session (HTTP serves many), all sharing one context.
@@ -90,14 +91,6 @@ the preview's validation_id). Never set confirm: true without that go-ahead for 
 action. Finished runs are also resources (scimcp://runs/<run_id>/result and its artifacts); \
 subscribe to a run's result URI to be told when it ends. Every error names the field and the \
 next action.";
-
-/// How long a 2026-07-28 client may reuse `tools/list` and `server/discover` (1 hour). Both
-/// come from what this binary was built with (the checked-in tool catalog, the capabilities
-/// and instructions above): they change only when the server is upgraded, which restarts
-/// it. Their scope is `public`: they vary neither per connection nor per caller (every token
-/// sees the same tools, and a tool a caller may not use answers with an error naming why), so
-/// a shared cache in front of several users is safe.
-pub const LIST_TTL_MS: u64 = 3_600_000;
 
 /// Who sent this request: the caller the HTTP transport authenticated, or the stdio client.
 fn caller_of(context: &RequestContext<RoleServer>) -> Caller {

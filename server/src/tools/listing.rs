@@ -8,9 +8,16 @@
 use rmcp::model::{CacheScope, ListToolsResult};
 use serde_json::Value;
 
-use crate::server::LIST_TTL_MS;
 use crate::tasks::TASK_TOOLS;
 use crate::tasks::wire::VERSION as TASKS_2025;
+
+/// How long a 2026-07-28 client may reuse `tools/list` and `server/discover` (1 hour). Both
+/// come from what this binary was built with (the checked-in tool catalog, the capabilities
+/// and instructions of server.rs): they change only when the server is upgraded, which restarts
+/// it. Their scope is `public`: they vary neither per connection nor per caller (every token
+/// sees the same tools, and a tool a caller may not use answers with an error naming why), so
+/// a shared cache in front of several users is safe.
+pub const LIST_TTL_MS: u64 = 3_600_000;
 
 /// What `tools/list` answers: every tool, with the cache hints.
 pub fn list_result() -> ListToolsResult {
