@@ -78,14 +78,9 @@ impl Fixture {
     fn write_peer_tools(&self) -> anyhow::Result<usize> {
         let home = self.dir("home-tools")?;
         let cwd = self.start_dir("start-tools")?;
-        let mut client = StdioClient::connect(&self.scimcp("refsci", &home, &cwd, &[]))?;
-        let listed = client.request("tools/list", json!({}))?;
-        client.close(Duration::from_secs(10))?;
-        let tools = listed["tools"]
-            .as_array()
-            .context("scimcp's tools/list has no tools")?;
+        let tools = StdioClient::list_tools(&self.scimcp("refsci", &home, &cwd, &[]))?;
         ensure!(!tools.is_empty(), "scimcp lists no tools");
-        let mut bytes = serde_json::to_vec_pretty(&listed["tools"])?;
+        let mut bytes = serde_json::to_vec_pretty(&tools)?;
         bytes.push(b'\n');
         fs_err::write(&self.peer_tools, &bytes)?;
         let committed = self.repo.join(PEER_TOOLS);

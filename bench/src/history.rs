@@ -89,7 +89,8 @@ pub fn run(
             let mut spec = fx.scimcp("refsci", &fx.dir("home-history-baseline")?, &cwd, &[]);
             // The server starts in its own directory: a relative path would name nothing.
             spec.program = std::path::absolute(binary)?;
-            let tools = tool_count(&spec)?;
+            // It may list fewer tools than this build.
+            let tools = StdioClient::list_tools(&spec)?.len();
             Some((spec, tools))
         }
         None => None,
@@ -179,17 +180,6 @@ pub fn run(
             idle_rss_mib: pick(&b, |s| s.rss_mib),
         }),
     })
-}
-
-/// How many tools `spec`'s server lists (a baseline build may list fewer).
-fn tool_count(spec: &crate::rpc::ServerSpec) -> anyhow::Result<usize> {
-    let mut client = StdioClient::connect(spec)?;
-    let tools = client.request("tools/list", json!({}))?;
-    client.close(Duration::from_secs(10))?;
-    tools["tools"]
-        .as_array()
-        .map(Vec::len)
-        .with_context(|| format!("{} listed no tools: {tools}", spec.program.display()))
 }
 
 /// `list_runs`' input schema, from `tools/list`.

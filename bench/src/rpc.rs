@@ -96,6 +96,20 @@ impl StdioClient {
         Ok(client)
     }
 
+    /// The `tools` a fresh server of `spec` lists (it is started and stopped for this).
+    pub fn list_tools(spec: &ServerSpec) -> anyhow::Result<Vec<Value>> {
+        let mut client = StdioClient::connect(spec)?;
+        let listed = client.request("tools/list", json!({}))?;
+        client.close(Duration::from_secs(10))?;
+        match listed {
+            Value::Object(mut result) => match result.remove("tools") {
+                Some(Value::Array(tools)) => Ok(tools),
+                _ => anyhow::bail!("{}: tools/list has no tools array", spec.label),
+            },
+            _ => anyhow::bail!("{}: tools/list answered no object", spec.label),
+        }
+    }
+
     /// Send one line.
     pub fn send(&mut self, message: &Value) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(message)?;

@@ -60,8 +60,8 @@ pub fn checked(
                     Ok(message) => {
                         // The tool list is this build's: once the session is set up, its
                         // answer is written from the embedded catalog text (tools/listing.rs).
-                        if let Some(version) = wire.initialized_version()
-                            && crate::tools::listing::answers(&message)
+                        if crate::tools::listing::answers(&message)
+                            && let Some(version) = wire.initialized_version()
                         {
                             let answer =
                                 crate::tools::listing::answer_line(&message["id"], &version);

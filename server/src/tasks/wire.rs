@@ -129,7 +129,7 @@ impl Wire {
                 .get("protocolVersion")
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            state.legacy = result.get("protocolVersion") == Some(&json!(VERSION));
+            state.legacy = state.negotiated.as_deref() == Some(VERSION);
             if !state.legacy {
                 return None;
             }

@@ -5,7 +5,7 @@
 //! writing them back out again was most of the time from `initialize` to the first
 //! `tools/list` answer, and of the idle server's heap.
 
-use rmcp::model::{CacheScope, ListToolsResult};
+use rmcp::model::{CacheScope, ListToolsResult, ProtocolVersion};
 use serde_json::Value;
 
 use crate::tasks::TASK_TOOLS;
@@ -58,7 +58,7 @@ pub fn answer_line(id: &Value, version: &str) -> String {
     } else {
         super::CATALOG_JSON
     };
-    let result_type = if version >= "2026-07-28" {
+    let result_type = if version >= ProtocolVersion::V_2026_07_28.as_str() {
         ",\"resultType\":\"complete\""
     } else {
         ""
