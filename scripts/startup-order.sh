@@ -35,6 +35,11 @@ ask() {
     printf '%s\n' "$1" >&"${SERVER[1]}"
     local answer
     IFS= read -r -t 120 answer <&"${SERVER[0]}" || { echo "startup-order: no answer to $1" >&2; cat "$scratch/stderr" >&2; exit 1; }
+    # A profile of an error path would order the wrong functions.
+    case $answer in
+        *'"result"'*) ;;
+        *) echo "startup-order: the server answered $1 with: $answer" >&2; exit 1 ;;
+    esac
 }
 ask '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"startup-order","version":"0"}}}'
 printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${SERVER[1]}"
