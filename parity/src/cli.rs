@@ -46,6 +46,10 @@ struct GateArgs {
     /// signal for pull requests, not release evidence. Coverage is still checked in full.
     #[arg(long)]
     quick: bool,
+    /// Run N scenarios at a time [default: 1]. Each scenario's two paths still run one after
+    /// the other, so both see the same load; the timings are then of a busier machine.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
     /// Run only the scenarios whose name matches GLOB (repeatable).
     #[arg(long = "scenario", value_name = "GLOB")]
     scenarios_glob: Vec<String>,
@@ -146,6 +150,8 @@ pub struct Settings {
     pub shard: Option<(usize, usize)>,
     /// One scenario per workflow only.
     pub quick: bool,
+    /// Scenarios run at a time (`--jobs`).
+    pub jobs: usize,
     pub json: Option<PathBuf>,
     /// Test hook: the scenario whose direct artifact gets one flipped byte.
     pub perturb: Option<String>,
@@ -306,6 +312,7 @@ impl Settings {
             filter,
             shard: a.shard,
             quick: a.quick,
+            jobs: usize::from(a.jobs),
             json: a.json,
             perturb: std::env::var(PERTURB_ENV).ok().filter(|s| !s.is_empty()),
             extra_env: a.env.into_iter().collect(),
@@ -325,6 +332,23 @@ fn find_root(start: Option<&Path>) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_is_one_to_sixty_four() {
+        let jobs = |args: &[&str]| {
+            Cli::try_parse_from(["scimcp-parity", "check"].iter().chain(args)).map(|c| {
+                match c.command {
+                    Command::Check(a) => a.jobs,
+                    _ => unreachable!(),
+                }
+            })
+        };
+        assert_eq!(jobs(&[]).unwrap(), 1);
+        assert_eq!(jobs(&["--jobs", "2"]).unwrap(), 2);
+        for bad in ["0", "65", "-1", "two"] {
+            assert!(jobs(&["--jobs", bad]).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn shards_are_one_based_and_bounded() {

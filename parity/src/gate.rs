@@ -11,6 +11,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use futures::StreamExt as _;
+
 use scimcp_core::Adapter;
 use scimcp_core::manifest::load_file;
 
@@ -198,7 +200,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
     )
     .await;
     say(&format!(
-        "scimcp-parity {}: {} of {} scenarios{}{}; scimcp {}; python {}\non: {}{}",
+        "scimcp-parity {}: {} of {} scenarios{}{}{}; scimcp {}; python {}\non: {}{}",
         settings.mode.as_str(),
         selected.len(),
         scenarios.len(),
@@ -211,6 +213,11 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
             .shard
             .map(|(i, n)| format!(" (shard {i}/{n})"))
             .unwrap_or_default(),
+        if settings.jobs > 1 {
+            format!(", {} at a time", settings.jobs)
+        } else {
+            String::new()
+        },
         settings.scimcp.display(),
         std::iter::once(settings.python.display().to_string())
             .chain(
@@ -243,25 +250,34 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
         .map_err(Error::TempDir)?;
     let mut exported: BTreeMap<String, PathBuf> = BTreeMap::new();
 
-    let mut reports = Vec::new();
+    // Every adapter's datasets are exported before any scenario starts, so scenarios that run
+    // side by side (`--jobs`) share the copies instead of racing to make them.
+    let mut runs = Vec::with_capacity(selected.len());
     for s in &selected {
         let adapter = adapters
             .iter()
             .find(|a| a.adapter.manifest.name == s.adapter)
             .expect("checked above");
-        let datasets = match exported.get(&s.adapter) {
-            Some(d) => d.clone(),
-            None => {
-                let dir = exports.path().join(&s.adapter);
-                export_datasets(&adapter.adapter, settings.python_for(&s.adapter), &dir).await?;
-                exported.insert(s.adapter.clone(), dir.clone());
-                dir
-            }
-        };
-        let report = run_scenario(settings, s, adapter, &datasets, &machine).await;
+        if !exported.contains_key(&s.adapter) {
+            let dir = exports.path().join(&s.adapter);
+            export_datasets(&adapter.adapter, settings.python_for(&s.adapter), &dir).await?;
+            exported.insert(s.adapter.clone(), dir);
+        }
+        runs.push((*s, adapter, exported[&s.adapter].clone()));
+    }
+    // `buffered` keeps the scenarios' order: each block is printed when it and every one before
+    // it are done, so the report reads the same whatever `--jobs` is.
+    let mut finished = futures::stream::iter(
+        runs.iter()
+            .map(|(s, adapter, datasets)| run_scenario(settings, s, adapter, datasets, &machine)),
+    )
+    .buffered(settings.jobs.max(1));
+    let mut reports = Vec::with_capacity(selected.len());
+    while let Some(report) = finished.next().await {
         say(&render_scenario(&report));
         reports.push(report);
     }
+    drop(finished);
 
     let mut timing = TimingSummary::default();
     for r in &reports {
@@ -287,6 +303,7 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
             .shard
             .map(|(index, count)| ShardInfo { index, count }),
         quick: settings.quick,
+        jobs: settings.jobs,
         filters: settings.filters.clone(),
         scenarios_total: scenarios.len(),
         scenarios_selected: selected.len(),

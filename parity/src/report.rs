@@ -31,6 +31,8 @@ pub struct Report {
     pub shard: Option<ShardInfo>,
     /// `--quick`: one scenario per workflow; not release evidence.
     pub quick: bool,
+    /// Scenarios run at a time (`--jobs`).
+    pub jobs: usize,
     /// The `--scenario` globs, when any.
     pub filters: Vec<String>,
     /// Scenario files found (all of them, whatever the filters).

@@ -373,6 +373,8 @@ fn a_metric_moved_by_a_millionth_or_a_changed_label_fails_the_check() {
 /// pick another family's (here Sandy Bridge's, which none of the machines the snapshots
 /// come from use). Both paths run them (`--env`), and the checked-in evidence must hold.
 /// OpenBLAS with runtime kernel selection is what numpy's Linux x86_64 wheels carry.
+/// The three run side by side (`--jobs 3`), which must change neither the evidence nor the
+/// report's order.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
 fn the_committed_evidence_holds_on_another_cpus_kernels() {
@@ -389,6 +391,8 @@ fn the_committed_evidence_holds_on_another_cpus_kernels() {
             "decomposition_pca",
             "--scenario",
             "anomaly_elliptic_envelope",
+            "--jobs",
+            "3",
             "--json",
             report.to_str().unwrap(),
         ],
@@ -396,8 +400,30 @@ fn the_committed_evidence_holds_on_another_cpus_kernels() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("Sandybridge kernels"), "{}", text(&out));
+    assert!(text(&out).contains("3 at a time"), "{}", text(&out));
     let report: Value = serde_json::from_slice(&fs_err::read(&report).unwrap()).unwrap();
     assert_eq!(report["env"]["OPENBLAS_CORETYPE"], "Sandybridge");
+    assert_eq!(report["jobs"], 3);
+    let names: Vec<&str> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "anomaly_elliptic_envelope",
+            "decomposition_pca",
+            "regression_linear"
+        ]
+    );
+    // The human report prints the blocks in the same order, however the runs finished.
+    let printed: Vec<usize> = names
+        .iter()
+        .map(|n| text(&out).find(&format!("PASS  {n}")).unwrap())
+        .collect();
+    assert!(printed.is_sorted(), "{}", text(&out));
     for s in report["scenarios"].as_array().unwrap() {
         assert_eq!(s["parity"], "agree", "{s:#}");
         assert!(
