@@ -46,7 +46,7 @@ struct GateArgs {
     /// signal for pull requests, not release evidence. Coverage is still checked in full.
     #[arg(long)]
     quick: bool,
-    /// Run N scenarios at a time [default: 1]. Each scenario's two paths still run one after
+    /// Run N scenarios at a time. Each scenario's two paths still run one after
     /// the other, so both see the same load; the timings are then of a busier machine.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     jobs: u16,
