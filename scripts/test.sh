@@ -47,11 +47,8 @@ provision_pid=$!
 trap 'pkill -TERM -P "$provision_pid" 2>/dev/null; kill "$provision_pid" 2>/dev/null || true' EXIT
 # Integration tests drive the real binaries, which `cargo test` does not rebuild.
 cargo build --workspace --bins
-if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-run
-else
-  cargo test --workspace --no-run
-fi
+if cargo nextest --version >/dev/null 2>&1; then run_tests=(nextest run); else run_tests=(test); fi
+cargo "${run_tests[@]}" --workspace --no-run
 provision_status=0
 wait "$provision_pid" || provision_status=$?
 trap - EXIT
@@ -61,9 +58,5 @@ if [ "$provision_status" -ne 0 ]; then
   exit 1
 fi
 if [ -x .venv/bin/python ]; then vpy=.venv/bin/python; else vpy=.venv/Scripts/python.exe; fi
-if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast
-else
-  cargo test --workspace --no-fail-fast
-fi
+cargo "${run_tests[@]}" --workspace --no-fail-fast
 "$vpy" -m pytest -q refsci/tests

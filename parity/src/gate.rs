@@ -277,7 +277,6 @@ async fn run_async(settings: &Settings) -> Result<bool, Error> {
         say(&render_scenario(&report));
         reports.push(report);
     }
-    drop(finished);
 
     let mut timing = TimingSummary::default();
     for r in &reports {
