@@ -70,6 +70,8 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
         &["install", "--client", "generic", "--python", &py],
     ));
     let first = start.elapsed();
+    // Each phase says when it ended, so a run killed for its time shows how far it got.
+    eprintln!("first install {first:?}");
 
     let state = scimcp_core::install_state::InstallState::load(&data)
         .unwrap()
@@ -121,12 +123,22 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
     let session = McpSession::spawn(&command, &args, &envs, &cwd)
         .await
         .unwrap();
-    let env = session
-        .call("get_environment", serde_json::json!({}))
-        .await
-        .unwrap()
-        .ok()
-        .unwrap_or_else(|e| panic!("{e:#}\n{}", session.stderr()));
+    let asked = Instant::now();
+    let env = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        session.call("get_environment", serde_json::json!({})),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "get_environment gave no answer in 120 s; the server's stderr:\n{}",
+            session.stderr()
+        )
+    })
+    .unwrap()
+    .ok()
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", session.stderr()));
+    eprintln!("get_environment answered in {:?}", asked.elapsed());
     assert_eq!(env["requirements_satisfied"], true, "{env:#}");
     assert_eq!(
         env["probe"]["package"]["sha256"],
@@ -158,7 +170,7 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
             bytes(&data.join("state.json"))
         )
     );
-    eprintln!("first install {first:?}, repeat install {second:?}");
+    eprintln!("repeat install {second:?}");
 
     ok(setup(&home, &data, &["uninstall"]));
     assert!(!data.join("runtimes").exists());
