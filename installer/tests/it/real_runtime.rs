@@ -14,7 +14,7 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::{bytes, ok, repo_root, unicode_tempdir};
 use scimcp_client::McpSession;
@@ -125,7 +125,7 @@ async fn provisioned_runtime_serves_get_environment_through_the_registered_comma
         .unwrap();
     let asked = Instant::now();
     let env = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
+        Duration::from_secs(120),
         session.call("get_environment", serde_json::json!({})),
     )
     .await
