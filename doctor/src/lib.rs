@@ -30,7 +30,7 @@ use scimcp_core::exit;
 use scimcp_core::failure::{Failure, Hint};
 
 pub use check::{CheckResult, Status};
-pub use checks::{DISK_FAIL_BYTES, DISK_WARN_BYTES};
+pub use checks::{DISK_FAIL_BYTES, DISK_WARN_BYTES, FREE_WARN_PERCENT};
 pub use context::{Context, Options};
 pub use report::{REPORT_SCHEMA_VERSION, Report};
 

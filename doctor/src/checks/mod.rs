@@ -26,6 +26,7 @@ use scimcp_setup_model::clients::{Client, ClientContext};
 use crate::check::CheckResult;
 use crate::context::Context;
 
+pub use history::FREE_WARN_PERCENT;
 pub use storage::{DISK_FAIL_BYTES, DISK_WARN_BYTES};
 
 /// One check to run.

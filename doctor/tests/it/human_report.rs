@@ -60,6 +60,13 @@ fn human_report_of_a_healthy_and_a_broken_installation() {
         return;
     }
     let install = Install::new();
+    if let Some(why) = scimcp_testkit::doctor::low_disk(&install.data) {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped: the snapshot is of a machine with room, and here {why}");
+        }
+        return;
+    }
     let out = install.doctor(&[]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();

@@ -25,6 +25,7 @@ use common::adapter::{Demo, range_of, real_python, write_adapter};
 use common::{fingerprint, ok, unicode_tempdir};
 use scimcp_client::McpSession;
 use scimcp_core::install_state::InstallState;
+use scimcp_testkit::doctor::{assert_healthy, verdict};
 use serde_json::{Value, json};
 
 /// pip's cache for these tests, kept across runs.
@@ -219,21 +220,6 @@ const CLIENTS: &[&str] = &[
     "zed",
 ];
 
-fn not_ok(report: &Value) -> Vec<String> {
-    report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["status"] != "ok")
-        .map(|c| {
-            format!(
-                "{} [{}] {}: {}",
-                c["id"], c["adapter"], c["status"], c["finding"]
-            )
-        })
-        .collect()
-}
-
 /// Run the built-in Isolation Forest analysis through the command Claude Desktop would run.
 async fn analysis(h: &Home) -> Value {
     let config: Value = serde_json::from_slice(
@@ -381,8 +367,7 @@ async fn geochemistrypi_beside_refsci_from_install_to_uninstall() {
     // The doctor: all ok for both adapters.
     let (report, code) = h.doctor(&[]);
     lap("doctor (both adapters)", &mut since);
-    assert_eq!(not_ok(&report), Vec::<String>::new(), "{report:#}");
-    assert_eq!(code, 0);
+    assert_healthy(&report, code, &h.data);
     assert_eq!(report["adapters"], json!(["geochemistrypi", "refsci"]));
     let import = report["checks"]
         .as_array()
@@ -400,7 +385,7 @@ async fn geochemistrypi_beside_refsci_from_install_to_uninstall() {
     fs_err::remove_file(&victim).unwrap();
     let (report, code) = h.doctor(&["--fast", "--adapter", "geochemistrypi"]);
     assert_eq!(code, 2);
-    let bad = not_ok(&report);
+    let bad = verdict(&report, &h.data).problems;
     assert!(
         bad.iter().any(|b| b.contains("runtime.packages")
             && b.contains("geochemistrypi: geochemistrypi/data_mining/data/dataset/Data_Regression.xlsx (missing)")),
@@ -409,8 +394,7 @@ async fn geochemistrypi_beside_refsci_from_install_to_uninstall() {
     since = Instant::now();
     let (report, code) = h.doctor(&["--fix"]);
     lap("doctor --fix (rebuilds the runtime)", &mut since);
-    assert_eq!(not_ok(&report), Vec::<String>::new(), "{report:#}");
-    assert_eq!(code, 0);
+    assert_healthy(&report, code, &h.data);
     assert!(victim.is_file());
 
     // Uninstall GeochemistryPi: refsci keeps working, its client files are byte-identical.
@@ -424,8 +408,8 @@ async fn geochemistrypi_beside_refsci_from_install_to_uninstall() {
         assert_eq!(before, after, "{} changed", file.display());
     }
     let (report, code) = h.doctor(&[]);
-    assert_eq!(not_ok(&report), Vec::<String>::new(), "{report:#}");
-    assert_eq!((code, report["adapters"].clone()), (0, json!(["refsci"])));
+    assert_healthy(&report, code, &h.data);
+    assert_eq!(report["adapters"], json!(["refsci"]));
     lap("uninstall geochemistrypi, doctor refsci", &mut since);
     for (what, took) in &times {
         eprintln!("{what:<40} {took:.1?}");
@@ -546,6 +530,5 @@ fn pypi_a_wheelhouse_downloaded_once_installs_with_no_index_reachable() {
         Some("24.1")
     );
     let (report, code) = h.doctor(&["--adapter", "offline"]);
-    assert_eq!(not_ok(&report), Vec::<String>::new(), "{report:#}");
-    assert_eq!(code, 0);
+    assert_healthy(&report, code, &h.data);
 }

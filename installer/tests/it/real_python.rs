@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use common::adapter::{Demo, demo_wheel, range_of, real_python, wheel, write_adapter};
 use common::{fingerprint, ok, run_bounded, setup_cmd, unicode_tempdir};
 use scimcp_core::install_state::InstallState;
+use scimcp_testkit::doctor::{assert_healthy, verdict};
 use serde_json::Value;
 
 /// An index no request can reach.
@@ -132,16 +133,6 @@ impl Real {
     }
 }
 
-fn not_ok(report: &Value) -> Vec<String> {
-    report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["status"] != "ok")
-        .map(|c| format!("{} {}: {}", c["id"], c["status"], c["finding"]))
-        .collect()
-}
-
 #[test]
 fn a_wheelhouse_installs_with_no_index_and_fix_rebuilds_a_damaged_runtime_from_it() {
     let r = real();
@@ -180,8 +171,7 @@ fn a_wheelhouse_installs_with_no_index_and_fix_rebuilds_a_damaged_runtime_from_i
 
     // The doctor: every check of the adapter ok, each naming it; the server starts.
     let (report, out) = r.doctor(&[]);
-    assert_eq!(not_ok(&report), Vec::<String>::new(), "{report:#}");
-    assert_eq!(out.status.code(), Some(0));
+    assert_healthy(&report, out.status.code().unwrap_or(-1), &r.data);
     assert_eq!(report["adapters"], serde_json::json!(["demo"]));
     let handshake = report["checks"]
         .as_array()
@@ -195,7 +185,7 @@ fn a_wheelhouse_installs_with_no_index_and_fix_rebuilds_a_damaged_runtime_from_i
     let site = scimcp_installer::site_packages(&runtime.dir).unwrap();
     fs_err::remove_file(site.join("demo_pkg/data/table.csv")).unwrap();
     let (report, _) = r.doctor(&["--fast"]);
-    let bad = not_ok(&report);
+    let bad = verdict(&report, &r.data).problems;
     assert!(
         bad.iter().any(|b| b.contains("runtime.packages")
             && b.contains("demo-pkg: demo_pkg/data/table.csv (missing)")),
@@ -208,8 +198,7 @@ fn a_wheelhouse_installs_with_no_index_and_fix_rebuilds_a_damaged_runtime_from_i
     );
     let start = Instant::now();
     let (report, out) = r.doctor(&["--fix"]);
-    assert_eq!(not_ok(&report), Vec::<String>::new(), "{report:#}");
-    assert_eq!(out.status.code(), Some(0));
+    assert_healthy(&report, out.status.code().unwrap_or(-1), &r.data);
     assert!(site.join("demo_pkg/data/table.csv").is_file());
     eprintln!(
         "offline install from the wheelhouse {took:?}; doctor --fix rebuilt the damaged runtime in {:?}",
