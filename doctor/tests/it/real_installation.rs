@@ -473,7 +473,9 @@ fn check_runs_one_check_and_refuses_an_unknown_id() {
     assert_eq!(report["checks"].as_array().unwrap().len(), 1);
     assert_healthy(&report, code, &install.data);
     assert!(
-        status(&report, "state.disk").1.contains("free on the volume of"),
+        status(&report, "state.disk")
+            .1
+            .contains("free on the volume of"),
         "{report:#}"
     );
     let out = install.doctor(&["--check", "no.such"]);
