@@ -3,10 +3,10 @@
 //! Two checks look at the test machine rather than at what the test built: `state.disk`
 //! (free space on the data root's volume) and `state.history` (free space under a share of
 //! that volume). On a shared runner whose disk fills up during a long run they warn, rightly,
-//! and a test that demanded "all ok" failed on the machine instead of on the code (CI of
-//! f193e4c, in the GeochemistryPi test after 1.4 GB of runtime). Such a warning is accepted
-//! here only when this harness measures the volume itself and finds the warning true;
-//! anything else that is not ok is a problem.
+//! and a test that demands "all ok" then fails on the machine, not on the code (the likely
+//! cause of CI's failure of f193e4c in the GeochemistryPi test, whose log lost the check's
+//! name). Such a warning is accepted here only when this harness measures the volume itself
+//! and finds the warning true; anything else that is not ok is a problem.
 
 use std::path::Path;
 
