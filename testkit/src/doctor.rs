@@ -61,9 +61,12 @@ fn volume(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// Whether `check`, a warning, is about the machine's free space and is true of a volume
-/// with `free` of `total` bytes. The space may have moved a little since the doctor measured
-/// it, hence the margin of a tenth.
-fn confirmed_host_warning(check: &Value, free: u64, total: u64) -> bool {
+/// with `free` of `total` bytes (`None`: not measured, so nothing is confirmed). The space may
+/// have moved a little since the doctor measured it, hence the margin of a tenth.
+fn confirmed_host_warning(check: &Value, space: Option<(u64, u64)>) -> bool {
+    let Some((free, total)) = space else {
+        return false;
+    };
     if check["status"] != "warn" {
         return false;
     }
@@ -105,17 +108,16 @@ pub fn low_disk(data_root: &Path) -> Option<String> {
 
 /// Sort the checks of `report` into problems and confirmed host warnings.
 pub fn verdict(report: &Value, data_root: &Path) -> Verdict {
-    let (free, total) = volume(data_root).unwrap_or((u64::MAX, u64::MAX));
-    sort(report, free, total)
+    sort(report, volume(data_root))
 }
 
-fn sort(report: &Value, free: u64, total: u64) -> Verdict {
+fn sort(report: &Value, space: Option<(u64, u64)>) -> Verdict {
     let mut v = Verdict::default();
     for check in report["checks"].as_array().into_iter().flatten() {
         if check["status"] == "ok" {
             continue;
         }
-        if confirmed_host_warning(check, free, total) {
+        if confirmed_host_warning(check, space) {
             v.host_warnings.push(line(check));
         } else {
             v.problems.push(line(check));
@@ -173,18 +175,20 @@ mod tests {
             {"id": "state.history", "status": "warn", "adapter": null,
              "finding": "9.0 GiB free, under 5% of the volume (252 GiB in all)"},
         ]));
-        let full = sort(&r, 900 << 20, 252 * GIB);
+        let full = sort(&r, Some((900 << 20, 252 * GIB)));
         assert!(full.problems.is_empty(), "{full:?}");
         assert_eq!(full.host_warnings.len(), 2);
         assert_eq!(full.expected_exit(), 1);
         // With room on the volume the same warnings are the doctor's mistake.
-        let roomy = sort(&r, 60 * GIB, 252 * GIB);
+        let roomy = sort(&r, Some((60 * GIB, 252 * GIB)));
         assert_eq!(roomy.problems.len(), 2, "{roomy:?}");
         assert!(roomy.problems[0].starts_with("state.disk [-] warn: 900 MiB"));
         // Between the thresholds: the history warning holds, the disk one does not.
-        let mid = sort(&r, 10 * GIB, 252 * GIB);
+        let mid = sort(&r, Some((10 * GIB, 252 * GIB)));
         assert_eq!(mid.problems.len(), 1, "{mid:?}");
         assert!(mid.problems[0].starts_with("state.disk"));
+        // A volume that could not be measured confirms nothing.
+        assert_eq!(sort(&r, None).problems.len(), 2);
     }
 
     #[test]
@@ -195,10 +199,10 @@ mod tests {
             {"id": "state.disk", "status": "fail", "finding": "10 MiB free"},
             {"id": "runtime.import", "status": "skipped", "adapter": "refsci", "finding": "--fast"},
         ]));
-        let v = sort(&r, 10 << 20, 252 * GIB);
+        let v = sort(&r, Some((10 << 20, 252 * GIB)));
         assert_eq!(v.problems.len(), 3, "{v:?}");
         assert!(v.host_warnings.is_empty());
         assert!(v.problems[2].starts_with("runtime.import [refsci] skipped"));
-        assert_eq!(sort(&report(json!([])), 0, 0).expected_exit(), 0);
+        assert_eq!(sort(&report(json!([])), None).expected_exit(), 0);
     }
 }

@@ -542,7 +542,12 @@ fn fix_turns_a_broken_installation_into_an_all_ok_report() {
             "{id} did not fail before: {before:?}"
         );
     }
-    eprintln!("what --fix did: {fix:#}");
+    if !scimcp_testkit::doctor::verdict(&report, &install.data)
+        .problems
+        .is_empty()
+    {
+        eprintln!("still broken after --fix; what it did: {fix:#}");
+    }
     assert_healthy(&report, code, &install.data);
     validate(&report);
 }
